@@ -1,0 +1,246 @@
+package catalog
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// DB is an open, read-only catalogue file. It is safe for concurrent use.
+// Sets are few and read on every call, so Open loads them into memory; cards
+// stay in the file.
+type DB struct {
+	db   *bolt.DB
+	path string
+	info Info
+
+	setsByID   map[string]*storedSet
+	setsByCode map[string][]*storedSet // zones in resolution order
+	setList    [4][]byte               // JSON arrays: all zones, then by zone index
+}
+
+type storedSet struct {
+	Set
+	total int64 // cards actually in the file, which is what listing returns
+}
+
+// Open opens the catalogue file at path read-only. It takes a shared lock,
+// so several processes may serve the same file.
+func Open(path string) (*DB, error) {
+	bdb, err := bolt.Open(path, 0o444, &bolt.Options{ReadOnly: true, Timeout: 2 * time.Second})
+	if err != nil {
+		return nil, fmt.Errorf("open catalogue %s: %w", path, err)
+	}
+	db := &DB{db: bdb, path: path}
+	if err := bdb.View(db.load); err != nil {
+		bdb.Close()
+		return nil, fmt.Errorf("open catalogue %s: %w", path, err)
+	}
+	return db, nil
+}
+
+func (db *DB) load(tx *bolt.Tx) error {
+	meta := tx.Bucket(bucketMeta)
+	if meta == nil {
+		return errors.New("not a catalogd catalogue (no meta bucket)")
+	}
+	if f := meta.Get(keyFormat); string(f) != formatVersion {
+		return fmt.Errorf("catalogue format %q, this catalogd reads %q: import the snapshot again", f, formatVersion)
+	}
+	if err := json.Unmarshal(meta.Get(keyInfo), &db.info); err != nil {
+		return fmt.Errorf("read info: %w", err)
+	}
+	for _, name := range [][]byte{bucketSets, bucketCards, bucketSetCards, bucketNumbers} {
+		if tx.Bucket(name) == nil {
+			return fmt.Errorf("bucket %s missing", name)
+		}
+	}
+
+	db.setsByID = make(map[string]*storedSet)
+	db.setsByCode = make(map[string][]*storedSet)
+	var all []*storedSet
+	err := tx.Bucket(bucketSets).ForEach(func(k, v []byte) error {
+		if len(v) < 8 {
+			return fmt.Errorf("set %q: record too short", k)
+		}
+		s := &storedSet{total: int64(binary.BigEndian.Uint64(v))}
+		if err := json.Unmarshal(v[8:], &s.Set); err != nil {
+			return fmt.Errorf("set %q: %w", k, err)
+		}
+		db.setsByID[s.ID] = s
+		db.setsByCode[s.Code] = append(db.setsByCode[s.Code], s)
+		all = append(all, s)
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	for _, list := range db.setsByCode {
+		slices.SortFunc(list, func(a, b *storedSet) int { return ZoneIndex(a.Zone) - ZoneIndex(b.Zone) })
+	}
+	slices.SortFunc(all, compareSetOrder)
+	db.setList[0] = appendSetArray(nil, all, "")
+	for i, z := range Zones() {
+		db.setList[i+1] = appendSetArray(nil, all, z)
+	}
+	return nil
+}
+
+// compareSetOrder is the order of the list of sets (DESIGN section 4):
+// releasedOn newest first, sets without a date after those with one, then id.
+func compareSetOrder(a, b *storedSet) int {
+	ad, bd := a.ReleasedOn.HasValue(), b.ReleasedOn.HasValue()
+	switch {
+	case ad && bd:
+		if c := strings.Compare(b.ReleasedOn.Value, a.ReleasedOn.Value); c != 0 {
+			return c
+		}
+	case ad:
+		return -1
+	case bd:
+		return 1
+	}
+	return strings.Compare(a.ID, b.ID)
+}
+
+func appendSetArray(dst []byte, sets []*storedSet, zone string) []byte {
+	dst = append(dst, '[')
+	first := true
+	for _, s := range sets {
+		if zone != "" && s.Zone != zone {
+			continue
+		}
+		if !first {
+			dst = append(dst, ',')
+		}
+		first = false
+		dst = s.AppendJSON(dst)
+	}
+	return append(dst, ']')
+}
+
+// Close closes the file. It waits for calls in progress to finish.
+func (db *DB) Close() error { return db.db.Close() }
+
+// Path returns the file the catalogue was opened from.
+func (db *DB) Path() string { return db.path }
+
+// Info returns the generation, import time, sources and counts of the
+// catalogue.
+func (db *DB) Info() Info { return db.info }
+
+// SetsJSON returns the JSON array of the sets of zone, or of every zone when
+// zone is "", in list order. The caller must not modify it.
+func (db *DB) SetsJSON(zone string) []byte {
+	if zone == "" {
+		return db.setList[0]
+	}
+	i := ZoneIndex(zone)
+	if i < 0 {
+		return []byte("[]")
+	}
+	return db.setList[i+1]
+}
+
+// Set resolves ref the way /catalog/sets/{code}/cards does (DESIGN section
+// 4): an exact set id first, then an exact set code, a code used in several
+// zones resolving in zone order. It returns ErrNotFound when nothing
+// matches.
+func (db *DB) Set(ref string) (Set, error) {
+	s, err := db.resolve(ref)
+	if err != nil {
+		return Set{}, err
+	}
+	return s.Set, nil
+}
+
+func (db *DB) resolve(ref string) (*storedSet, error) {
+	if s, ok := db.setsByID[ref]; ok {
+		return s, nil
+	}
+	if list := db.setsByCode[ref]; len(list) > 0 {
+		return list[0], nil
+	}
+	return nil, fmt.Errorf("set %q: %w", ref, ErrNotFound)
+}
+
+// SetsMatching returns the sets a search filter names: the set with id ref,
+// else every set with code ref, limited to zone unless zone is "". No match
+// is an empty result, not an error.
+func (db *DB) SetsMatching(ref, zone string) []Set {
+	var out []Set
+	if s, ok := db.setsByID[ref]; ok && (zone == "" || s.Zone == zone) {
+		return append(out, s.Set)
+	}
+	for _, s := range db.setsByCode[ref] {
+		if zone == "" || s.Zone == zone {
+			out = append(out, s.Set)
+		}
+	}
+	return out
+}
+
+// SetCards calls fn with the canonical JSON of each card on one page of the
+// set that ref resolves to (as Set does), in printed-number order, and
+// returns the set and its true number of cards. A page past the end calls fn
+// never. The slice passed to fn is valid only until fn returns. It returns
+// ErrNotFound when ref resolves to no set.
+func (db *DB) SetCards(ref string, page, pageSize int64, fn func(card []byte)) (Set, int64, error) {
+	s, err := db.resolve(ref)
+	if err != nil {
+		return Set{}, 0, err
+	}
+	if page < 1 || pageSize < 1 {
+		return Set{}, 0, fmt.Errorf("set %q: page %d of size %d: page and size start at 1", ref, page, pageSize)
+	}
+	offset := (page - 1) * pageSize // page and pageSize are bounded by the API
+	if s.total == 0 || offset >= s.total || offset < 0 {
+		return s.Set, s.total, nil
+	}
+	err = db.db.View(func(tx *bolt.Tx) error {
+		b := tx.Bucket(bucketSetCards).Bucket(setCardsBucket(s.Zone, s.Code))
+		if b == nil {
+			return fmt.Errorf("set %q: cards bucket missing", s.ID)
+		}
+		c := b.Cursor()
+		k, v := c.First()
+		for i := int64(0); k != nil && i < offset; i++ {
+			k, v = c.Next()
+		}
+		for n := int64(0); k != nil && n < pageSize; n++ {
+			fn(v)
+			k, v = c.Next()
+		}
+		return nil
+	})
+	if err != nil {
+		return Set{}, 0, fmt.Errorf("list cards of set %q: %w", s.ID, err)
+	}
+	return s.Set, s.total, nil
+}
+
+// AppendCard appends the canonical JSON of the card with id to dst. It
+// returns ErrNotFound when there is no such card.
+func (db *DB) AppendCard(dst []byte, id string) ([]byte, error) {
+	found := false
+	err := db.db.View(func(tx *bolt.Tx) error {
+		if v := tx.Bucket(bucketCards).Get([]byte(id)); v != nil {
+			dst = append(dst, v...)
+			found = true
+		}
+		return nil
+	})
+	if err != nil {
+		return dst, fmt.Errorf("get card %q: %w", id, err)
+	}
+	if !found {
+		return dst, fmt.Errorf("card %q: %w", id, ErrNotFound)
+	}
+	return dst, nil
+}

@@ -1,0 +1,113 @@
+package catalog
+
+import (
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"golang.org/x/text/cases"
+	"golang.org/x/text/runes"
+	"golang.org/x/text/transform"
+	"golang.org/x/text/unicode/norm"
+)
+
+// Fold maps a name or a query term to the form search compares (DESIGN
+// section 5): Unicode NFKC, which also unifies full-width and half-width
+// forms; case folding; diacritics removed from letters, but not the kana
+// voicing marks, so that ガ stays distinct from カ; hiragana folded to
+// katakana; runs of white space collapsed to one space and the ends trimmed.
+//
+// Fold is idempotent: Fold(Fold(s)) == Fold(s).
+func Fold(s string) string {
+	if isPlainASCII(s) {
+		return foldASCII(s)
+	}
+	f := newFolder()
+	out, _, err := transform.String(f, s)
+	if err != nil {
+		// The chain only fails on invalid UTF-8, which it already maps to
+		// U+FFFD; keep the input's ASCII fold rather than lose the name.
+		out = s
+	}
+	out = foldKana(out)
+	return collapseSpace(out)
+}
+
+// newFolder builds the transform chain; a chain holds state, so each call
+// gets its own.
+func newFolder() transform.Transformer {
+	return transform.Chain(
+		norm.NFKC,
+		cases.Fold(),
+		norm.NFD,
+		runes.Remove(runes.Predicate(isDiacritic)),
+		norm.NFKC,
+	)
+}
+
+// isDiacritic reports whether r is a combining mark to drop, or an invisible
+// format character (a zero-width joiner, say) that would split a word. The
+// kana voicing marks (U+3099, U+309A) are kept: they tell ガ from カ.
+func isDiacritic(r rune) bool {
+	if r == '\u3099' || r == '\u309A' {
+		return false
+	}
+	return unicode.In(r, unicode.Mn, unicode.Cf)
+}
+
+// foldKana maps hiragana to the katakana of the same sound.
+func foldKana(s string) string {
+	if !strings.ContainsFunc(s, isHiragana) {
+		return s
+	}
+	return strings.Map(func(r rune) rune {
+		if isHiragana(r) {
+			return r + 0x60
+		}
+		return r
+	}, s)
+}
+
+// isHiragana covers the letters ぁ..ゖ and the iteration marks ゝ ゞ, which have
+// katakana counterparts exactly 0x60 above.
+func isHiragana(r rune) bool {
+	return (r >= '\u3041' && r <= '\u3096') || r == '\u309D' || r == '\u309E'
+}
+
+func isPlainASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
+}
+
+// foldASCII is Fold for ASCII input, without the allocations of the
+// transform chain: lower case and collapsed white space.
+func foldASCII(s string) string {
+	var b strings.Builder
+	b.Grow(len(s))
+	space := false
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c == ' ' || ('\t' <= c && c <= '\r') {
+			space = b.Len() > 0
+			continue
+		}
+		if space {
+			b.WriteByte(' ')
+			space = false
+		}
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		b.WriteByte(c)
+	}
+	return b.String()
+}
+
+// collapseSpace trims s and replaces each run of white space with one space.
+func collapseSpace(s string) string {
+	return strings.Join(strings.FieldsFunc(s, unicode.IsSpace), " ")
+}

@@ -1,0 +1,129 @@
+package catalog
+
+import (
+	"encoding/binary"
+	"math"
+	"strings"
+)
+
+// The normalized printed number (DESIGN section 5) is the part of a printed
+// number before the first "/", folded and trimmed, with the leading zeros of
+// every digit run dropped: "25", "025" and "25/102" all normalize to "25",
+// and "TG02" to "tg2". Two printed numbers are equal when their normalized
+// forms are.
+//
+// NumberKey turns a printed number into a byte string whose byte order is the
+// order of DESIGN section 5: first the value of the first digit run (numbers
+// without digits after all others), then the normalized form with every digit
+// run compared by value. So 1 < 2 < TG02 < 3 < 10 < 025/165 < 112/102 < A.
+// The key is self-delimiting: a card id may follow it in a composite key
+// without changing the order.
+
+// NormalizeNumber returns the normalized printed number of printed.
+func NormalizeNumber(printed string) string {
+	before, _, _ := strings.Cut(printed, "/")
+	folded := Fold(before)
+	if !strings.ContainsAny(folded, "0123456789") {
+		return folded
+	}
+	var b strings.Builder
+	b.Grow(len(folded))
+	for i := 0; i < len(folded); {
+		if !isDigit(folded[i]) {
+			b.WriteByte(folded[i])
+			i++
+			continue
+		}
+		j := i
+		for j < len(folded) && isDigit(folded[j]) {
+			j++
+		}
+		run := strings.TrimLeft(folded[i:j], "0")
+		if run == "" {
+			run = "0"
+		}
+		b.WriteString(run)
+		i = j
+	}
+	return b.String()
+}
+
+// Key bytes. The escape keeps a 0x00 inside a number from ending the key.
+const (
+	keyHasDigits byte = 0x00
+	keyNoDigits  byte = 0x01
+	keyDigitRun  byte = 0x01 // before a digit run, below every other byte but the escape
+	keyEscape    byte = 0x00 // before 0xFE or 0xFF: a literal 0x00 or 0x01
+	keyEscaped   byte = 0xFF
+	keyEnd       byte = 0x00 // with keyEndMark: the end of the key
+	keyEndMark   byte = 0x00
+)
+
+// AppendNumberKey appends the sort key of a printed number to dst.
+func AppendNumberKey(dst []byte, printed string) []byte {
+	return appendNormalizedKey(dst, NormalizeNumber(printed))
+}
+
+// NumberKey returns the sort key of a printed number.
+func NumberKey(printed string) []byte { return AppendNumberKey(nil, printed) }
+
+// appendNormalizedKey encodes a normalized number: the class byte; for
+// numbers with digits, the first digit run as a length-prefixed value; then
+// the whole normalized form with every digit run length-prefixed, so that
+// runs compare by value whatever their width; then the end mark.
+func appendNormalizedKey(dst []byte, norm string) []byte {
+	first, ok := firstDigitRun(norm)
+	if ok {
+		dst = append(dst, keyHasDigits)
+		dst = appendDigitRun(dst, first)
+	} else {
+		dst = append(dst, keyNoDigits)
+	}
+	for i := 0; i < len(norm); {
+		c := norm[i]
+		if isDigit(c) {
+			j := i
+			for j < len(norm) && isDigit(norm[j]) {
+				j++
+			}
+			dst = append(dst, keyDigitRun)
+			dst = appendDigitRun(dst, norm[i:j])
+			i = j
+			continue
+		}
+		if c == keyEscape || c == keyDigitRun {
+			dst = append(dst, keyEscape, keyEscaped-1+c)
+		} else {
+			dst = append(dst, c)
+		}
+		i++
+	}
+	return append(dst, keyEnd, keyEndMark)
+}
+
+// appendDigitRun encodes a run of digits without leading zeros so that byte
+// order is numeric order: its length, then the digits. A length under 255 is
+// one byte; a longer one is 0xFF and four bytes, which sorts after.
+func appendDigitRun(dst []byte, run string) []byte {
+	if n := len(run); n < 0xFF {
+		dst = append(dst, byte(n))
+	} else {
+		dst = append(dst, 0xFF)
+		dst = binary.BigEndian.AppendUint32(dst, uint32(min(n, math.MaxUint32)))
+	}
+	return append(dst, run...)
+}
+
+func firstDigitRun(s string) (string, bool) {
+	i := strings.IndexAny(s, "0123456789")
+	if i < 0 {
+		return "", false
+	}
+	j := i
+	for j < len(s) && isDigit(s[j]) {
+		j++
+	}
+	return s[i:j], true
+}
+
+func isDigit(c byte) bool { return '0' <= c && c <= '9' }

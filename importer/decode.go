@@ -1,0 +1,323 @@
+package importer
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+
+	"github.com/catalogd/catalogd/catalog"
+)
+
+// The members of a record, their JSON types and whether they may be missing
+// or null (spec section 2, DESIGN section 3).
+type fieldKind uint8
+
+const (
+	kindString fieldKind = iota
+	kindInteger
+)
+
+type field struct {
+	name     string
+	kind     fieldKind
+	required bool
+	nullable bool
+}
+
+var setFields = [...]field{
+	{"id", kindString, true, false},
+	{"code", kindString, true, false},
+	{"name", kindString, true, false},
+	{"zone", kindString, true, false},
+	{"releasedOn", kindString, false, false},
+	{"cardCount", kindInteger, true, false},
+}
+
+// Indexes into setFields.
+const (
+	setID = iota
+	setCode
+	setName
+	setZone
+	setReleasedOn
+	setCardCount
+)
+
+var cardFields = [...]field{
+	{"id", kindString, true, false},
+	{"name", kindString, true, false},
+	{"setName", kindString, true, false},
+	{"setCode", kindString, true, false},
+	{"number", kindString, true, false},
+	{"language", kindString, true, false},
+	{"year", kindInteger, false, false},
+	{"variant", kindString, false, false},
+	{"rarity", kindString, false, false},
+	{"imageUrl", kindString, false, false},
+	{"zone", kindString, true, false},
+	{"totalCards", kindInteger, false, true},
+	{"illustrator", kindString, false, true},
+	{"marketAId", kindString, false, true},
+	{"marketAPath", kindString, false, true},
+	{"marketBId", kindString, false, true},
+	{"scanFallbackUrl", kindString, false, true},
+}
+
+// Indexes into cardFields.
+const (
+	cardID = iota
+	cardName
+	cardSetName
+	cardSetCode
+	cardNumber
+	cardLanguage
+	cardYear
+	cardVariant
+	cardRarity
+	cardImageURL
+	cardZone
+	cardTotalCards
+	cardIllustrator
+	cardMarketAID
+	cardMarketAPath
+	cardMarketBID
+	cardScanFallbackURL
+)
+
+const maxFields = len(cardFields)
+
+// value is one decoded member.
+type value struct {
+	present bool
+	null    bool
+	bad     bool // already reported: a wrong type, say
+	str     string
+	num     int64
+	line    int
+	col     int
+}
+
+// record is one decoded object: its position and the values of its members,
+// indexed like its field table.
+type record struct {
+	line, col int
+	values    [maxFields]value
+}
+
+func (r *record) str(i int) string { return r.values[i].str }
+
+func (r *record) optString(i int) catalog.Nullable[string] {
+	v := r.values[i]
+	switch {
+	case !v.present || v.bad:
+		return catalog.Nullable[string]{}
+	case v.null:
+		return catalog.Null[string]()
+	}
+	return catalog.Some(v.str)
+}
+
+func (r *record) optInt(i int) catalog.Nullable[int64] {
+	v := r.values[i]
+	switch {
+	case !v.present || v.bad:
+		return catalog.Nullable[int64]{}
+	case v.null:
+		return catalog.Null[int64]()
+	}
+	return catalog.Some(v.num)
+}
+
+// problem is a field-level problem before it is given its file and record.
+type problem struct {
+	line, col int
+	field     string
+	expected  string
+	found     string
+}
+
+// decodeRecord reads one object against fields. Problems with members are
+// returned, not fatal; only a syntax error (the returned error) ends the
+// file.
+func decodeRecord(s *scanner, fields []field, rec *record) ([]problem, error) {
+	*rec = record{}
+	rec.line, rec.col = s.position()
+	var problems []problem
+	kind, err := s.kind()
+	if err != nil {
+		return nil, err
+	}
+	if kind != "object" {
+		found, err := s.skipValue()
+		if err != nil {
+			return nil, err
+		}
+		return []problem{{rec.line, rec.col, "", "an object", found}}, nil
+	}
+	var unknown map[string]bool
+	more, err := s.first('{', '}', "an object")
+	for err == nil && more {
+		line, col := s.position()
+		name, kerr := s.readString()
+		if kerr != nil && !errors.Is(kerr, errTooLong) {
+			return nil, kerr
+		}
+		if err := s.expect(':', "':'"); err != nil {
+			return nil, err
+		}
+		i := fieldIndex(fields, name)
+		if i < 0 || kerr != nil {
+			found, err := s.skipValue()
+			if err != nil {
+				return nil, err
+			}
+			if unknown[name] {
+				problems = append(problems, problem{line, col, name, "each member once", "a duplicate member"})
+			} else {
+				problems = append(problems, problem{line, col, name, "no member of that name (unknown property)", found})
+				if unknown == nil {
+					unknown = make(map[string]bool)
+				}
+				unknown[name] = true
+			}
+		} else {
+			p, err := decodeValue(s, fields[i], &rec.values[i])
+			if err != nil {
+				return nil, err
+			}
+			problems = append(problems, p...)
+		}
+		more, err = s.more('}')
+	}
+	if err != nil {
+		return nil, err
+	}
+	for i, f := range fields {
+		if f.required && !rec.values[i].present {
+			problems = append(problems, problem{rec.line, rec.col, f.name, "the member " + strconv.Quote(f.name), "none (required member missing)"})
+			rec.values[i].bad = true
+		}
+	}
+	return problems, nil
+}
+
+func fieldIndex(fields []field, name string) int {
+	for i := range fields {
+		if fields[i].name == name {
+			return i
+		}
+	}
+	return -1
+}
+
+// decodeValue reads the value of a known member into v.
+func decodeValue(s *scanner, f field, v *value) ([]problem, error) {
+	line, col := s.position()
+	if v.present {
+		if _, err := s.skipValue(); err != nil {
+			return nil, err
+		}
+		v.bad = true
+		return []problem{{line, col, f.name, "each member once", "a duplicate member"}}, nil
+	}
+	*v = value{present: true, line: line, col: col}
+	kind, err := s.kind()
+	if err != nil {
+		return nil, err
+	}
+	bad := func(expected string) ([]problem, error) {
+		found, err := s.skipValue()
+		if err != nil {
+			return nil, err
+		}
+		if kind == "null" {
+			found = "null"
+		}
+		v.bad = true
+		return []problem{{line, col, f.name, expected, found}}, nil
+	}
+	switch {
+	case kind == "null" && f.nullable:
+		if _, err := s.readLiteral(); err != nil {
+			return nil, err
+		}
+		v.null = true
+		return nil, nil
+	case f.kind == kindString && kind == "string":
+		str, err := s.readString()
+		if errors.Is(err, errTooLong) {
+			v.bad = true
+			return []problem{{line, col, f.name, fmt.Sprintf("a string of at most %d bytes", maxString), str}}, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		v.str = str
+		return nil, nil
+	case f.kind == kindInteger && kind == "number":
+		text, err := s.readNumber()
+		if err != nil {
+			return nil, err
+		}
+		n, err := strconv.ParseInt(text, 10, 64)
+		if err != nil {
+			// A fraction, an exponent or a value past int64: integers are
+			// whole numbers written in plain digits.
+			v.bad = true
+			return []problem{{line, col, f.name, fmt.Sprintf("an integer in plain digits, at most %d", int64(catalog.MaxInteger)), text}}, nil
+		}
+		v.num = n
+		return nil, nil
+	case f.kind == kindString:
+		return bad(orNull("a string", f.nullable))
+	default:
+		return bad(orNull("an integer", f.nullable))
+	}
+}
+
+func orNull(what string, nullable bool) string {
+	if nullable {
+		return what + " or null"
+	}
+	return what
+}
+
+// toSet builds a Set from a decoded record.
+func toSet(r *record) catalog.Set {
+	return catalog.Set{
+		ID:         r.str(setID),
+		Code:       r.str(setCode),
+		Name:       r.str(setName),
+		Zone:       r.str(setZone),
+		ReleasedOn: r.optString(setReleasedOn),
+		CardCount:  r.values[setCardCount].num,
+	}
+}
+
+// toCard builds a Card from a decoded record; a missing variant becomes the
+// default.
+func toCard(r *record) catalog.Card {
+	variant := r.str(cardVariant)
+	if !r.values[cardVariant].present {
+		variant = catalog.DefaultVariant
+	}
+	return catalog.Card{
+		ID:              r.str(cardID),
+		Name:            r.str(cardName),
+		SetName:         r.str(cardSetName),
+		SetCode:         r.str(cardSetCode),
+		Number:          r.str(cardNumber),
+		Language:        r.str(cardLanguage),
+		Year:            r.optInt(cardYear),
+		Variant:         variant,
+		Rarity:          r.optString(cardRarity),
+		ImageURL:        r.optString(cardImageURL),
+		Zone:            r.str(cardZone),
+		TotalCards:      r.optInt(cardTotalCards),
+		Illustrator:     r.optString(cardIllustrator),
+		MarketAID:       r.optString(cardMarketAID),
+		MarketAPath:     r.optString(cardMarketAPath),
+		MarketBID:       r.optString(cardMarketBID),
+		ScanFallbackURL: r.optString(cardScanFallbackURL),
+	}
+}

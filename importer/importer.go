@@ -1,0 +1,375 @@
+// Package importer turns catalogue snapshots into a new catalogue file. It
+// streams the snapshots, validates every record (DESIGN section 3), and
+// replaces the catalogue atomically: a failed, interrupted or killed import
+// leaves the previous catalogue exactly as it was.
+package importer
+
+import (
+	"bufio"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"hash"
+	"io"
+	"os"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"github.com/catalogd/catalogd/catalog"
+	"github.com/klauspost/compress/gzip"
+)
+
+// Config says what to import and where.
+type Config struct {
+	DB     string    // the catalogue file to replace
+	Inputs []string  // snapshot files; "-" reads Stdin
+	Stdin  io.Reader // for "-"
+	DryRun bool      // validate and build, but keep the current catalogue
+
+	// Progress, when set, is called now and then with the bytes read so far
+	// and the total, which is -1 when not known (standard input).
+	Progress func(read, total int64)
+
+	// Now returns the import time; time.Now when nil.
+	Now func() time.Time
+
+	// afterCard, in tests, runs after each card is written and can inject
+	// a failure.
+	afterCard func(n int64) error
+}
+
+// Result describes a finished import.
+type Result struct {
+	Info   catalog.Info
+	Path   string // the catalogue written; empty for a dry run
+	DryRun bool
+}
+
+// Import reads every input, validates it and, unless cfg.DryRun, replaces
+// the catalogue at cfg.DB with the result. It returns a *ValidationError when
+// the snapshots are invalid; nothing is written then.
+func Import(ctx context.Context, cfg Config) (Result, error) {
+	if len(cfg.Inputs) == 0 {
+		return Result{}, errors.New("import: no snapshot given")
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	dbPath, err := filepath.Abs(cfg.DB)
+	if err != nil {
+		return Result{}, fmt.Errorf("import: catalogue path %s: %w", cfg.DB, err)
+	}
+	dir, base := filepath.Split(dbPath)
+
+	unlock, err := lockImports(dbPath)
+	if err != nil {
+		return Result{}, err
+	}
+	defer unlock()
+	removeStaleTemps(dir, base)
+
+	tmp := filepath.Join(dir, fmt.Sprintf(".%s.import-%d", base, os.Getpid()))
+	w, err := catalog.Create(tmp)
+	if err != nil {
+		return Result{}, fmt.Errorf("import: %w", err)
+	}
+	run := &run{ctx: ctx, cfg: cfg, w: w, pending: make(map[setRef]*pendingRef)}
+	info, err := run.readAll()
+	if err != nil {
+		w.Abort()
+		return Result{}, err
+	}
+	if err := w.Finish(info); err != nil {
+		return Result{}, fmt.Errorf("import: %w", err)
+	}
+	if cfg.DryRun {
+		os.Remove(tmp)
+		return Result{Info: info, DryRun: true}, nil
+	}
+	if err := os.Rename(tmp, dbPath); err != nil {
+		os.Remove(tmp)
+		return Result{}, fmt.Errorf("import: replace %s: %w", dbPath, err)
+	}
+	if err := syncDir(dir); err != nil {
+		return Result{}, fmt.Errorf("import: %w", err)
+	}
+	return Result{Info: info, Path: dbPath}, nil
+}
+
+// lockImports serialises imports into one catalogue, so that two never race
+// on its temporary files.
+func lockImports(dbPath string) (func(), error) {
+	f, err := os.OpenFile(dbPath+".lock", os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("import: lock %s: %w", dbPath, err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("import: %s: another import into this catalogue is running", dbPath)
+	}
+	return func() { f.Close() }, nil
+}
+
+// removeStaleTemps removes what a killed import left behind. Under the lock,
+// no other import is writing them.
+func removeStaleTemps(dir, base string) {
+	matches, _ := filepath.Glob(filepath.Join(dir, "."+base+".import-*"))
+	for _, m := range matches {
+		os.Remove(m)
+	}
+}
+
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return fmt.Errorf("sync directory %s: %w", dir, err)
+	}
+	defer d.Close()
+	if err := d.Sync(); err != nil {
+		return fmt.Errorf("sync directory %s: %w", dir, err)
+	}
+	return nil
+}
+
+// run is the state of one import.
+type run struct {
+	ctx context.Context
+	cfg Config
+	w   *catalog.Writer
+
+	errs      []*RecordError
+	truncated bool
+
+	// Cards whose set was not yet known when they were read, checked once
+	// every set is: one entry per distinct (zone, code, setName).
+	pending map[setRef]*pendingRef
+
+	curMember string // "sets" or "cards" while inside one, for messages
+	curIndex  int
+
+	cards     int64
+	readBytes int64
+	total     int64
+}
+
+type setRef struct{ zone, code, name string }
+
+type pendingRef struct {
+	seq              int          // order of the first card
+	codeErr, nameErr *RecordError // the first card's, ready to report
+	more             int          // further cards with the same reference
+}
+
+// errStop ends reading once MaxErrors problems are known.
+var errStop = errors.New("too many errors")
+
+func (r *run) report(e *RecordError) error {
+	if len(r.errs) >= MaxErrors {
+		r.truncated = true
+		return errStop
+	}
+	r.errs = append(r.errs, e)
+	return nil
+}
+
+func (r *run) readAll() (catalog.Info, error) {
+	info := catalog.Info{
+		Generation: newGeneration(r.cfg.Now()),
+		ImportedAt: r.cfg.Now().UTC().Truncate(time.Second),
+	}
+	r.total = 0
+	for _, in := range r.cfg.Inputs {
+		if in == "-" {
+			r.total = -1
+			break
+		}
+		st, err := os.Stat(in)
+		if err != nil {
+			return info, fmt.Errorf("import: %w", err)
+		}
+		r.total += st.Size()
+	}
+	for _, in := range r.cfg.Inputs {
+		src, err := r.readInput(in)
+		if errors.Is(err, errStop) {
+			break
+		}
+		if err != nil {
+			return info, err
+		}
+		info.Sources = append(info.Sources, src)
+	}
+	if !r.truncated {
+		r.checkPending()
+	}
+	if len(r.errs) > 0 {
+		return info, &ValidationError{Errors: r.errs, Truncated: r.truncated}
+	}
+	return info, nil
+}
+
+// readInput reads one snapshot file. Problems in the data are reported; the
+// error returned is errStop, a context error, or a failure to read or write.
+func (r *run) readInput(name string) (catalog.Source, error) {
+	src := catalog.Source{Name: name}
+	var f io.Reader
+	var before os.FileInfo
+	if name == "-" {
+		src.Name = "<stdin>"
+		if r.cfg.Stdin == nil {
+			return src, errors.New("import: '-' given but there is no standard input")
+		}
+		f = r.cfg.Stdin
+	} else {
+		file, err := os.Open(name)
+		if err != nil {
+			return src, fmt.Errorf("import: %w", err)
+		}
+		defer file.Close()
+		if before, err = file.Stat(); err != nil {
+			return src, fmt.Errorf("import: %w", err)
+		}
+		if before.IsDir() {
+			return src, fmt.Errorf("import: %s is a directory, not a snapshot", name)
+		}
+		f = file
+	}
+
+	h := sha256.New()
+	counted := &countingReader{r: f, h: h, run: r}
+	br := bufio.NewReaderSize(counted, 64<<10)
+	var in io.Reader = br
+	if magic, _ := br.Peek(2); len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
+		zr, err := gzip.NewReader(br)
+		if err != nil {
+			return src, fmt.Errorf("import: %s: gzip: %w", src.Name, err)
+		}
+		defer zr.Close()
+		in = zr
+	}
+	s := newScanner(in)
+	if err := r.readSnapshot(src.Name, s); err != nil {
+		return src, err
+	}
+	// Hash what is left (trailing bytes after a gzip member, say) so the
+	// digest is the file's.
+	if _, err := io.Copy(io.Discard, br); err != nil {
+		return src, fmt.Errorf("import: read %s: %w", src.Name, err)
+	}
+	if before != nil {
+		after, err := os.Stat(name)
+		if err != nil || after.Size() != before.Size() || !after.ModTime().Equal(before.ModTime()) || after.Size() != counted.n {
+			return src, fmt.Errorf("import: %s changed while it was read; import it again once it is complete", name)
+		}
+	}
+	src.SHA256 = hex.EncodeToString(h.Sum(nil))
+	src.Bytes = counted.n
+	return src, nil
+}
+
+// countingReader hashes and counts what passes and reports progress.
+type countingReader struct {
+	r        io.Reader
+	h        hash.Hash
+	n        int64
+	run      *run
+	reported int64
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	c.h.Write(p[:n])
+	c.run.readBytes += int64(n)
+	if c.run.cfg.Progress != nil && (c.n-c.reported >= 1<<20 || err != nil) {
+		c.reported = c.n
+		c.run.cfg.Progress(c.run.readBytes, c.run.total)
+	}
+	return n, err
+}
+
+// readSnapshot reads {"sets": [...], "cards": [...]}.
+func (r *run) readSnapshot(file string, s *scanner) error {
+	fatal := func(record string, err error) error {
+		var se *syntaxError
+		if errors.As(err, &se) {
+			if rerr := r.report(&RecordError{File: file, Line: se.line, Column: se.col, Record: record, Found: "invalid JSON: " + se.msg}); rerr != nil {
+				return rerr
+			}
+			return nil
+		}
+		if errors.Is(err, errStop) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+			return err
+		}
+		if errors.Is(err, errWrite) {
+			return err
+		}
+		line, col := s.position()
+		return r.report(&RecordError{File: file, Line: line, Column: col, Record: record, Found: "cannot read the file: " + err.Error()})
+	}
+
+	line, col := s.position()
+	kind, err := s.kind()
+	if err != nil {
+		return fatal("", err)
+	}
+	if kind != "object" {
+		found, err := s.skipValue()
+		if err != nil {
+			return fatal("", err)
+		}
+		return r.report(&RecordError{File: file, Line: line, Column: col, Expected: `a snapshot object {"sets": [...], "cards": [...]}`, Found: found})
+	}
+	seen := map[string]bool{}
+	more, err := s.first('{', '}', "an object")
+	for err == nil && more {
+		kline, kcol := s.position()
+		var member string
+		if member, err = s.readString(); err != nil && !errors.Is(err, errTooLong) {
+			break
+		}
+		if err = s.expect(':', "':'"); err != nil {
+			break
+		}
+		switch {
+		case (member == "sets" || member == "cards") && seen[member]:
+			err = r.report(&RecordError{File: file, Line: kline, Column: kcol, Field: member, Expected: "each member once", Found: "a duplicate member"})
+			if err == nil {
+				_, err = s.skipValue()
+			}
+		case member == "sets" || member == "cards":
+			seen[member] = true
+			err = r.readArray(file, member, s)
+		default:
+			var found string
+			if found, err = s.skipValue(); err == nil {
+				err = r.report(&RecordError{File: file, Line: kline, Column: kcol, Field: member, Expected: `only the members "sets" and "cards"`, Found: found})
+			}
+		}
+		if err == nil {
+			more, err = s.more('}')
+		}
+	}
+	if err != nil {
+		return fatal(r.recordName(), err)
+	}
+	end, err := s.atEOF()
+	if err != nil {
+		return fatal("", err)
+	}
+	if !end {
+		line, col := s.position()
+		return r.report(&RecordError{File: file, Line: line, Column: col, Expected: "the end of the file after the snapshot object", Found: "more data"})
+	}
+	for _, member := range []string{"sets", "cards"} {
+		if !seen[member] {
+			if err := r.report(&RecordError{File: file, Line: line, Column: col, Field: member, Expected: fmt.Sprintf("the member %q (an array, which may be empty)", member), Found: "none"}); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
