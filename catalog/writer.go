@@ -34,6 +34,10 @@ type Writer struct {
 
 	numbers *sorter
 	buf     []byte
+	// held keeps the keys and values of the current transaction: bbolt
+	// holds on to the slices given to Put until the transaction commits,
+	// so buffers that are reused must be copied first.
+	held arena
 }
 
 // commitEvery bounds the memory of one write transaction: bbolt keeps every
@@ -100,6 +104,7 @@ func (w *Writer) commit(last bool) error {
 		return fmt.Errorf("write catalogue %s: commit: %w", w.path, err)
 	}
 	w.tx = nil
+	w.held.reset()
 	if last {
 		return nil
 	}
@@ -107,7 +112,7 @@ func (w *Writer) commit(last bool) error {
 }
 
 func (w *Writer) put(b *bolt.Bucket, key, value []byte) error {
-	if err := b.Put(key, value); err != nil {
+	if err := b.Put(w.held.copy(key), w.held.copy(value)); err != nil {
 		return fmt.Errorf("write catalogue %s: %w", w.path, err)
 	}
 	w.txBytes += len(key) + len(value)
@@ -195,7 +200,7 @@ func (w *Writer) AddCard(c *Card) error {
 
 // Finish writes the sets, the search index and info, syncs the file and
 // closes it. The Writer is done with either way.
-func (w *Writer) Finish(info Info) (err error) {
+func (w *Writer) Finish(info Info) (_ Info, err error) {
 	defer func() {
 		if err != nil {
 			w.Abort()
@@ -219,7 +224,7 @@ func (w *Writer) Finish(info Info) (err error) {
 		return nil
 	})
 	if err != nil {
-		return err
+		return info, err
 	}
 
 	sets := w.tx.Bucket(bucketSets)
@@ -229,7 +234,7 @@ func (w *Writer) Finish(info Info) (err error) {
 		w.buf = binary.BigEndian.AppendUint64(w.buf[:0], uint64(total))
 		w.buf = s.AppendJSON(w.buf)
 		if err := w.put(sets, []byte(id), w.buf); err != nil {
-			return err
+			return info, err
 		}
 		zoneSets[ZoneIndex(s.Zone)]++
 	}
@@ -240,26 +245,26 @@ func (w *Writer) Finish(info Info) (err error) {
 	}
 	infoJSON, err := json.Marshal(info)
 	if err != nil {
-		return fmt.Errorf("write catalogue %s: info: %w", w.path, err)
+		return info, fmt.Errorf("write catalogue %s: info: %w", w.path, err)
 	}
 	meta := w.tx.Bucket(bucketMeta)
 	if err := w.put(meta, keyInfo, infoJSON); err != nil {
-		return err
+		return info, err
 	}
 	if err := w.put(meta, keyFormat, []byte(formatVersion)); err != nil {
-		return err
+		return info, err
 	}
 	if err := w.commit(true); err != nil {
-		return err
+		return info, err
 	}
 	if err := w.db.Sync(); err != nil {
-		return fmt.Errorf("sync catalogue %s: %w", w.path, err)
+		return info, fmt.Errorf("sync catalogue %s: %w", w.path, err)
 	}
 	if err := w.db.Close(); err != nil {
-		return fmt.Errorf("close catalogue %s: %w", w.path, err)
+		return info, fmt.Errorf("close catalogue %s: %w", w.path, err)
 	}
 	w.db = nil
-	return nil
+	return info, nil
 }
 
 // Abort discards the file being written.
@@ -287,4 +292,43 @@ func appendIndexEntry(dst []byte, c *Card) []byte {
 	dst = binary.AppendUvarint(dst, uint64(len(norm)))
 	dst = append(dst, norm...)
 	return append(dst, Fold(c.Name)...)
+}
+
+// arena hands out copies of byte slices from large chunks, which are reused
+// once the transaction that held them has committed.
+type arena struct {
+	used [][]byte // chunks handed out in this transaction
+	free [][]byte
+	cur  []byte
+}
+
+const arenaChunk = 1 << 20
+
+func (a *arena) copy(b []byte) []byte {
+	if len(b) > arenaChunk/4 {
+		return append([]byte(nil), b...)
+	}
+	if cap(a.cur)-len(a.cur) < len(b) {
+		if a.cur != nil {
+			a.used = append(a.used, a.cur)
+		}
+		if n := len(a.free); n > 0 {
+			a.cur, a.free = a.free[n-1][:0], a.free[:n-1]
+		} else {
+			a.cur = make([]byte, 0, arenaChunk)
+		}
+	}
+	n := len(a.cur)
+	a.cur = append(a.cur, b...)
+	return a.cur[n:len(a.cur):len(a.cur)]
+}
+
+// reset makes every chunk free again; nothing may use the copies after it.
+func (a *arena) reset() {
+	if a.cur != nil {
+		a.used = append(a.used, a.cur)
+		a.cur = nil
+	}
+	a.free = append(a.free, a.used...)
+	a.used = a.used[:0]
 }

@@ -82,7 +82,7 @@ func Import(ctx context.Context, cfg Config) (Result, error) {
 		w.Abort()
 		return Result{}, err
 	}
-	if err := w.Finish(info); err != nil {
+	if info, err = w.Finish(info); err != nil {
 		return Result{}, fmt.Errorf("import: %w", err)
 	}
 	if cfg.DryRun {
@@ -311,7 +311,7 @@ func (r *run) readSnapshot(file string, s *scanner) error {
 		return r.report(&RecordError{File: file, Line: line, Column: col, Record: record, Found: "cannot read the file: " + err.Error()})
 	}
 
-	line, col := s.position()
+	line, col := s.start()
 	kind, err := s.kind()
 	if err != nil {
 		return fatal("", err)
@@ -326,7 +326,7 @@ func (r *run) readSnapshot(file string, s *scanner) error {
 	seen := map[string]bool{}
 	more, err := s.first('{', '}', "an object")
 	for err == nil && more {
-		kline, kcol := s.position()
+		kline, kcol := s.start()
 		var member string
 		if member, err = s.readString(); err != nil && !errors.Is(err, errTooLong) {
 			break

@@ -1,0 +1,102 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/catalogd/catalogd/importer"
+	"github.com/schollz/progressbar/v3"
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+)
+
+const defaultDB = "./catalog.db"
+
+func newImportCommand(e *env) *cobra.Command {
+	var (
+		db     string
+		dryRun bool
+	)
+	cmd := &cobra.Command{
+		Use:   "import [--db PATH] [--dry-run] SNAPSHOT...",
+		Short: "Validate snapshots and replace the catalogue with them",
+		Long: `import reads one or more JSON catalogue snapshots ('-' is standard input,
+gzip is detected), validates every record and replaces the catalogue file
+atomically. Together the snapshots form the whole new catalogue. If any record
+is invalid, every problem found (up to 100) is reported and the current
+catalogue is left exactly as it was.`,
+		Args: minArgs(1, "snapshot file (or '-' for standard input)"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runImport(cmd, e, db, dryRun, args)
+		},
+	}
+	cmd.Flags().StringVar(&db, "db", defaultDB, "catalogue file to replace")
+	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "validate and build, but leave the catalogue as it is")
+	return cmd
+}
+
+func runImport(cmd *cobra.Command, e *env, db string, dryRun bool, inputs []string) error {
+	start := time.Now()
+	cfg := importer.Config{DB: db, Inputs: inputs, Stdin: e.stdin, DryRun: dryRun}
+	bar := newProgress(e.stderr)
+	if bar != nil {
+		cfg.Progress = func(read, total int64) {
+			if total > 0 {
+				bar.ChangeMax64(total)
+			}
+			bar.Set64(read)
+		}
+	}
+	res, err := importer.Import(cmd.Context(), cfg)
+	if bar != nil {
+		bar.Finish()
+		fmt.Fprintln(e.stderr)
+	}
+	if err != nil {
+		var verr *importer.ValidationError
+		if errors.As(err, &verr) {
+			for _, p := range verr.Errors {
+				fmt.Fprintln(e.stderr, p)
+			}
+			more := ""
+			if verr.Truncated {
+				more = " (stopped looking after that many; there may be more)"
+			}
+			fmt.Fprintf(e.stderr, "catalogd: import failed: %d problems%s; the catalogue %s was not changed\n", len(verr.Errors), more, db)
+			return &reportedError{err: err}
+		}
+		return fmt.Errorf("%w; the catalogue %s was not changed", err, db)
+	}
+	var sets, cards int64
+	for _, z := range res.Info.Zones {
+		sets += z.Sets
+		cards += z.Cards
+	}
+	took := time.Since(start).Round(time.Millisecond)
+	if res.DryRun {
+		fmt.Fprintf(e.stdout, "dry run: %d sets and %d cards are valid; %s was not changed (%s)\n", sets, cards, db, took)
+		return nil
+	}
+	fmt.Fprintf(e.stdout, "imported %d sets and %d cards into %s, generation %s (%s)\n", sets, cards, res.Path, res.Info.Generation, took)
+	return nil
+}
+
+// newProgress returns a progress bar on w when w is a terminal, else nil:
+// logs and pipes get no control characters.
+func newProgress(w io.Writer) *progressbar.ProgressBar {
+	f, ok := w.(*os.File)
+	if !ok || !term.IsTerminal(int(f.Fd())) {
+		return nil
+	}
+	return progressbar.NewOptions64(-1,
+		progressbar.OptionSetWriter(w),
+		progressbar.OptionSetDescription("importing"),
+		progressbar.OptionShowBytes(true),
+		progressbar.OptionSetWidth(30),
+		progressbar.OptionThrottle(100*time.Millisecond),
+		progressbar.OptionSetPredictTime(true),
+	)
+}

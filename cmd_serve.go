@@ -1,0 +1,194 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/catalogd/catalogd/catalog"
+	"github.com/catalogd/catalogd/data"
+	"github.com/catalogd/catalogd/importer"
+	"github.com/catalogd/catalogd/server"
+	"github.com/spf13/cobra"
+)
+
+const (
+	defaultAddr    = "127.0.0.1:8080"
+	defaultAPIPath = "/api/v1"
+	// shutdownGrace bounds how long in-flight requests may run on after a
+	// SIGTERM before the process exits anyway.
+	shutdownGrace = 20 * time.Second
+)
+
+type serveOptions struct {
+	db          string
+	addr        string
+	baseURL     string
+	issuer      string
+	jwksURL     string
+	audience    string
+	authURL     string
+	denyClients []string
+	metricsAddr string
+	dev         bool
+	devClientID string
+	devSecret   string
+}
+
+func newServeCommand(e *env) *cobra.Command {
+	var o serveOptions
+	cmd := &cobra.Command{
+		Use:   "serve [--db PATH] [--addr HOST:PORT] [--base-url URL] [--issuer URL] ... [--dev]",
+		Short: "Serve the catalogue API (REST and MCP)",
+		Long: `serve answers the partner catalogue API from the catalogue file, behind OAuth
+bearer tokens issued by --issuer. With --dev it needs nothing: it serves the
+built-in sample catalogue when --db does not exist and issues its own tokens.`,
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runServe(cmd.Context(), e, o)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.db, "db", defaultDB, "catalogue file")
+	f.StringVar(&o.addr, "addr", defaultAddr, "address to listen on")
+	f.StringVar(&o.baseURL, "base-url", "", "public URL of the API; routes are mounted under its path (default http://{addr}/api/v1)")
+	f.StringVar(&o.issuer, "issuer", "", "token issuer (the identity provider's URL, exactly as in the tokens' iss)")
+	f.StringVar(&o.jwksURL, "jwks-url", "", "JWKS URL (default: discovered from {issuer}/.well-known/openid-configuration)")
+	f.StringVar(&o.audience, "audience", "", "token audience (default {base-url}/mcp)")
+	f.StringVar(&o.authURL, "auth-url", "", "authorization server announced to clients (default {issuer})")
+	f.StringSliceVar(&o.denyClients, "deny-client", nil, "client id whose tokens are refused (repeatable)")
+	f.StringVar(&o.metricsAddr, "metrics-addr", "", "address for Prometheus metrics (off when empty)")
+	f.BoolVar(&o.dev, "dev", false, "development mode: built-in sample catalogue and a local token issuer, loopback only")
+	f.StringVar(&o.devClientID, "dev-client-id", "dev", "client id of the dev token issuer")
+	f.StringVar(&o.devSecret, "dev-client-secret", "", "client secret of the dev token issuer (default: random, printed at start)")
+	return cmd
+}
+
+func runServe(ctx context.Context, e *env, o serveOptions) error {
+	if err := o.check(); err != nil {
+		return err
+	}
+	log := slog.New(slog.NewJSONHandler(e.stderr, nil))
+
+	ln, err := net.Listen("tcp", o.addr)
+	if err != nil {
+		return fmt.Errorf("serve: listen on %s: %w", o.addr, err)
+	}
+	defer ln.Close()
+	if o.baseURL == "" {
+		o.baseURL = "http://" + ln.Addr().String() + defaultAPIPath
+	}
+
+	db, cleanup, err := openCatalog(ctx, o)
+	if err != nil {
+		return err
+	}
+	defer cleanup()
+	live := catalog.NewLive(db)
+	defer live.Close()
+
+	h, err := server.New(server.Config{Catalog: live, BaseURL: o.baseURL, Logger: log})
+	if err != nil {
+		return fmt.Errorf("serve: %w", err)
+	}
+	srv := &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: 5 * time.Second,
+		ReadTimeout:       15 * time.Second,
+		WriteTimeout:      30 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		MaxHeaderBytes:    16 << 10,
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+	}
+	info := db.Info()
+	log.Info("serving", slog.String("addr", ln.Addr().String()), slog.String("base_url", o.baseURL),
+		slog.String("catalogue", db.Path()), slog.String("generation", info.Generation))
+	if o.dev {
+		fmt.Fprintf(e.stdout, "catalogd (dev) serving %s\n  curl %s/catalog/sets\n", db.Path(), o.baseURL)
+	}
+
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return fmt.Errorf("serve: %w", err)
+	case <-ctx.Done():
+	}
+	log.Info("shutting down: finishing requests in flight")
+	sctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil {
+		return fmt.Errorf("serve: shutdown: %w", err)
+	}
+	log.Info("stopped")
+	return nil
+}
+
+// check rejects combinations that cannot be served safely.
+func (o *serveOptions) check() error {
+	if o.dev {
+		if o.issuer != "" || o.jwksURL != "" {
+			return usageErrorf("serve: --dev issues its own tokens; do not combine it with --issuer or --jwks-url")
+		}
+		host, _, err := net.SplitHostPort(o.addr)
+		if err != nil {
+			return usageErrorf("serve: --addr %q: %v", o.addr, err)
+		}
+		if !isLoopback(host) {
+			return usageErrorf("serve: --dev listens on loopback only; --addr %q is not a loopback address (use 127.0.0.1 or [::1])", o.addr)
+		}
+	} else if o.issuer == "" {
+		return usageErrorf("serve: no token issuer: set --issuer (CATALOGD_ISSUER) to your identity provider's URL, or use --dev for a local one; catalogd never serves without authentication")
+	}
+	if o.baseURL != "" {
+		u, err := url.Parse(o.baseURL)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return usageErrorf("serve: --base-url %q: want an absolute http(s) URL such as http://127.0.0.1:8080/api/v1", o.baseURL)
+		}
+	}
+	return nil
+}
+
+func isLoopback(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// openCatalog opens --db; in dev mode, when it does not exist, it imports the
+// built-in sample into a temporary file instead. cleanup removes that file.
+func openCatalog(ctx context.Context, o serveOptions) (*catalog.DB, func(), error) {
+	db, err := catalog.Open(o.db)
+	if err == nil || !o.dev || !errors.Is(err, fs.ErrNotExist) {
+		return db, func() {}, err
+	}
+	dir, err := os.MkdirTemp("", "catalogd-sample-")
+	if err != nil {
+		return nil, nil, fmt.Errorf("serve: built-in sample: %w", err)
+	}
+	cleanup := func() { os.RemoveAll(dir) }
+	sample := filepath.Join(dir, data.SampleName)
+	path := filepath.Join(dir, "sample.db")
+	if err := os.WriteFile(sample, data.Sample(), 0o600); err == nil {
+		_, err = importer.Import(ctx, importer.Config{DB: path, Inputs: []string{sample}})
+	}
+	if err == nil {
+		db, err = catalog.Open(path)
+	}
+	if err != nil {
+		cleanup()
+		return nil, nil, fmt.Errorf("serve: built-in sample: %w", err)
+	}
+	return db, cleanup, nil
+}
+

@@ -1,0 +1,165 @@
+// Command catalogd imports catalogue snapshots into a bbolt file and serves
+// the partner catalogue API and its MCP interface from it.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], os.Getenv, os.Stdin, os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+// Exit statuses (DESIGN section 2).
+const (
+	exitOK      = 0
+	exitFailure = 1
+	exitUsage   = 2
+)
+
+// env is what the commands read from the process environment.
+type env struct {
+	getenv func(string) string
+	stdin  io.Reader
+	stdout io.Writer
+	stderr io.Writer
+}
+
+// run is the whole program; main only binds it to the process.
+func run(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) int {
+	e := &env{getenv: getenv, stdin: stdin, stdout: stdout, stderr: stderr}
+	root := newRootCommand(e)
+	root.SetArgs(args)
+	root.SetIn(stdin)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+
+	err := root.ExecuteContext(ctx)
+	if err == nil {
+		return exitOK
+	}
+	var usage *usageError
+	if errors.As(err, &usage) {
+		fmt.Fprintf(stderr, "catalogd: %v\nRun 'catalogd --help' for usage.\n", err)
+		return exitUsage
+	}
+	var reported *reportedError
+	if !errors.As(err, &reported) {
+		fmt.Fprintf(stderr, "catalogd: %v\n", err)
+	}
+	return exitFailure
+}
+
+func newRootCommand(e *env) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "catalogd",
+		Short: "A read-only partner catalogue of trading-card sets and cards",
+		Long: `catalogd imports JSON catalogue snapshots into a single bbolt file and serves
+the partner catalogue API (REST and MCP) from it, behind OAuth bearer tokens.
+
+Every flag can also be set with an environment variable: CATALOGD_ followed by
+the flag name in upper case with '-' as '_' (CATALOGD_DB, CATALOGD_JWKS_URL).
+Flags win over the environment.`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		// With no Args validator cobra reports an unknown command as a plain
+		// error; this makes it a usage error like any other.
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return usageErrorf("unknown command %q", args[0])
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return cmd.Help()
+		},
+		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
+			return applyEnvironment(cmd.Flags(), e.getenv)
+		},
+	}
+	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {
+		return &usageError{err: err}
+	})
+	root.CompletionOptions.DisableDefaultCmd = true
+	root.AddCommand(
+		newImportCommand(e),
+		newServeCommand(e),
+		newInfoCommand(e),
+		newVersionCommand(e),
+	)
+	return root
+}
+
+// applyEnvironment gives every flag not set on the command line the value of
+// its CATALOGD_ variable, if any. A list flag takes a comma-separated list.
+func applyEnvironment(flags *pflag.FlagSet, getenv func(string) string) error {
+	var err error
+	flags.VisitAll(func(f *pflag.Flag) {
+		if err != nil || f.Changed || f.Name == "help" {
+			return
+		}
+		name := envName(f.Name)
+		v := getenv(name)
+		if v == "" {
+			return
+		}
+		if serr := f.Value.Set(v); serr != nil {
+			err = usageErrorf("environment variable %s=%q: %v", name, v, serr)
+			return
+		}
+		f.Changed = true
+	})
+	return err
+}
+
+// envName is the environment variable of a flag: --jwks-url is CATALOGD_JWKS_URL.
+func envName(flag string) string {
+	return "CATALOGD_" + strings.ToUpper(strings.ReplaceAll(flag, "-", "_"))
+}
+
+// usageError is a command line that cannot be run as given: exit status 2.
+type usageError struct{ err error }
+
+func (e *usageError) Error() string { return e.err.Error() }
+func (e *usageError) Unwrap() error { return e.err }
+
+func usageErrorf(format string, args ...any) error {
+	return &usageError{err: fmt.Errorf(format, args...)}
+}
+
+// reportedError is a failure whose details the command has already written to
+// stderr; run only sets the exit status.
+type reportedError struct{ err error }
+
+func (e *reportedError) Error() string { return e.err.Error() }
+func (e *reportedError) Unwrap() error { return e.err }
+
+// exactArgs and minArgs are cobra's validators, reporting usage errors.
+func minArgs(n int, what string) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if len(args) < n {
+			return usageErrorf("%s: missing %s", cmd.CommandPath(), what)
+		}
+		return nil
+	}
+}
+
+func noArgs(cmd *cobra.Command, args []string) error {
+	if len(args) > 0 {
+		return usageErrorf("%s: unexpected argument %q", cmd.CommandPath(), args[0])
+	}
+	return nil
+}
