@@ -191,4 +191,3 @@ func openCatalog(ctx context.Context, o serveOptions) (*catalog.DB, func(), erro
 	}
 	return db, cleanup, nil
 }
-

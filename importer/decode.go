@@ -141,7 +141,7 @@ type problem struct {
 // file.
 func decodeRecord(s *scanner, fields []field, rec *record) ([]problem, error) {
 	*rec = record{}
-	rec.line, rec.col = s.position()
+	rec.line, rec.col = s.start()
 	var problems []problem
 	kind, err := s.kind()
 	if err != nil {
@@ -157,7 +157,7 @@ func decodeRecord(s *scanner, fields []field, rec *record) ([]problem, error) {
 	var unknown map[string]bool
 	more, err := s.first('{', '}', "an object")
 	for err == nil && more {
-		line, col := s.position()
+		line, col := s.start()
 		name, kerr := s.readString()
 		if kerr != nil && !errors.Is(kerr, errTooLong) {
 			return nil, kerr
@@ -166,7 +166,8 @@ func decodeRecord(s *scanner, fields []field, rec *record) ([]problem, error) {
 			return nil, err
 		}
 		i := fieldIndex(fields, name)
-		if i < 0 || kerr != nil {
+		switch {
+		case i < 0 || kerr != nil:
 			found, err := s.skipValue()
 			if err != nil {
 				return nil, err
@@ -180,7 +181,15 @@ func decodeRecord(s *scanner, fields []field, rec *record) ([]problem, error) {
 				}
 				unknown[name] = true
 			}
-		} else {
+		case rec.values[i].present:
+			// Which of the two values was meant is anyone's guess: neither
+			// is used, and the problem is the name, so it is reported there.
+			if _, err := s.skipValue(); err != nil {
+				return nil, err
+			}
+			rec.values[i].bad = true
+			problems = append(problems, problem{line, col, name, "each member once", "a duplicate member"})
+		default:
 			p, err := decodeValue(s, fields[i], &rec.values[i])
 			if err != nil {
 				return nil, err
@@ -210,16 +219,10 @@ func fieldIndex(fields []field, name string) int {
 	return -1
 }
 
-// decodeValue reads the value of a known member into v.
+// decodeValue reads the value of a known member, not seen before in the
+// record, into v.
 func decodeValue(s *scanner, f field, v *value) ([]problem, error) {
-	line, col := s.position()
-	if v.present {
-		if _, err := s.skipValue(); err != nil {
-			return nil, err
-		}
-		v.bad = true
-		return []problem{{line, col, f.name, "each member once", "a duplicate member"}}, nil
-	}
+	line, col := s.start()
 	*v = value{present: true, line: line, col: col}
 	kind, err := s.kind()
 	if err != nil {

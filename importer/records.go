@@ -20,7 +20,7 @@ var errWrite = errors.New("write the new catalogue")
 
 // readArray reads the records of "sets" or "cards".
 func (r *run) readArray(file, member string, s *scanner) error {
-	line, col := s.position()
+	line, col := s.start()
 	kind, err := s.kind()
 	if err != nil {
 		return err

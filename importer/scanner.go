@@ -59,6 +59,13 @@ func (s *scanner) position() (int, int) {
 	return s.line, int(s.offset + int64(s.pos) - s.lineStart + 1)
 }
 
+// start skips white space and returns the position of the next token: the
+// first byte of the value or member name that a problem is reported at.
+func (s *scanner) start() (int, int) {
+	s.peek()
+	return s.position()
+}
+
 func (s *scanner) fail(format string, args ...any) error {
 	line, col := s.position()
 	return &syntaxError{line, col, fmt.Sprintf(format, args...)}
