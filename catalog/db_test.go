@@ -1,0 +1,176 @@
+package catalog
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+func card(id, zone, code, setName, number string) *Card {
+	return &Card{ID: id, Name: "Card " + id, SetName: setName, SetCode: code, Number: number, Language: "en", Variant: DefaultVariant, Zone: zone}
+}
+
+// writeTestCatalogue writes two sets sharing a code across zones and returns
+// the file's path.
+func writeTestCatalogue(t *testing.T, generation string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "catalog.db")
+	w, err := Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sets := []Set{
+		{ID: "jp-X", Code: "X", Name: "Jay", Zone: ZoneJP, ReleasedOn: Some("2020-01-01"), CardCount: 2},
+		{ID: "chn-X", Code: "X", Name: "Chen", Zone: ZoneCHN, CardCount: 1},
+		{ID: "intl-Y", Code: "Y", Name: "Why", Zone: ZoneIntl, ReleasedOn: Some("2021-01-01"), CardCount: 0},
+	}
+	for _, s := range sets {
+		if err := w.AddSet(s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.AddSet(Set{ID: "jp-X", Code: "Z", Name: "n", Zone: ZoneJP}); !errors.Is(err, ErrDuplicate) {
+		t.Fatalf("duplicate set id: %v", err)
+	}
+	if err := w.AddSet(Set{ID: "jp-Z", Code: "X", Name: "n", Zone: ZoneJP}); !errors.Is(err, ErrDuplicate) {
+		t.Fatalf("duplicate zone and code: %v", err)
+	}
+	for _, c := range []*Card{card("jp-X-10", ZoneJP, "X", "Jay", "10"), card("jp-X-2", ZoneJP, "X", "Jay", "2/10"), card("chn-X-1", ZoneCHN, "X", "Chen", "1")} {
+		if err := w.AddCard(c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.AddCard(card("jp-X-2", ZoneJP, "X", "Jay", "3")); !errors.Is(err, ErrDuplicate) {
+		t.Fatalf("duplicate card id: %v", err)
+	}
+	info, err := w.Finish(Info{Generation: generation, ImportedAt: time.Unix(1e9, 0).UTC()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []ZoneCount{{ZoneIntl, 1, 0}, {ZoneJP, 1, 2}, {ZoneCHN, 1, 1}}
+	if len(info.Zones) != 3 || info.Zones[0] != want[0] || info.Zones[1] != want[1] || info.Zones[2] != want[2] {
+		t.Fatalf("zones %+v, want %+v", info.Zones, want)
+	}
+	return path
+}
+
+func TestWriteAndOpen(t *testing.T) {
+	path := writeTestCatalogue(t, "g1")
+	db, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if g := db.Info().Generation; g != "g1" {
+		t.Errorf("generation %q", g)
+	}
+	if s, err := db.Set("X"); err != nil || s.ID != "jp-X" {
+		t.Errorf("Set(X) = %v, %v; want jp-X (zone order)", s.ID, err)
+	}
+	if s, err := db.Set("chn-X"); err != nil || s.ID != "chn-X" {
+		t.Errorf("Set(chn-X) = %v, %v", s.ID, err)
+	}
+	if _, err := db.Set("x"); !errors.Is(err, ErrNotFound) {
+		t.Errorf("Set(x): %v, want not found (codes are case-sensitive)", err)
+	}
+	if got := len(db.SetsMatching("X", "")); got != 2 {
+		t.Errorf("SetsMatching(X) = %d sets", got)
+	}
+	if got := db.SetsMatching("X", ZoneCHN); len(got) != 1 || got[0].ID != "chn-X" {
+		t.Errorf("SetsMatching(X, chn) = %+v", got)
+	}
+	if got := string(db.SetsJSON("")); !strings.HasPrefix(got, `[{"id":"intl-Y"`) || !strings.HasSuffix(got, `"id":"chn-X","code":"X","name":"Chen","zone":"chn","cardCount":1}]`) {
+		t.Errorf("SetsJSON order: %s", got)
+	}
+
+	var got []string
+	set, total, err := db.SetCards("X", 1, 10, func(c []byte) { got = append(got, string(c)) })
+	if err != nil || set.ID != "jp-X" || total != 2 || len(got) != 2 {
+		t.Fatalf("SetCards: %v %d %v %q", set.ID, total, err, got)
+	}
+	if !strings.Contains(got[0], `"id":"jp-X-2"`) || !strings.Contains(got[1], `"id":"jp-X-10"`) {
+		t.Errorf("order by number: %q", got)
+	}
+	if _, err := db.AppendCard(nil, "nope"); !errors.Is(err, ErrNotFound) {
+		t.Errorf("AppendCard(nope): %v", err)
+	}
+}
+
+func TestOpenRejectsOtherFiles(t *testing.T) {
+	dir := t.TempDir()
+	if _, err := Open(filepath.Join(dir, "missing.db")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("missing file: %v", err)
+	}
+	junk := filepath.Join(dir, "junk.db")
+	os.WriteFile(junk, []byte("not a database at all, just some bytes"), 0o644)
+	if _, err := Open(junk); err == nil || !strings.Contains(err.Error(), junk) {
+		t.Errorf("junk file: %v", err)
+	}
+}
+
+func TestAbortRemovesTheFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "c.db")
+	w, err := Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.AddSet(Set{ID: "a", Code: "a", Name: "a", Zone: ZoneIntl})
+	w.Abort()
+	if _, err := os.Stat(path); !os.IsNotExist(err) {
+		t.Errorf("after Abort: %v", err)
+	}
+}
+
+// TestLiveSwapWaitsForReaders: a swapped-out catalogue stays open while a
+// request holds it and closes after.
+func TestLiveSwapWaitsForReaders(t *testing.T) {
+	a, err := Open(writeTestCatalogue(t, "a"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := Open(writeTestCatalogue(t, "b"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	live := NewLive(a)
+	held, release := live.Acquire()
+	live.Swap(b)
+	if live.Current().Info().Generation != "b" {
+		t.Fatal("Swap did not replace the catalogue")
+	}
+	// The held catalogue still answers.
+	if _, err := held.AppendCard(nil, "jp-X-2"); err != nil {
+		t.Fatalf("held catalogue after swap: %v", err)
+	}
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			db, rel := live.Acquire()
+			defer rel()
+			if _, err := db.AppendCard(nil, "chn-X-1"); err != nil {
+				t.Error(err)
+			}
+		}()
+	}
+	wg.Wait()
+	release()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		if _, err := held.AppendCard(nil, "jp-X-2"); err != nil {
+			break // closed
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the old catalogue was not closed after its last release")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if err := live.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
