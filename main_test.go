@@ -1,0 +1,212 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+)
+
+// The test binary doubles as catalogd: with this variable set, TestMain runs
+// the real main, so tests can start, signal and kill real processes.
+const beCatalogd = "CATALOGD_TEST_BE_MAIN"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(beCatalogd) == "1" {
+		main()
+		return
+	}
+	os.Exit(m.Run())
+}
+
+// catalogdCommand is the real program as a child process.
+func catalogdCommand(t *testing.T, args ...string) *exec.Cmd {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(exe, args...)
+	cmd.Env = append(os.Environ(), beCatalogd+"=1")
+	return cmd
+}
+
+// runCLI runs the command line in process and returns its exit status and
+// output.
+func runCLI(t *testing.T, env map[string]string, args ...string) (int, string, string) {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	getenv := func(k string) string { return env[k] }
+	code := run(context.Background(), args, getenv, strings.NewReader(""), &stdout, &stderr)
+	return code, stdout.String(), stderr.String()
+}
+
+const realCatalogue = "testdata/catalogue-real.json.gz"
+
+// TestImportRealCatalogueAndInfo imports the whole real catalogue and checks
+// that info prints the counts per zone the snapshot holds (see
+// testdata/README.md).
+func TestImportRealCatalogueAndInfo(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "catalog.db")
+	code, out, errOut := runCLI(t, nil, "import", "--db", db, realCatalogue)
+	if code != exitOK {
+		t.Fatalf("import: exit %d\n%s", code, errOut)
+	}
+	if !strings.Contains(out, "imported 564 sets and 43811 cards") {
+		t.Errorf("import output: %q", out)
+	}
+	code, out, errOut = runCLI(t, nil, "info", "--db", db)
+	if code != exitOK {
+		t.Fatalf("info: exit %d\n%s", code, errOut)
+	}
+	for _, want := range []string{
+		`intl\s+218\s+23546`,
+		`jp\s+200\s+12781`,
+		`chn\s+146\s+7484`,
+		`total\s+564\s+43811`,
+		`generation:\s+\d{8}T\d{6}Z-[0-9a-f]{8}`,
+		`catalogue-real\.json\.gz\s+sha256:9cd6f3b0db578d1bbbb1c858ba1a948e68477232125dab197a656fbbe816445f\s+1114504 bytes`,
+	} {
+		if !regexp.MustCompile(want).MatchString(out) {
+			t.Errorf("info output lacks %s:\n%s", want, out)
+		}
+	}
+}
+
+func TestEnvironmentVariablesSetFlags(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "env.db")
+	env := map[string]string{"CATALOGD_DB": db}
+	if code, _, errOut := runCLI(t, env, "import", "data/sample.json"); code != exitOK {
+		t.Fatalf("import: exit %d\n%s", code, errOut)
+	}
+	if _, err := os.Stat(db); err != nil {
+		t.Fatalf("CATALOGD_DB was not used: %v", err)
+	}
+	// A flag wins over the environment.
+	other := filepath.Join(dir, "flag.db")
+	if code, _, errOut := runCLI(t, env, "import", "--db", other, "data/sample.json"); code != exitOK {
+		t.Fatalf("import: exit %d\n%s", code, errOut)
+	}
+	if _, err := os.Stat(other); err != nil {
+		t.Fatalf("--db did not win over CATALOGD_DB: %v", err)
+	}
+}
+
+func TestExitStatuses(t *testing.T) {
+	dir := t.TempDir()
+	cases := []struct {
+		args    []string
+		env     map[string]string
+		code    int
+		message string
+	}{
+		{[]string{"bogus"}, nil, exitUsage, `unknown command "bogus"`},
+		{[]string{"import"}, nil, exitUsage, "missing snapshot"},
+		{[]string{"import", "--no-such-flag", "x"}, nil, exitUsage, "unknown flag"},
+		{[]string{"info", "extra"}, nil, exitUsage, "unexpected argument"},
+		{[]string{"serve"}, nil, exitUsage, "--issuer"},
+		{[]string{"serve", "--dev", "--issuer", "https://idp.example"}, nil, exitUsage, "--dev"},
+		{[]string{"serve", "--dev", "--addr", "0.0.0.0:0"}, nil, exitUsage, "loopback"},
+		{[]string{"serve", "--dev"}, map[string]string{"CATALOGD_ADDR": "192.0.2.1:80"}, exitUsage, "loopback"},
+		{[]string{"import", "x.json"}, map[string]string{"CATALOGD_DRY_RUN": "maybe"}, exitUsage, "CATALOGD_DRY_RUN"},
+		{[]string{"info", "--db", filepath.Join(dir, "missing.db")}, nil, exitFailure, "missing.db"},
+		{[]string{"import", "--db", filepath.Join(dir, "c.db"), filepath.Join(dir, "nope.json")}, nil, exitFailure, "nope.json"},
+		{[]string{"version"}, nil, exitOK, ""},
+	}
+	for _, c := range cases {
+		code, _, errOut := runCLI(t, c.env, c.args...)
+		if code != c.code || !strings.Contains(errOut, c.message) {
+			t.Errorf("catalogd %q: exit %d, stderr %q; want exit %d mentioning %q", c.args, code, errOut, c.code, c.message)
+		}
+	}
+}
+
+func TestImportReportsEveryProblem(t *testing.T) {
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad.json")
+	os.WriteFile(bad, []byte(`{"sets":[
+{"id":"a","code":"a","name":"A","zone":"mars","cardCount":0},
+{"id":"b","code":"b","name":"B","zone":"intl","cardCount":-1}
+],"cards":[]}`), 0o644)
+	code, _, errOut := runCLI(t, nil, "import", "--db", filepath.Join(dir, "c.db"), bad)
+	if code != exitFailure {
+		t.Fatalf("exit %d", code)
+	}
+	for _, want := range []string{"bad.json:2:", "sets[0]", "zone", "bad.json:3:", "sets[1]", "cardCount", "2 problems", "not changed"} {
+		if !strings.Contains(errOut, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, errOut)
+		}
+	}
+}
+
+// TestKilledImportLeavesCatalogue starts the real binary importing from a
+// pipe, kills it while the new file is half written, and checks that the
+// catalogue is byte for byte what it was and the next import succeeds.
+func TestKilledImportLeavesCatalogue(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "catalog.db")
+	if code, _, errOut := runCLI(t, nil, "import", "--db", db, "data/sample.json"); code != exitOK {
+		t.Fatalf("first import: %s", errOut)
+	}
+	before, err := os.ReadFile(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	snapshot, err := os.ReadFile("data/sample.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := catalogdCommand(t, "import", "--db", db, "-")
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// Half the snapshot, then wait for the temporary file to appear: the
+	// import is now in the middle of writing.
+	if _, err := stdin.Write(snapshot[:len(snapshot)/2]); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		tmps, _ := filepath.Glob(filepath.Join(dir, ".catalog.db.import-*"))
+		if len(tmps) > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the import never started writing its temporary file")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if err := cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	cmd.Wait()
+
+	after, err := os.ReadFile(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(before, after) {
+		t.Fatal("the catalogue changed after a killed import")
+	}
+	if code, out, errOut := runCLI(t, nil, "info", "--db", db); code != exitOK || !strings.Contains(out, "total") {
+		t.Fatalf("info after a killed import: exit %d\n%s%s", code, out, errOut)
+	}
+	// The next import removes the dead one's leftovers.
+	if code, _, errOut := runCLI(t, nil, "import", "--db", db, "data/sample.json"); code != exitOK {
+		t.Fatalf("import after a killed import: %s", errOut)
+	}
+	if tmps, _ := filepath.Glob(filepath.Join(dir, ".catalog.db.import-*")); len(tmps) != 0 {
+		t.Errorf("temporary files left: %q", tmps)
+	}
+}
