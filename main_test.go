@@ -210,3 +210,44 @@ func TestKilledImportLeavesCatalogue(t *testing.T) {
 		t.Errorf("temporary files left: %q", tmps)
 	}
 }
+
+// TestImportWriteErrorLeavesCatalogue runs the real binary with a file size
+// limit, so that writing the new catalogue fails part way with a real write
+// error (EFBIG; Go ignores SIGXFSZ), as a full disk would.
+func TestImportWriteErrorLeavesCatalogue(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "catalog.db")
+	if code, _, errOut := runCLI(t, nil, "import", "--db", db, "data/sample.json"); code != exitOK {
+		t.Fatalf("first import: %s", errOut)
+	}
+	before, err := os.ReadFile(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 4096 blocks of 512 bytes: 2 MiB, well short of the real catalogue.
+	cmd := exec.Command("sh", "-c", `ulimit -f 4096 && exec "$0" "$@"`, exe, "import", "--db", db, realCatalogue)
+	cmd.Env = append(os.Environ(), beCatalogd+"=1")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	err = cmd.Run()
+	if code := cmd.ProcessState.ExitCode(); code != exitFailure {
+		t.Fatalf("import past the size limit: exit %d (%v), want %d\n%s", code, err, exitFailure, stderr.String())
+	}
+	if msg := stderr.String(); !strings.Contains(msg, "file too large") || !strings.Contains(msg, "not changed") {
+		t.Errorf("message does not say what failed: %s", msg)
+	}
+	after, err := os.ReadFile(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(before, after) {
+		t.Fatal("the catalogue changed after a failed write")
+	}
+	if tmps, _ := filepath.Glob(filepath.Join(dir, ".catalog.db.import-*")); len(tmps) != 0 {
+		t.Errorf("temporary files left: %q", tmps)
+	}
+}
