@@ -6,6 +6,7 @@ package importer
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -15,6 +16,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"syscall"
 	"time"
 
@@ -78,6 +80,11 @@ func Import(ctx context.Context, cfg Config) (Result, error) {
 	}
 	run := &run{ctx: ctx, cfg: cfg, w: w, pending: make(map[setRef]*pendingRef)}
 	info, err := run.readAll()
+	if err == nil {
+		// An interrupt while reading the tail of the input is still an
+		// interrupt: nothing is replaced.
+		err = ctx.Err()
+	}
 	if err != nil {
 		w.Abort()
 		return Result{}, err
@@ -205,10 +212,29 @@ func (r *run) readAll() (catalog.Info, error) {
 	if !r.truncated {
 		r.checkPending()
 	}
+	r.sortErrors()
 	if len(r.errs) > 0 {
 		return info, &ValidationError{Errors: r.errs, Truncated: r.truncated}
 	}
 	return info, nil
+}
+
+// sortErrors puts the problems in file order: a card whose set was not known
+// when it was read is only reported once every set is, after problems that
+// follow it in the file.
+func (r *run) sortErrors() {
+	order := make(map[string]int, len(r.cfg.Inputs))
+	for i, in := range r.cfg.Inputs {
+		if in == "-" {
+			in = "<stdin>"
+		}
+		if _, ok := order[in]; !ok {
+			order[in] = i
+		}
+	}
+	slices.SortStableFunc(r.errs, func(a, b *RecordError) int {
+		return cmp.Or(cmp.Compare(order[a.File], order[b.File]), cmp.Compare(a.Line, b.Line), cmp.Compare(a.Column, b.Column))
+	})
 }
 
 // readInput reads one snapshot file. Problems in the data are reported; the
@@ -310,6 +336,7 @@ func (r *run) readSnapshot(file string, s *scanner) error {
 		line, col := s.position()
 		return r.report(&RecordError{File: file, Line: line, Column: col, Record: record, Found: "cannot read the file: " + err.Error()})
 	}
+	r.curMember = "" // a syntax error in the previous file left its record behind
 
 	line, col := s.start()
 	kind, err := s.kind()
