@@ -152,6 +152,10 @@ func decodeRecord(s *scanner, fields []field, rec *record) ([]problem, error) {
 		if err != nil {
 			return nil, err
 		}
+		// No member was read, so no rule about one can be judged.
+		for i := range fields {
+			rec.values[i].bad = true
+		}
 		return []problem{{rec.line, rec.col, "", "an object", found}}, nil
 	}
 	var unknown map[string]bool

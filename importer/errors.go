@@ -10,6 +10,13 @@ const MaxErrors = 100
 
 // RecordError is one problem found in a snapshot: where it is, in which
 // record and field, what was expected and what was found.
+//
+// Line and Column point at the first byte of what is wrong: the value of a
+// member for a problem with its value (its type, its length or range, a
+// duplicate id or code, a set it does not name); the member's name for a
+// member that is unknown or repeated; the record's opening brace for a
+// missing member or a record that is not an object; the snapshot's opening
+// brace for a missing "sets" or "cards".
 type RecordError struct {
 	File     string
 	Line     int

@@ -303,6 +303,7 @@ func (s *scanner) need(k int) bool {
 
 // scanEscape consumes one escape sequence (the backslash included).
 func (s *scanner) scanEscape() (rune, error) {
+	line, col := s.position()
 	if !s.need(2) {
 		return 0, s.readErr("inside an escape sequence")
 	}
@@ -343,7 +344,7 @@ func (s *scanner) scanEscape() (rune, error) {
 				}
 				s.pos = save
 			}
-			return 0, s.fail("unpaired UTF-16 surrogate in a \\u escape")
+			return 0, &syntaxError{line, col, "unpaired UTF-16 surrogate in a \\u escape"}
 		}
 		return r, nil
 	}
@@ -377,6 +378,7 @@ func (s *scanner) scanHex() (rune, error) {
 // readNumber consumes a number and returns its text (valid until the next
 // call). The grammar is RFC 8259's; its value is the caller's to judge.
 func (s *scanner) readNumber() (string, error) {
+	line, col := s.position()
 	s.str = s.str[:0]
 	for {
 		if s.pos >= s.end && !s.fill() {
@@ -387,13 +389,13 @@ func (s *scanner) readNumber() (string, error) {
 			break
 		}
 		if len(s.str) >= 64 {
-			return "", s.fail("number longer than 64 characters")
+			return "", &syntaxError{line, col, "number longer than 64 characters"}
 		}
 		s.str = append(s.str, c)
 		s.pos++
 	}
 	if !validNumber(s.str) {
-		return "", s.fail("invalid number %q", s.str)
+		return "", &syntaxError{line, col, fmt.Sprintf("invalid number %q", s.str)}
 	}
 	return string(s.str), nil
 }

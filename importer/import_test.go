@@ -1,0 +1,444 @@
+package importer
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/catalogd/catalogd/catalog"
+)
+
+// validCounts is what testdata/valid.json holds, zone by zone.
+var validCounts = []catalog.ZoneCount{
+	{Zone: "intl", Sets: 3, Cards: 6},
+	{Zone: "jp", Sets: 3, Cards: 3},
+	{Zone: "chn", Sets: 2, Cards: 3},
+}
+
+func TestImportValid(t *testing.T) {
+	file := filepath.Join("testdata", "valid.json")
+	dir := t.TempDir()
+	dbPath := filepath.Join(dir, "catalog.db")
+	res := mustImport(t, Config{DB: dbPath, Inputs: []string{file}})
+	if res.Path != dbPath || res.DryRun {
+		t.Errorf("result path %q dry run %v, want %q and false", res.Path, res.DryRun, dbPath)
+	}
+	db := mustOpen(t, dbPath)
+	info := db.Info()
+	if !slices.Equal(info.Zones, validCounts) {
+		t.Errorf("counts %+v, want %+v", info.Zones, validCounts)
+	}
+	if !slices.Equal(res.Info.Zones, validCounts) {
+		t.Errorf("result counts %+v, want %+v", res.Info.Zones, validCounts)
+	}
+	data := readFile(t, file)
+	sum := sha256.Sum256(data)
+	want := []catalog.Source{{Name: file, SHA256: hex.EncodeToString(sum[:]), Bytes: int64(len(data))}}
+	if !slices.Equal(info.Sources, want) {
+		t.Errorf("sources %+v, want %+v", info.Sources, want)
+	}
+	if info.Generation == "" || info.ImportedAt.IsZero() {
+		t.Errorf("generation %q imported at %v, want both set", info.Generation, info.ImportedAt)
+	}
+	assertHoldsSnapshot(t, db, data)
+	assertDirHolds(t, dir, "catalog.db", "catalog.db.lock")
+}
+
+// The edge fixture holds every value at the bounds of its rule (lengths in
+// code points, the integer limits, 29 February of leap years, URIs that are
+// neither http nor lower case), every nullable member as null, absent
+// optional members, escapes, and members in an order of their own.
+func TestImportEdgeValues(t *testing.T) {
+	file := filepath.Join("testdata", "valid-edge.json")
+	dbPath := filepath.Join(t.TempDir(), "catalog.db")
+	mustImport(t, Config{DB: dbPath, Inputs: []string{file}})
+	db := mustOpen(t, dbPath)
+	assertHoldsSnapshot(t, db, readFile(t, file))
+
+	card := getCard(t, db, "intl-edge-1")
+	if card.Variant != catalog.DefaultVariant {
+		t.Errorf("variant %q, want the default %q", card.Variant, catalog.DefaultVariant)
+	}
+	if got, want := card.Name, "Pokémon 😀"; got != want {
+		t.Errorf("name %q, want %q", got, want)
+	}
+	if card.Year.Value != 1996 || !card.Illustrator.Null || card.ScanFallbackURL.Present != true {
+		t.Errorf("card %+v lost a bound or a null", card)
+	}
+	if card := getCard(t, db, "chn-edge-3"); card.Year.Present || card.Rarity.Present || card.TotalCards.Present {
+		t.Errorf("card %+v gained a member it does not have", card)
+	}
+}
+
+func TestImportCardsBeforeSets(t *testing.T) {
+	file := filepath.Join("testdata", "valid-cards-first.json")
+	dbPath := filepath.Join(t.TempDir(), "catalog.db")
+	mustImport(t, Config{DB: dbPath, Inputs: []string{file}})
+	db := mustOpen(t, dbPath)
+	if got := db.Info().Zones; !slices.Equal(got, validCounts) {
+		t.Errorf("counts %+v, want %+v", got, validCounts)
+	}
+	assertHoldsSnapshot(t, db, readFile(t, file))
+}
+
+// The cards come in the first file and their sets in the second: together
+// they are the catalogue of valid.json.
+func TestImportSeveralFiles(t *testing.T) {
+	files := []string{
+		filepath.Join("testdata", "several", "1-cards.json"),
+		filepath.Join("testdata", "several", "2-sets.json"),
+	}
+	dbPath := filepath.Join(t.TempDir(), "catalog.db")
+	mustImport(t, Config{DB: dbPath, Inputs: files})
+	db := mustOpen(t, dbPath)
+	info := db.Info()
+	if !slices.Equal(info.Zones, validCounts) {
+		t.Errorf("counts %+v, want %+v", info.Zones, validCounts)
+	}
+	var names []string
+	for _, s := range info.Sources {
+		names = append(names, s.Name)
+	}
+	if !slices.Equal(names, files) {
+		t.Errorf("sources %q, want %q", names, files)
+	}
+	for _, f := range files {
+		assertHoldsSnapshot(t, db, readFile(t, f))
+	}
+}
+
+// Compression is recognised by its magic number, not by the file name.
+func TestImportGzip(t *testing.T) {
+	compressed := gzipBytes(t, readFile(t, filepath.Join("testdata", "valid.json")))
+	for _, name := range []string{"snapshot.json.gz", "snapshot.json"} {
+		t.Run(name, func(t *testing.T) {
+			dir := t.TempDir()
+			file := filepath.Join(dir, name)
+			writeFile(t, file, string(compressed))
+			dbPath := filepath.Join(dir, "catalog.db")
+			mustImport(t, Config{DB: dbPath, Inputs: []string{file}})
+			info := mustOpen(t, dbPath).Info()
+			if !slices.Equal(info.Zones, validCounts) {
+				t.Errorf("counts %+v, want %+v", info.Zones, validCounts)
+			}
+			sum := sha256.Sum256(compressed)
+			want := []catalog.Source{{Name: file, SHA256: hex.EncodeToString(sum[:]), Bytes: int64(len(compressed))}}
+			if !slices.Equal(info.Sources, want) {
+				t.Errorf("sources %+v, want the file as read, %+v", info.Sources, want)
+			}
+		})
+	}
+	t.Run("Truncated", func(t *testing.T) {
+		dir := t.TempDir()
+		file := filepath.Join(dir, "snapshot.json.gz")
+		writeFile(t, file, string(compressed[:len(compressed)/2]))
+		_, err := Import(context.Background(), Config{DB: filepath.Join(dir, "catalog.db"), Inputs: []string{file}})
+		ve := asValidationError(t, err)
+		if len(ve.Errors) != 1 || ve.Errors[0].File != file || !strings.Contains(ve.Errors[0].Found, "cannot read the file") {
+			t.Errorf("err = %v, want one problem reading %s", err, file)
+		}
+		assertDirHolds(t, dir, "snapshot.json.gz", "catalog.db.lock")
+	})
+}
+
+func TestImportStdin(t *testing.T) {
+	plain := readFile(t, filepath.Join("testdata", "valid.json"))
+	for _, tt := range []struct {
+		name string
+		data []byte
+	}{
+		{"Plain", plain},
+		{"Gzip", gzipBytes(t, plain)},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			dbPath := filepath.Join(t.TempDir(), "catalog.db")
+			mustImport(t, Config{DB: dbPath, Inputs: []string{"-"}, Stdin: bytes.NewReader(tt.data)})
+			info := mustOpen(t, dbPath).Info()
+			if !slices.Equal(info.Zones, validCounts) {
+				t.Errorf("counts %+v, want %+v", info.Zones, validCounts)
+			}
+			if len(info.Sources) != 1 || info.Sources[0].Name != "<stdin>" || info.Sources[0].Bytes != int64(len(tt.data)) {
+				t.Errorf("sources %+v, want <stdin> of %d bytes", info.Sources, len(tt.data))
+			}
+		})
+	}
+	t.Run("NoStdin", func(t *testing.T) {
+		dir := t.TempDir()
+		_, err := Import(context.Background(), Config{DB: filepath.Join(dir, "catalog.db"), Inputs: []string{"-"}})
+		if err == nil || !strings.Contains(err.Error(), "standard input") {
+			t.Errorf("err = %v, want one about standard input", err)
+		}
+		assertDirHolds(t, dir, "catalog.db.lock")
+	})
+}
+
+func TestImportDryRun(t *testing.T) {
+	valid := filepath.Join("testdata", "valid.json")
+	t.Run("NoCatalogue", func(t *testing.T) {
+		dir := t.TempDir()
+		res := mustImport(t, Config{DB: filepath.Join(dir, "catalog.db"), Inputs: []string{valid}, DryRun: true})
+		if !res.DryRun || res.Path != "" {
+			t.Errorf("result dry run %v path %q, want true and none", res.DryRun, res.Path)
+		}
+		if !slices.Equal(res.Info.Zones, validCounts) {
+			t.Errorf("counts %+v, want %+v", res.Info.Zones, validCounts)
+		}
+		assertDirHolds(t, dir, "catalog.db.lock")
+	})
+	t.Run("ExistingCatalogue", func(t *testing.T) {
+		dir := t.TempDir()
+		dbPath := filepath.Join(dir, "catalog.db")
+		mustImport(t, Config{DB: dbPath, Inputs: []string{filepath.Join("testdata", "valid-edge.json")}})
+		before := snapshotFile(t, dbPath)
+		res := mustImport(t, Config{DB: dbPath, Inputs: []string{valid}, DryRun: true})
+		if !slices.Equal(res.Info.Zones, validCounts) {
+			t.Errorf("counts %+v, want those of the dry run's input, %+v", res.Info.Zones, validCounts)
+		}
+		before.assertUnchanged(t)
+		assertDirHolds(t, dir, "catalog.db", "catalog.db.lock")
+	})
+}
+
+func TestImportFailureKeepsCatalogue(t *testing.T) {
+	injected := errors.New("disk full")
+	for _, tt := range []struct {
+		name  string
+		ctx   func() context.Context
+		cfg   Config
+		check func(t *testing.T, err error)
+	}{
+		{
+			name: "Invalid",
+			cfg:  Config{Inputs: []string{filepath.Join("testdata", "several-problems.json")}},
+			check: func(t *testing.T, err error) {
+				asValidationError(t, err)
+			},
+		},
+		{
+			name: "WriteFails",
+			cfg: Config{Inputs: []string{filepath.Join("testdata", "valid.json")}, afterCard: func(n int64) error {
+				if n == 5 {
+					return injected
+				}
+				return nil
+			}},
+			check: func(t *testing.T, err error) {
+				var ve *ValidationError
+				if !errors.Is(err, injected) || errors.As(err, &ve) {
+					t.Errorf("err = %v, want the write failure", err)
+				}
+			},
+		},
+		{
+			name: "Cancelled",
+			ctx: func() context.Context {
+				ctx, cancel := context.WithCancel(context.Background())
+				cancel()
+				return ctx
+			},
+			cfg: Config{Inputs: []string{filepath.Join("testdata", "valid.json")}},
+			check: func(t *testing.T, err error) {
+				if !errors.Is(err, context.Canceled) {
+					t.Errorf("err = %v, want context.Canceled", err)
+				}
+			},
+		},
+		{
+			name: "MissingInput",
+			cfg:  Config{Inputs: []string{filepath.Join("testdata", "valid.json"), filepath.Join("testdata", "no-such-file.json")}},
+			check: func(t *testing.T, err error) {
+				if !errors.Is(err, os.ErrNotExist) {
+					t.Errorf("err = %v, want one wrapping os.ErrNotExist", err)
+				}
+			},
+		},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			dbPath := filepath.Join(dir, "catalog.db")
+			mustImport(t, Config{DB: dbPath, Inputs: []string{filepath.Join("testdata", "valid-edge.json")}})
+			before := snapshotFile(t, dbPath)
+			ctx := context.Background()
+			if tt.ctx != nil {
+				ctx = tt.ctx()
+			}
+			cfg := tt.cfg
+			cfg.DB = dbPath
+			res, err := Import(ctx, cfg)
+			if err == nil {
+				t.Fatalf("import succeeded: %+v", res)
+			}
+			tt.check(t, err)
+			before.assertUnchanged(t)
+			assertDirHolds(t, dir, "catalog.db", "catalog.db.lock")
+		})
+	}
+}
+
+// A later import replaces the catalogue as a whole: nothing of the previous
+// one survives.
+func TestImportReplacesCatalogue(t *testing.T) {
+	dbPath := filepath.Join(t.TempDir(), "catalog.db")
+	mustImport(t, Config{DB: dbPath, Inputs: []string{filepath.Join("testdata", "valid-edge.json")}})
+	first := mustOpen(t, dbPath).Info().Generation
+	mustImport(t, Config{DB: dbPath, Inputs: []string{filepath.Join("testdata", "valid.json")}})
+	db := mustOpen(t, dbPath)
+	if got := db.Info(); got.Generation == first || !slices.Equal(got.Zones, validCounts) {
+		t.Errorf("generation %q (first %q), counts %+v, want a new generation with %+v", got.Generation, first, got.Zones, validCounts)
+	}
+	if _, err := db.AppendCard(nil, "intl-edge-1"); !errors.Is(err, catalog.ErrNotFound) {
+		t.Errorf("card of the previous catalogue: err = %v, want ErrNotFound", err)
+	}
+}
+
+func mustImport(t *testing.T, cfg Config) Result {
+	t.Helper()
+	res, err := Import(context.Background(), cfg)
+	if err != nil {
+		t.Fatalf("import %v: %v", cfg.Inputs, err)
+	}
+	return res
+}
+
+func mustOpen(tb testing.TB, path string) *catalog.DB {
+	tb.Helper()
+	db, err := catalog.Open(path)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { db.Close() })
+	return db
+}
+
+// assertHoldsSnapshot checks that every record of a snapshot is in db as it
+// was written, a missing variant aside.
+func assertHoldsSnapshot(t *testing.T, db *catalog.DB, snapshot []byte) {
+	t.Helper()
+	var snap struct{ Sets, Cards []json.RawMessage }
+	if err := json.Unmarshal(snapshot, &snap); err != nil {
+		t.Fatal(err)
+	}
+	for _, raw := range snap.Sets {
+		var want catalog.Set
+		if err := json.Unmarshal(raw, &want); err != nil {
+			t.Fatal(err)
+		}
+		got, err := db.Set(want.ID)
+		if err != nil || got != want {
+			t.Errorf("set %q: got %+v (%v), want %+v", want.ID, got, err, want)
+		}
+	}
+	for _, raw := range snap.Cards {
+		var want catalog.Card
+		if err := json.Unmarshal(raw, &want); err != nil {
+			t.Fatal(err)
+		}
+		if want.Variant == "" {
+			want.Variant = catalog.DefaultVariant
+		}
+		if got := getCard(t, db, want.ID); got != want {
+			t.Errorf("card %q:\n got %+v\nwant %+v", want.ID, got, want)
+		}
+	}
+}
+
+func getCard(t *testing.T, db *catalog.DB, id string) catalog.Card {
+	t.Helper()
+	raw, err := db.AppendCard(nil, id)
+	if err != nil {
+		t.Fatalf("card %q: %v", id, err)
+	}
+	var c catalog.Card
+	if err := json.Unmarshal(raw, &c); err != nil {
+		t.Fatalf("card %q: %v", id, err)
+	}
+	return c
+}
+
+// fileState is a file's bytes and identity, to prove it was neither
+// rewritten nor replaced.
+type fileState struct {
+	path string
+	data []byte
+	info os.FileInfo
+}
+
+func snapshotFile(t *testing.T, path string) fileState {
+	t.Helper()
+	info, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fileState{path, readFile(t, path), info}
+}
+
+func (f fileState) assertUnchanged(t *testing.T) {
+	t.Helper()
+	info, err := os.Stat(f.path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !os.SameFile(info, f.info) || !info.ModTime().Equal(f.info.ModTime()) {
+		t.Errorf("%s was replaced or touched", f.path)
+	}
+	if !bytes.Equal(readFile(t, f.path), f.data) {
+		t.Errorf("%s changed", f.path)
+	}
+}
+
+// assertDirHolds checks that dir holds exactly the files named: the lock
+// file stays, since removing it would let two imports lock different files;
+// temporary files must not.
+func assertDirHolds(t *testing.T, dir string, names ...string) {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, e := range entries {
+		got = append(got, e.Name())
+	}
+	slices.Sort(names)
+	if !slices.Equal(got, names) {
+		t.Errorf("%s holds %q, want %q", dir, got, names)
+	}
+}
+
+func readFile(t *testing.T, path string) []byte {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
+}
+
+func writeFile(t *testing.T, path, data string) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(data), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func gzipBytes(t *testing.T, data []byte) []byte {
+	t.Helper()
+	var b bytes.Buffer
+	zw := gzip.NewWriter(&b)
+	if _, err := zw.Write(data); err != nil {
+		t.Fatal(err)
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
+}
