@@ -56,7 +56,7 @@ func (db *DB) load(tx *bolt.Tx) error {
 	if err := json.Unmarshal(meta.Get(keyInfo), &db.info); err != nil {
 		return fmt.Errorf("read info: %w", err)
 	}
-	for _, name := range [][]byte{bucketSets, bucketCards, bucketSetCards, bucketNumbers} {
+	for _, name := range [][]byte{bucketSets, bucketCards, bucketSetCards, bucketNumbers, bucketPostings} {
 		if tx.Bucket(name) == nil {
 			return fmt.Errorf("bucket %s missing", name)
 		}
@@ -244,3 +244,6 @@ func (db *DB) AppendCard(dst []byte, id string) ([]byte, error) {
 	}
 	return dst, nil
 }
+
+// Generation is the id of the import that wrote this catalogue.
+func (db *DB) Generation() string { return db.info.Generation }

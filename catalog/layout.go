@@ -13,9 +13,13 @@ import (
 //	cards      card id -> the card's canonical JSON
 //	setCards   one sub-bucket per set, named zone byte + set code:
 //	           NumberKey(number) + card id -> the card's canonical JSON
-//	numbers    the printed-number search index, in the order of the results:
-//	           NumberKey(number) + card id -> indexEntry (zone, set code,
-//	           normalized number, folded name)
+//	numbers    the search index entries, one per card, in result order:
+//	           4-byte big-endian ordinal -> zone byte, then the card id, the
+//	           set code and the normalized number, each uvarint-prefixed,
+//	           then the folded name
+//	postings   "g" + a bigram of folded names, "n" + a normalized number,
+//	           "s" + zone byte + set code -> uvarint count, then the
+//	           ordinals of its cards as uvarint deltas (see postings.go)
 //
 // The cards of a set are stored twice, by id and in printed-number order, so
 // that a page of a set is one contiguous range of ready-to-send JSON.
@@ -25,6 +29,7 @@ var (
 	bucketCards    = []byte("cards")
 	bucketSetCards = []byte("setCards")
 	bucketNumbers  = []byte("numbers")
+	bucketPostings = []byte("postings")
 
 	keyFormat = []byte("format")
 	keyInfo   = []byte("info")

@@ -85,13 +85,18 @@ func (w *Writer) begin() error {
 		return fmt.Errorf("write catalogue %s: %w", w.path, err)
 	}
 	w.tx = tx
-	for _, name := range [][]byte{bucketMeta, bucketSets, bucketCards, bucketSetCards, bucketNumbers} {
+	for _, name := range [][]byte{bucketMeta, bucketSets, bucketCards, bucketSetCards, bucketNumbers, bucketPostings} {
 		if _, err := tx.CreateBucketIfNotExists(name); err != nil {
 			return fmt.Errorf("write catalogue %s: bucket %s: %w", w.path, name, err)
 		}
 	}
+	// bbolt splits the nodes a transaction touched only when it commits;
+	// filling pages whole then leaves half as many as the default, and the
+	// file is never written to again.
 	w.cards = tx.Bucket(bucketCards)
+	w.cards.FillPercent = 1.0
 	w.setCards = tx.Bucket(bucketSetCards)
+	w.setCards.FillPercent = 1.0
 	w.curSet, w.curSetB = nil, nil
 	w.txBytes = 0
 	return nil
@@ -182,6 +187,7 @@ func (w *Writer) AddCard(c *Card) error {
 		if err != nil {
 			return fmt.Errorf("write catalogue %s: set bucket %q: %w", w.path, c.SetCode, err)
 		}
+		b.FillPercent = 1.0
 		w.curSet, w.curSetB = setName, b
 	}
 	numberKey := NumberKey(c.Number)
@@ -208,26 +214,12 @@ func (w *Writer) Finish(info Info) (_ Info, err error) {
 	}()
 	defer w.numbers.close()
 
-	numbers := w.tx.Bucket(bucketNumbers)
-	numbers.FillPercent = 1.0 // keys arrive in order
-	err = w.numbers.each(func(key, value []byte) error {
-		if err := w.put(numbers, key, value); err != nil {
-			return err
-		}
-		if w.txBytes >= commitEvery {
-			if err := w.commit(false); err != nil {
-				return err
-			}
-			numbers = w.tx.Bucket(bucketNumbers)
-			numbers.FillPercent = 1.0
-		}
-		return nil
-	})
-	if err != nil {
+	if err := w.writeIndex(); err != nil {
 		return info, err
 	}
 
 	sets := w.tx.Bucket(bucketSets)
+	sets.FillPercent = 1.0
 	var zoneSets [3]int64
 	for id, s := range w.sets {
 		total := w.cardTotals[string(setCardsBucket(s.Zone, s.Code))]
@@ -282,10 +274,50 @@ func (w *Writer) Abort() {
 	_ = os.Remove(w.path)
 }
 
+// writeIndex writes the search index entries in result order, numbering
+// them, and the posting lists of those numbers.
+func (w *Writer) writeIndex() error {
+	postings := newPostingBuilder()
+	var ord uint32
+	var key [4]byte
+	err := w.numbers.each(func(_, value []byte) error {
+		e, err := decodeIndexEntry(value)
+		if err != nil {
+			return fmt.Errorf("write catalogue %s: search index: %w", w.path, err)
+		}
+		postings.addCard(ord, &e)
+		binary.BigEndian.PutUint32(key[:], ord)
+		ord++
+		return w.putOrdered(bucketNumbers, key[:], value)
+	})
+	if err != nil {
+		return err
+	}
+	return postings.each(func(key, value []byte) error {
+		return w.putOrdered(bucketPostings, key, value)
+	})
+}
+
+// putOrdered puts into a bucket whose keys arrive in order, committing as
+// the transaction grows.
+func (w *Writer) putOrdered(bucket, key, value []byte) error {
+	b := w.tx.Bucket(bucket)
+	b.FillPercent = 1.0
+	if err := w.put(b, key, value); err != nil {
+		return err
+	}
+	if w.txBytes >= commitEvery {
+		return w.commit(false)
+	}
+	return nil
+}
+
 // appendIndexEntry encodes what search needs of a card without reading the
-// card: zone, set code, normalized number and folded name.
+// card: zone, id, set code, normalized number and folded name.
 func appendIndexEntry(dst []byte, c *Card) []byte {
 	dst = append(dst, byte(ZoneIndex(c.Zone)))
+	dst = binary.AppendUvarint(dst, uint64(len(c.ID)))
+	dst = append(dst, c.ID...)
 	dst = binary.AppendUvarint(dst, uint64(len(c.SetCode)))
 	dst = append(dst, c.SetCode...)
 	norm := NormalizeNumber(c.Number)

@@ -25,6 +25,9 @@ func (s *Server) handleListSets() http.Handler {
 		}
 		db, release := s.catalog.Acquire()
 		defer release()
+		if notModified(w, r, db, etag(db, r)) {
+			return
+		}
 		buf := s.getBuf()
 		defer s.putBuf(buf)
 		b := append(*buf, `{"data":`...)
@@ -58,6 +61,9 @@ func (s *Server) handleListSetCards() http.Handler {
 
 		db, release := s.catalog.Acquire()
 		defer release()
+		if notModified(w, r, db, etag(db, r)) {
+			return
+		}
 		buf := s.getBuf()
 		defer s.putBuf(buf)
 		b := append(*buf, `{"data":[`...)
@@ -109,6 +115,9 @@ func (s *Server) handleGetCard() http.Handler {
 		}
 		db, release := s.catalog.Acquire()
 		defer release()
+		if notModified(w, r, db, etag(db, r)) {
+			return
+		}
 		buf := s.getBuf()
 		defer s.putBuf(buf)
 		b := append(*buf, `{"data":`...)

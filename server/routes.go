@@ -21,6 +21,7 @@ func (s *Server) routes() *httprouter.Router {
 	s.get(r, api+"/catalog/sets", s.handleListSets())
 	s.get(r, api+"/catalog/sets/:code/cards", s.handleListSetCards())
 	s.get(r, api+"/catalog/cards/*cardId", s.handleGetCard())
+	s.get(r, api+"/catalog/search", s.handleSearch())
 	s.get(r, api+"/openapi.yaml", handleOpenAPI())
 	return r
 }

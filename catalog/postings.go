@@ -1,0 +1,181 @@
+package catalog
+
+import (
+	"encoding/binary"
+	"slices"
+	"unicode/utf8"
+)
+
+// The search index has two parts (see layout.go). The numbers bucket holds
+// one entry per card, keyed by its ordinal: its position in result order
+// (printed-number key, then id). The postings bucket maps a bigram of folded
+// names, a normalized printed number, or a set to the ordered list of the
+// ordinals of its cards. A query walks the shortest list that every result
+// must be on, in ordinal order, so it reads about as many entries as it needs
+// and stops at the limit; a query no list can narrow scans the entries in
+// order, which for a common term also stops early.
+const (
+	postingGram   byte = 'g' // + two runes of a folded name
+	postingNumber byte = 'n' // + a normalized printed number
+	postingSet    byte = 's' // + zone byte + set code
+)
+
+// postingList is one list being built: a count, then the ordinals as
+// uvarint deltas.
+type postingList struct {
+	n    uint32
+	last uint32
+	buf  []byte
+}
+
+type postingBuilder struct {
+	lists map[string]*postingList
+	key   []byte
+}
+
+func newPostingBuilder() *postingBuilder {
+	return &postingBuilder{lists: make(map[string]*postingList)}
+}
+
+// add appends ord, which never decreases, to the list of key.
+func (b *postingBuilder) add(key []byte, ord uint32) {
+	l, ok := b.lists[string(key)]
+	if !ok {
+		l = &postingList{}
+		b.lists[string(key)] = l
+	} else if l.last == ord {
+		return // a bigram twice in one name
+	}
+	delta := ord - l.last
+	if l.n == 0 {
+		delta = ord
+	}
+	l.buf = binary.AppendUvarint(l.buf, uint64(delta))
+	l.last = ord
+	l.n++
+}
+
+// addCard adds the lists a card belongs to.
+func (b *postingBuilder) addCard(ord uint32, e *indexEntry) {
+	b.key = append(append(append(b.key[:0], postingSet), e.zone), e.setCode...)
+	b.add(b.key, ord)
+	b.key = append(append(b.key[:0], postingNumber), e.number...)
+	b.add(b.key, ord)
+	name := e.name
+	for len(name) > 0 {
+		r1, n1 := utf8.DecodeRune(name)
+		if len(name) == n1 {
+			break
+		}
+		_, n2 := utf8.DecodeRune(name[n1:])
+		if r1 != ' ' && name[n1] != ' ' {
+			b.key = append(append(b.key[:0], postingGram), name[:n1+n2]...)
+			b.add(b.key, ord)
+		}
+		name = name[n1:]
+	}
+}
+
+// each calls fn with every list, in key order, encoded as stored.
+func (b *postingBuilder) each(fn func(key, value []byte) error) error {
+	keys := make([]string, 0, len(b.lists))
+	for k := range b.lists {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	var value []byte
+	for _, k := range keys {
+		l := b.lists[k]
+		value = binary.AppendUvarint(value[:0], uint64(l.n))
+		value = append(value, l.buf...)
+		if err := fn([]byte(k), value); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// ordinals walks a list of ordinals in increasing order.
+type ordinals interface {
+	// seek returns the first ordinal of the list that is at least min. It
+	// never moves backwards: asking again with the same min gives the same
+	// answer.
+	seek(min uint32) (uint32, bool)
+}
+
+// storedList reads a list as stored.
+type storedList struct {
+	data    []byte
+	count   uint32
+	cur     uint32
+	started bool
+	done    bool
+}
+
+func newStoredList(v []byte) *storedList {
+	n, w := binary.Uvarint(v)
+	if w <= 0 {
+		return &storedList{}
+	}
+	return &storedList{data: v[w:], count: uint32(n)}
+}
+
+func (l *storedList) seek(min uint32) (uint32, bool) {
+	if l.done {
+		return 0, false
+	}
+	if l.started && l.cur >= min {
+		return l.cur, true
+	}
+	for len(l.data) > 0 {
+		d, w := binary.Uvarint(l.data)
+		if w <= 0 {
+			break
+		}
+		l.data = l.data[w:]
+		if l.started {
+			l.cur += uint32(d)
+		} else {
+			l.cur, l.started = uint32(d), true
+		}
+		if l.cur >= min {
+			return l.cur, true
+		}
+	}
+	l.data, l.done = nil, true
+	return 0, false
+}
+
+// intersection walks the ordinals on every one of its lists.
+type intersection []ordinals
+
+func (in intersection) seek(min uint32) (uint32, bool) {
+	for {
+		agreed := true
+		for _, l := range in {
+			v, ok := l.seek(min)
+			if !ok {
+				return 0, false
+			}
+			if v > min {
+				min, agreed = v, false
+			}
+		}
+		if agreed {
+			return min, true
+		}
+	}
+}
+
+// union walks the ordinals on any of its lists.
+type union []ordinals
+
+func (u union) seek(min uint32) (uint32, bool) {
+	best, found := uint32(0), false
+	for _, l := range u {
+		if v, ok := l.seek(min); ok && (!found || v < best) {
+			best, found = v, true
+		}
+	}
+	return best, found
+}

@@ -1,0 +1,273 @@
+package catalog
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"unicode/utf8"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// SearchQuery is one search (DESIGN section 5), already validated.
+type SearchQuery struct {
+	// Q is the query text; it is folded and split into terms here.
+	Q string
+	// Zone limits the search to one zone; "" searches all.
+	Zone string
+	// Set limits the search to the sets a set id or code names (see
+	// SetsMatching); "" searches all sets.
+	Set string
+	// Limit is the most cards returned.
+	Limit int
+}
+
+// term is one folded query term, with its normalized printed number.
+type term struct {
+	text   []byte
+	number string
+}
+
+// Terms folds q and splits it into the terms a search matches.
+func Terms(q string) []string {
+	return strings.Fields(Fold(q))
+}
+
+func searchTerms(q string) []term {
+	fields := Terms(q)
+	terms := make([]term, len(fields))
+	for i, f := range fields {
+		terms[i] = term{text: []byte(f), number: NormalizeNumber(f)}
+	}
+	return terms
+}
+
+// indexEntry is a decoded entry of the numbers bucket.
+type indexEntry struct {
+	zone    byte
+	id      []byte
+	setCode []byte
+	number  []byte
+	name    []byte
+}
+
+var errBadEntry = errors.New("malformed search index entry")
+
+func decodeIndexEntry(v []byte) (indexEntry, error) {
+	var e indexEntry
+	if len(v) < 1 {
+		return e, errBadEntry
+	}
+	e.zone, v = v[0], v[1:]
+	for _, field := range []*[]byte{&e.id, &e.setCode, &e.number} {
+		n, w := binary.Uvarint(v)
+		if w <= 0 || uint64(len(v)-w) < n {
+			return e, errBadEntry
+		}
+		*field, v = v[w:w+int(n)], v[w+int(n):]
+	}
+	e.name = v
+	return e, nil
+}
+
+// matches reports whether every term is a substring of the folded name or
+// equals the normalized printed number.
+func (e *indexEntry) matches(terms []term) bool {
+	for i := range terms {
+		t := &terms[i]
+		if !bytes.Contains(e.name, t.text) && string(e.number) != t.number {
+			return false
+		}
+	}
+	return true
+}
+
+// Search calls fn with the canonical JSON of each matching card, at most
+// q.Limit of them, in the order of the normalized printed number, then id.
+// The slice passed to fn is valid only until fn returns.
+func (db *DB) Search(q SearchQuery, fn func(card []byte)) error {
+	terms := searchTerms(q.Q)
+	if len(terms) == 0 || q.Limit <= 0 {
+		return nil
+	}
+	zone := -1
+	if q.Zone != "" {
+		if zone = ZoneIndex(q.Zone); zone < 0 {
+			return fmt.Errorf("search: unknown zone %q", q.Zone)
+		}
+	}
+	var sets []*storedSet
+	if q.Set != "" {
+		if sets = db.setsMatching(q.Set, q.Zone); len(sets) == 0 {
+			return nil
+		}
+	}
+	err := db.db.View(func(tx *bolt.Tx) error {
+		s := searcher{
+			entries:  tx.Bucket(bucketNumbers),
+			postings: tx.Bucket(bucketPostings),
+			cards:    tx.Bucket(bucketCards),
+			zone:     zone,
+			sets:     sets,
+			terms:    terms,
+		}
+		return s.run(q.Limit, fn)
+	})
+	if err != nil {
+		return fmt.Errorf("search %q: %w", q.Q, err)
+	}
+	return nil
+}
+
+type searcher struct {
+	entries, postings, cards *bolt.Bucket
+	zone                     int
+	sets                     []*storedSet
+	terms                    []term
+	key                      []byte
+}
+
+// run finds the results through the narrowest posting list, or by scanning
+// the entries in order when no list narrows the search.
+func (s *searcher) run(limit int, fn func([]byte)) error {
+	driver, ok := s.plan()
+	found := 0
+	emit := func(e *indexEntry) error {
+		if (s.zone >= 0 && int(e.zone) != s.zone) || !s.inSets(e) || !e.matches(s.terms) {
+			return nil
+		}
+		card := s.cards.Get(e.id)
+		if card == nil {
+			return fmt.Errorf("card %q of the index is missing", e.id)
+		}
+		fn(card)
+		found++
+		return nil
+	}
+	if !ok {
+		c := s.entries.Cursor()
+		for k, v := c.First(); k != nil && found < limit; k, v = c.Next() {
+			e, err := decodeIndexEntry(v)
+			if err != nil {
+				return fmt.Errorf("index entry %x: %w", k, err)
+			}
+			if err := emit(&e); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	var key [4]byte
+	for ord, more := driver.seek(0); more && found < limit; ord, more = driver.seek(ord + 1) {
+		binary.BigEndian.PutUint32(key[:], ord)
+		v := s.entries.Get(key[:])
+		if v == nil {
+			return fmt.Errorf("index entry %d is missing", ord)
+		}
+		e, err := decodeIndexEntry(v)
+		if err != nil {
+			return fmt.Errorf("index entry %d: %w", ord, err)
+		}
+		if err := emit(&e); err != nil {
+			return err
+		}
+		if ord == ^uint32(0) {
+			break
+		}
+	}
+	return nil
+}
+
+func (s *searcher) inSets(e *indexEntry) bool {
+	if s.sets == nil {
+		return true
+	}
+	for _, set := range s.sets {
+		if int(e.zone) == ZoneIndex(set.Zone) && string(e.setCode) == set.Code {
+			return true
+		}
+	}
+	return false
+}
+
+// plan picks the shortest list that every result is on: the cards of the
+// filtered sets, or for one term the cards whose names hold its two rarest
+// bigrams, together with the cards whose number is the term. A term of one
+// character has no bigram and cannot narrow the search.
+func (s *searcher) plan() (ordinals, bool) {
+	var best ordinals
+	bestCount := ^uint64(0)
+	consider := func(l ordinals, count uint64) {
+		if count < bestCount {
+			best, bestCount = l, count
+		}
+	}
+	if s.sets != nil {
+		var lists union
+		var count uint64
+		for _, set := range s.sets {
+			l := s.list(postingSet, string([]byte{byte(ZoneIndex(set.Zone))})+set.Code)
+			lists = append(lists, l)
+			count += uint64(l.count)
+		}
+		consider(lists, count)
+	}
+	for i := range s.terms {
+		t := &s.terms[i]
+		number := s.list(postingNumber, t.number)
+		var grams []*storedList
+		if utf8.RuneCount(t.text) >= 2 {
+			for rest := t.text; ; {
+				_, n1 := utf8.DecodeRune(rest)
+				if n1 >= len(rest) {
+					break
+				}
+				_, n2 := utf8.DecodeRune(rest[n1:])
+				grams = append(grams, s.list(postingGram, string(rest[:n1+n2])))
+				rest = rest[n1:]
+			}
+		} else {
+			continue
+		}
+		slices.SortFunc(grams, func(a, b *storedList) int { return int(a.count) - int(b.count) })
+		if len(grams) > 2 {
+			grams = grams[:2]
+		}
+		byName := make(intersection, len(grams))
+		for j, g := range grams {
+			byName[j] = g
+		}
+		consider(union{byName, number}, uint64(grams[0].count)+uint64(number.count))
+	}
+	return best, best != nil
+}
+
+// list returns the posting list kind+key, empty when there is none.
+func (s *searcher) list(kind byte, key string) *storedList {
+	s.key = append(append(s.key[:0], kind), key...)
+	v := s.postings.Get(s.key)
+	if v == nil {
+		return &storedList{done: true}
+	}
+	return newStoredList(v)
+}
+
+// setsMatching is SetsMatching for this package.
+func (db *DB) setsMatching(ref, zone string) []*storedSet {
+	if s, ok := db.setsByID[ref]; ok {
+		if zone == "" || s.Zone == zone {
+			return []*storedSet{s}
+		}
+		return nil
+	}
+	var out []*storedSet
+	for _, s := range db.setsByCode[ref] {
+		if zone == "" || s.Zone == zone {
+			out = append(out, s)
+		}
+	}
+	return out
+}

@@ -1,0 +1,517 @@
+package server
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/url"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/catalogd/catalogd/data"
+)
+
+type setJSON struct {
+	ID         string  `json:"id"`
+	Code       string  `json:"code"`
+	Name       string  `json:"name"`
+	Zone       string  `json:"zone"`
+	ReleasedOn *string `json:"releasedOn"`
+	CardCount  int64   `json:"cardCount"`
+}
+
+type cardJSON struct {
+	ID      string `json:"id"`
+	Name    string `json:"name"`
+	SetCode string `json:"setCode"`
+	Number  string `json:"number"`
+	Zone    string `json:"zone"`
+}
+
+type setsBody struct {
+	Data []setJSON `json:"data"`
+}
+
+type cardsBody struct {
+	Data []cardJSON `json:"data"`
+	Meta struct {
+		Page     int64 `json:"page"`
+		PageSize int64 `json:"pageSize"`
+		Total    int64 `json:"total"`
+	} `json:"meta"`
+}
+
+// snapshotSets reads the sets of the fixture's snapshots with encoding/json,
+// independently of the importer.
+func snapshotSets(t *testing.T) []setJSON {
+	t.Helper()
+	var all []setJSON
+	odd, err := os.ReadFile("testdata/odd.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, raw := range [][]byte{data.Sample(), odd} {
+		var snap struct {
+			Sets []setJSON `json:"sets"`
+		}
+		if err := json.Unmarshal(raw, &snap); err != nil {
+			t.Fatal(err)
+		}
+		all = append(all, snap.Sets...)
+	}
+	return all
+}
+
+func ids[T any](list []T, id func(T) string) []string {
+	out := make([]string, len(list))
+	for i, v := range list {
+		out[i] = id(v)
+	}
+	return out
+}
+
+func setID(s setJSON) string   { return s.ID }
+func cardID(c cardJSON) string { return c.ID }
+
+func TestListSetsOrderAndEnvelope(t *testing.T) {
+	f := newFixture(t)
+	r := f.get("/catalog/sets")
+	r.wantStatus(t, http.StatusOK)
+	if ct := r.header.Get("Content-Type"); ct != "application/json" {
+		t.Errorf("Content-Type %q, want application/json", ct)
+	}
+	var envelope map[string]json.RawMessage
+	r.json(t, &envelope)
+	if len(envelope) != 1 || envelope["data"] == nil {
+		t.Fatalf("envelope members %v, want only data", slices.Sorted(mapKeys(envelope)))
+	}
+	var got setsBody
+	r.json(t, &got)
+
+	// DESIGN section 4: releasedOn newest first, undated after dated, then id.
+	want := snapshotSets(t)
+	slices.SortFunc(want, func(a, b setJSON) int {
+		switch {
+		case a.ReleasedOn != nil && b.ReleasedOn == nil:
+			return -1
+		case a.ReleasedOn == nil && b.ReleasedOn != nil:
+			return 1
+		case a.ReleasedOn != nil && *a.ReleasedOn != *b.ReleasedOn:
+			return -strings.Compare(*a.ReleasedOn, *b.ReleasedOn)
+		}
+		return strings.Compare(a.ID, b.ID)
+	})
+	if g, w := ids(got.Data, setID), ids(want, setID); !slices.Equal(g, w) {
+		t.Fatalf("order of sets:\n got %q\nwant %q", g, w)
+	}
+	// The fixture holds an undated set, so the rule for them is exercised.
+	if last := got.Data[len(got.Data)-1]; last.ReleasedOn != nil {
+		t.Fatalf("last set %s has a date; the fixture should end with an undated set", last.ID)
+	}
+
+	// cardCount is what the snapshot said, as the spec defines the field.
+	for _, s := range got.Data {
+		if s.ID == "jp-ADV1" && s.CardCount != 0 {
+			t.Errorf("jp-ADV1 cardCount %d, want 0", s.CardCount)
+		}
+	}
+}
+
+func mapKeys[K comparable, V any](m map[K]V) func(func(K) bool) {
+	return func(yield func(K) bool) {
+		for k := range m {
+			if !yield(k) {
+				return
+			}
+		}
+	}
+}
+
+func TestListSetsIgnoresUnknownParameters(t *testing.T) {
+	f := newFixture(t)
+	want := f.get("/catalog/sets").body
+	for _, q := range []string{"zone=jp", "zone=nowhere", "foo=1&foo=2", "page=0"} {
+		r := f.get("/catalog/sets?" + q)
+		r.wantStatus(t, http.StatusOK)
+		if string(r.body) != string(want) {
+			t.Errorf("?%s changed the list of sets", q)
+		}
+	}
+}
+
+func TestListSetCardsResolvesIDThenCodeInZoneOrder(t *testing.T) {
+	f := newFixture(t)
+	cases := []struct {
+		ref      string // as sent, escaped
+		wantZone string
+		wantSet  string
+	}{
+		{"jp-SV1a", "jp", "SV1a"},
+		{"chn-SV1a", "chn", "SV1a"},
+		{"SV1a", "jp", "SV1a"}, // a code in jp and chn resolves in zone order
+		{"base1", "intl", "base1"},
+		{"intl-base1", "intl", "base1"},
+		{"intl-odd%20set%2F%C3%BC", "intl", "odd set/ü"}, // id with space, "/" and non-ASCII
+		{"odd%20set%2F%C3%BC", "intl", "odd set/ü"},      // the same as a code, shared with jp
+		{"jp-odd", "jp", "odd set/ü"},
+		{url.PathEscape("jp-SM1+"), "", ""}, // not in the sample: 404 below
+	}
+	for _, c := range cases {
+		r := f.get("/catalog/sets/" + c.ref + "/cards?pageSize=200")
+		if c.wantZone == "" {
+			r.wantStatus(t, http.StatusNotFound)
+			continue
+		}
+		r.wantStatus(t, http.StatusOK)
+		var got cardsBody
+		r.json(t, &got)
+		if len(got.Data) == 0 {
+			t.Fatalf("%s: no cards", c.ref)
+		}
+		for _, card := range got.Data {
+			if card.Zone != c.wantZone || card.SetCode != c.wantSet {
+				t.Fatalf("%s: card %s is in %s/%s, want %s/%s", c.ref, card.ID, card.Zone, card.SetCode, c.wantZone, c.wantSet)
+			}
+		}
+	}
+}
+
+func TestListSetCardsOrderByPrintedNumber(t *testing.T) {
+	f := newFixture(t)
+	r := f.get("/catalog/sets/intl-odd%20set%2F%C3%BC/cards")
+	r.wantStatus(t, http.StatusOK)
+	var got cardsBody
+	r.json(t, &got)
+	// 1 < 2 < TG02 < 3 = 03 (then id) < 10 < 025/165 < 112/102 < no digits.
+	want := []string{"intl-odd-a", "intl-odd 2", "intl-odd-?", "intl-odd-b", "intl-odd-d", "intl-odd/10", "intl-odd-ピカ", "intl-odd-%2F", "intl-odd-c"}
+	if g := ids(got.Data, cardID); !slices.Equal(g, want) {
+		t.Fatalf("order:\n got %q\nwant %q", g, want)
+	}
+
+	// A real set: the first digit runs never decrease.
+	r = f.get("/catalog/sets/intl-swshp/cards?pageSize=200&page=2")
+	r.wantStatus(t, http.StatusOK)
+	r.json(t, &got)
+	prev := int64(-1)
+	for _, c := range got.Data {
+		n := firstNumber(c.Number)
+		if n < prev {
+			t.Fatalf("card %s number %q after a card numbered %d", c.ID, c.Number, prev)
+		}
+		prev = n
+	}
+}
+
+// firstNumber is the first run of digits in s, or a large value without one.
+func firstNumber(s string) int64 {
+	start := strings.IndexFunc(s, func(r rune) bool { return r >= '0' && r <= '9' })
+	if start < 0 {
+		return 1 << 62
+	}
+	end := start
+	for end < len(s) && s[end] >= '0' && s[end] <= '9' {
+		end++
+	}
+	n, _ := strconv.ParseInt(s[start:end], 10, 64)
+	return n
+}
+
+func TestListSetCardsPagination(t *testing.T) {
+	f := newFixture(t)
+	all := f.get("/catalog/sets/intl-swshp/cards?pageSize=200")
+	all.wantStatus(t, http.StatusOK)
+	var first cardsBody
+	all.json(t, &first)
+	total := first.Meta.Total
+	if total != 305 || len(first.Data) != 200 {
+		t.Fatalf("total %d with %d cards on page 1, want 305 and 200", total, len(first.Data))
+	}
+
+	// Default page size is 50, default page 1.
+	var def cardsBody
+	f.get("/catalog/sets/intl-swshp/cards").json(t, &def)
+	if def.Meta.Page != 1 || def.Meta.PageSize != 50 || len(def.Data) != 50 {
+		t.Fatalf("defaults: meta %+v with %d cards", def.Meta, len(def.Data))
+	}
+	if !slices.Equal(ids(def.Data, cardID), ids(first.Data[:50], cardID)) {
+		t.Fatal("the default page is not the first 50 cards")
+	}
+
+	// Pages tile the list without gaps or repeats; the last one is short.
+	var joined []string
+	for page := 1; ; page++ {
+		var p cardsBody
+		r := f.get("/catalog/sets/intl-swshp/cards?pageSize=37&page=" + strconv.Itoa(page))
+		r.wantStatus(t, http.StatusOK)
+		r.json(t, &p)
+		if p.Meta.Total != total || p.Meta.Page != int64(page) || p.Meta.PageSize != 37 {
+			t.Fatalf("page %d meta %+v", page, p.Meta)
+		}
+		if len(p.Data) == 0 {
+			break
+		}
+		joined = append(joined, ids(p.Data, cardID)...)
+	}
+	var whole cardsBody
+	f.get("/catalog/sets/intl-swshp/cards?pageSize=200&page=2").json(t, &whole)
+	if want := append(ids(first.Data, cardID), ids(whole.Data, cardID)...); !slices.Equal(joined, want) {
+		t.Fatalf("pages of 37 do not tile the %d cards", len(want))
+	}
+
+	// A page past the end: 200, empty data, the true total.
+	for _, q := range []string{"page=99", "page=9007199254740991&pageSize=200"} {
+		r := f.get("/catalog/sets/intl-swshp/cards?" + q)
+		r.wantStatus(t, http.StatusOK)
+		var past cardsBody
+		r.json(t, &past)
+		if len(past.Data) != 0 || past.Meta.Total != total {
+			t.Fatalf("%s: %d cards, total %d; want none and %d", q, len(past.Data), past.Meta.Total, total)
+		}
+		if !strings.Contains(string(r.body), `"data":[]`) {
+			t.Fatalf("%s: data is not an empty array: %s", q, r.body)
+		}
+	}
+
+	// A set without cards.
+	r := f.get("/catalog/sets/jp-ADV1/cards")
+	r.wantStatus(t, http.StatusOK)
+	var empty cardsBody
+	r.json(t, &empty)
+	if len(empty.Data) != 0 || empty.Meta.Total != 0 {
+		t.Fatalf("jp-ADV1: %+v", empty)
+	}
+}
+
+func TestListSetCardsUnknownSet(t *testing.T) {
+	f := newFixture(t)
+	for _, ref := range []string{"nope", "JP-SV1A", "sv1a", "intl-odd%20set", "%E2%9C%93"} {
+		r := f.get("/catalog/sets/" + ref + "/cards")
+		r.wantStatus(t, http.StatusNotFound)
+		if ct := r.header.Get("Content-Type"); ct != "application/problem+json" {
+			t.Errorf("%s: Content-Type %q", ref, ct)
+		}
+	}
+}
+
+func TestGetCard(t *testing.T) {
+	f := newFixture(t)
+	cases := []struct{ target, wantID string }{
+		{"jp-SV1a-001", "jp-SV1a-001"},
+		{"intl-exu-%21", "intl-exu-!"},
+		{"intl-exu-!", "intl-exu-!"},
+		{"intl-exu-%253F", "intl-exu-%3F"}, // a literal "%" in the id
+		{"intl-odd%2F10", "intl-odd/10"},   // "/" encoded
+		{"intl-odd/10", "intl-odd/10"},     // "/" as sent by a careless client
+		{"intl-odd%202", "intl-odd 2"},
+		{"intl-odd-%E3%83%94%E3%82%AB", "intl-odd-ピカ"},
+		{"intl-odd-%252F", "intl-odd-%2F"},
+		{"intl-odd-%3F", "intl-odd-?"},
+	}
+	for _, c := range cases {
+		r := f.get("/catalog/cards/" + c.target)
+		r.wantStatus(t, http.StatusOK)
+		var got struct {
+			Data map[string]any `json:"data"`
+		}
+		r.json(t, &got)
+		if got.Data["id"] != c.wantID {
+			t.Errorf("%s: got card %v, want %s", c.target, got.Data["id"], c.wantID)
+		}
+	}
+
+	// The stored record comes back member for member as the snapshot gave it.
+	r := f.get("/catalog/cards/jp-odd-1")
+	want := `{"data":{"id":"jp-odd-1","name":"いち","setName":"変なID","setCode":"odd set/ü","number":"1","language":"ja","variant":"standard","zone":"jp"}}`
+	if string(r.body) != want {
+		t.Errorf("jp-odd-1:\n got %s\nwant %s", r.body, want)
+	}
+
+	for _, target := range []string{"nope", "jp-sv1a-001", "intl-exu-%3F" /* is "?" after decoding */ + "x", "intl-odd"} {
+		f.get("/catalog/cards/" + target).wantStatus(t, http.StatusNotFound)
+	}
+}
+
+func TestHeadOptionsAndOtherMethods(t *testing.T) {
+	f := newFixture(t)
+	for _, target := range []string{"/catalog/sets", "/catalog/sets/SV1a/cards", "/catalog/cards/jp-SV1a-001"} {
+		get := f.get(target)
+		head := f.do(http.MethodHead, target)
+		head.wantStatus(t, http.StatusOK)
+		if len(head.body) != 0 {
+			t.Errorf("HEAD %s: %d bytes of body", target, len(head.body))
+		}
+		if head.header.Get("Content-Type") != get.header.Get("Content-Type") ||
+			head.header.Get("Content-Length") != strconv.Itoa(len(get.body)) {
+			t.Errorf("HEAD %s: headers %v differ from GET's", target, head.header)
+		}
+
+		opt := f.do(http.MethodOptions, target)
+		if opt.status != http.StatusOK && opt.status != http.StatusNoContent {
+			t.Errorf("OPTIONS %s: status %d", target, opt.status)
+		}
+		if allow := opt.header.Get("Allow"); !sameMethods(allow, "GET, HEAD, OPTIONS") {
+			t.Errorf("OPTIONS %s: Allow %q", target, allow)
+		}
+		if len(opt.body) != 0 {
+			t.Errorf("OPTIONS %s: body %q", target, opt.body)
+		}
+
+		for _, m := range []string{http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete, "PURGE"} {
+			r := f.do(m, target)
+			r.wantStatus(t, http.StatusMethodNotAllowed)
+			if allow := r.header.Get("Allow"); !sameMethods(allow, "GET, HEAD, OPTIONS") {
+				t.Errorf("%s %s: Allow %q", m, target, allow)
+			}
+			if ct := r.header.Get("Content-Type"); ct != "application/problem+json" {
+				t.Errorf("%s %s: Content-Type %q", m, target, ct)
+			}
+		}
+	}
+}
+
+func sameMethods(got, want string) bool {
+	split := func(s string) []string {
+		parts := strings.Split(s, ",")
+		for i := range parts {
+			parts[i] = strings.TrimSpace(parts[i])
+		}
+		slices.Sort(parts)
+		return parts
+	}
+	return slices.Equal(split(got), split(want))
+}
+
+func TestUnknownRoutes(t *testing.T) {
+	f := newFixture(t)
+	for _, target := range []string{"/catalog", "/catalog/sets/", "/catalog/set", "/catalog/sets/SV1a", "/catalog/sets/SV1a/cards/extra"} {
+		r := f.do(http.MethodGet, target)
+		r.wantStatus(t, http.StatusNotFound)
+		var p problem
+		r.json(t, &p)
+		if p.Status != 404 || p.Title == "" || p.Type == "" || p.Detail == "" {
+			t.Errorf("%s: problem %+v", target, p)
+		}
+	}
+}
+
+// TestQueryParameterRules covers every 400 rule of DESIGN section 4 on the
+// routes that take integers, and the query-string rule on all of them.
+func TestQueryParameterRules(t *testing.T) {
+	f := newFixture(t)
+	bad := []struct {
+		query  string
+		params []string // the parameters the errors array must name
+	}{
+		{"page=0", []string{"page"}},
+		{"page=-1", []string{"page"}},
+		{"page=%2B1", []string{"page"}}, // +1
+		{"page=1.0", []string{"page"}},
+		{"page=1e2", []string{"page"}},
+		{"page=", []string{"page"}},
+		{"page=%20", []string{"page"}},
+		{"page=one", []string{"page"}},
+		{"page=0x10", []string{"page"}},
+		{"page=9007199254740992", []string{"page"}},
+		{"page=99999999999999999999999", []string{"page"}},
+		{"pageSize=0", []string{"pageSize"}},
+		{"pageSize=201", []string{"pageSize"}},
+		{"pageSize=%EF%BC%91", []string{"pageSize"}}, // a full-width 1
+		{"page=1&page=2", []string{"page"}},
+		{"pageSize=5&pageSize=5", []string{"pageSize"}},
+		{"page=0&pageSize=0", []string{"page", "pageSize"}},
+	}
+	for _, c := range bad {
+		r := f.get("/catalog/sets/SV1a/cards?" + c.query)
+		r.wantStatus(t, http.StatusBadRequest)
+		if ct := r.header.Get("Content-Type"); ct != "application/problem+json" {
+			t.Errorf("?%s: Content-Type %q", c.query, ct)
+		}
+		var p problem
+		r.json(t, &p)
+		if p.Status != 400 || p.Type != "about:blank" || p.Title != "Bad Request" || p.Detail == "" {
+			t.Errorf("?%s: problem %+v", c.query, p)
+		}
+		var named []string
+		for _, e := range p.Errors {
+			if e.Detail == "" {
+				t.Errorf("?%s: error for %s has no detail", c.query, e.Parameter)
+			}
+			named = append(named, e.Parameter)
+		}
+		if !slices.Equal(named, c.params) {
+			t.Errorf("?%s: errors name %q, want %q", c.query, named, c.params)
+		}
+	}
+
+	good := []struct {
+		query          string
+		page, pageSize int64
+	}{
+		{"page=01", 1, 50},
+		{"page=2&pageSize=007", 2, 7},
+		{"pageSize=200", 1, 200},
+		{"pageSize=1&unknown=x&unknown=y", 1, 1},
+	}
+	for _, c := range good {
+		r := f.get("/catalog/sets/SV1a/cards?" + c.query)
+		r.wantStatus(t, http.StatusOK)
+		var got cardsBody
+		r.json(t, &got)
+		if got.Meta.Page != c.page || got.Meta.PageSize != c.pageSize {
+			t.Errorf("?%s: meta %+v", c.query, got.Meta)
+		}
+	}
+
+	// A query string that cannot be decoded is 400 on every endpoint.
+	for _, target := range []string{"/catalog/sets", "/catalog/sets/SV1a/cards", "/catalog/cards/jp-SV1a-001"} {
+		for _, q := range []string{"a=%zz", "page=%", "x=1;y=2"} {
+			r := f.get(target + "?" + q)
+			r.wantStatus(t, http.StatusBadRequest)
+			var p problem
+			r.json(t, &p)
+			if len(p.Errors) != 1 {
+				t.Errorf("%s?%s: errors %+v", target, q, p.Errors)
+			}
+		}
+	}
+}
+
+func TestETagAndNotModified(t *testing.T) {
+	f := newFixture(t)
+	gen := f.live.Current().Generation()
+	for _, target := range []string{"/catalog/sets", "/catalog/sets/SV1a/cards?page=2", "/catalog/cards/intl-odd%2F10", "/catalog/search?q=pikachu"} {
+		r := f.get(target)
+		r.wantStatus(t, http.StatusOK)
+		tag := r.header.Get("ETag")
+		if !strings.HasPrefix(tag, `"`) || !strings.HasSuffix(tag, `"`) || strings.HasPrefix(tag, "W/") {
+			t.Fatalf("%s: ETag %q is not a strong validator", target, tag)
+		}
+		if r.header.Get("Cache-Control") != "private" || r.header.Get(GenerationHeader) != gen {
+			t.Errorf("%s: Cache-Control %q, generation %q", target, r.header.Get("Cache-Control"), r.header.Get(GenerationHeader))
+		}
+		if again := f.get(target); again.header.Get("ETag") != tag {
+			t.Errorf("%s: ETag changed between two identical requests", target)
+		}
+		for _, inm := range []string{tag, `"other", ` + tag, "W/" + tag, "*"} {
+			nm := f.do(http.MethodGet, target, "If-None-Match", inm)
+			if nm.status != http.StatusNotModified || len(nm.body) != 0 || nm.header.Get("ETag") != tag {
+				t.Errorf("%s with If-None-Match %s: status %d, %d bytes, ETag %q", target, inm, nm.status, len(nm.body), nm.header.Get("ETag"))
+			}
+		}
+		if r := f.do(http.MethodGet, target, "If-None-Match", `"stale"`); r.status != http.StatusOK {
+			t.Errorf("%s with a stale tag: status %d", target, r.status)
+		}
+	}
+	// Different requests, different tags.
+	a := f.get("/catalog/sets/SV1a/cards?page=1").header.Get("ETag")
+	b := f.get("/catalog/sets/SV1a/cards?page=2").header.Get("ETag")
+	if a == b {
+		t.Error("two pages share an ETag")
+	}
+	// Errors carry no validator.
+	if r := f.get("/catalog/cards/nope"); r.header.Get("ETag") != "" {
+		t.Errorf("a 404 carries ETag %q", r.header.Get("ETag"))
+	}
+}

@@ -1,0 +1,90 @@
+package server
+
+import (
+	"net/http"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/catalogd/catalogd/catalog"
+)
+
+// Limits of searchCards (spec sections 4.4 and 8).
+const (
+	minQueryLen  = 2
+	maxQueryLen  = 200
+	maxSetLen    = 50
+	defaultLimit = 25
+	maxLimit     = 100
+)
+
+// searchParams reads the parameters of searchCards; the MCP tool shares it.
+func searchParams(q *query) catalog.SearchQuery {
+	var sq catalog.SearchQuery
+	if raw, ok := q.get("q"); ok {
+		switch text := strings.TrimSpace(raw); {
+		case !utf8.ValidString(raw):
+			q.fail("q", "must be valid UTF-8")
+		case utf8.RuneCountInString(text) < minQueryLen || utf8.RuneCountInString(text) > maxQueryLen:
+			q.fail("q", "must be %d to %d characters long once trimmed, got %d", minQueryLen, maxQueryLen, utf8.RuneCountInString(text))
+		default:
+			sq.Q = text
+		}
+	} else if _, dup := q.values["q"]; !dup {
+		q.fail("q", "is required")
+	}
+	sq.Zone = q.zone("zone")
+	if set, ok := q.get("set"); ok {
+		switch {
+		case !utf8.ValidString(set):
+			q.fail("set", "must be valid UTF-8")
+		case set == "":
+			q.fail("set", "must not be empty; leave it out to search every set")
+		case utf8.RuneCountInString(set) > maxSetLen:
+			q.fail("set", "must be at most %d characters long, got %d", maxSetLen, utf8.RuneCountInString(set))
+		default:
+			sq.Set = set
+		}
+	}
+	sq.Limit = int(q.int("limit", defaultLimit, 1, maxLimit))
+	return sq
+}
+
+// handleSearch answers searchCards: the cards whose folded name contains
+// every term, or whose printed number equals it, in printed-number order.
+func (s *Server) handleSearch() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		q, err := parseQuery(r.URL.RawQuery)
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		sq := searchParams(q)
+		if err := q.err(); err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		db, release := s.catalog.Acquire()
+		defer release()
+		if notModified(w, r, db, etag(db, r)) {
+			return
+		}
+		buf := s.getBuf()
+		defer s.putBuf(buf)
+		b := append(*buf, `{"data":[`...)
+		n := 0
+		err = db.Search(sq, func(card []byte) {
+			if n > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, card...)
+			n++
+		})
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		b = append(b, `]}`...)
+		*buf = b
+		writeJSON(w, b)
+	})
+}

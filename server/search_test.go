@@ -1,0 +1,284 @@
+package server
+
+import (
+	"bytes"
+	"encoding/json"
+	"math/rand/v2"
+	"net/http"
+	"net/url"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/catalogd/catalogd/catalog"
+	"github.com/catalogd/catalogd/data"
+)
+
+// searchCard is a card of the fixture's snapshots as encoding/json reads it.
+type searchCard struct {
+	ID      string `json:"id"`
+	Name    string `json:"name"`
+	SetCode string `json:"setCode"`
+	Number  string `json:"number"`
+	Zone    string `json:"zone"`
+}
+
+func (f *fixture) search(t *testing.T, query string) []cardJSON {
+	t.Helper()
+	r := f.get("/catalog/search?" + query)
+	r.wantStatus(t, http.StatusOK)
+	var body struct {
+		Data []cardJSON `json:"data"`
+	}
+	r.json(t, &body)
+	var envelope map[string]json.RawMessage
+	r.json(t, &envelope)
+	if len(envelope) != 1 {
+		t.Fatalf("?%s: envelope has %d members, want only data", query, len(envelope))
+	}
+	return body.Data
+}
+
+func TestSearchMatching(t *testing.T) {
+	f := newFixture(t)
+	cases := []struct {
+		query string
+		check func(c cardJSON) bool
+		min   int
+	}{
+		{"q=pikachu", func(c cardJSON) bool { return strings.Contains(strings.ToLower(c.Name), "pikachu") }, 1},
+		{"q=chu", func(c cardJSON) bool { return strings.Contains(strings.ToLower(c.Name), "chu") }, 1},
+		{"q=PIKACHU", func(c cardJSON) bool { return strings.Contains(strings.ToLower(c.Name), "pikachu") }, 1},
+		{"q=%E3%81%B4%E3%81%8B", func(c cardJSON) bool { return strings.Contains(c.Name, "ピカ") }, 1}, // ぴか
+		{"q=%E3%83%94%E3%82%AB", func(c cardJSON) bool { return strings.Contains(c.Name, "ピカ") }, 1}, // ピカ
+		{"q=%E7%9A%AE%E5%8D%A1", func(c cardJSON) bool { return strings.Contains(c.Name, "皮卡") }, 1}, // 皮卡
+		{"q=charizard+4", func(c cardJSON) bool {
+			return strings.Contains(strings.ToLower(c.Name), "charizard") && (catalog.NormalizeNumber(c.Number) == "4" || strings.Contains(c.Name, "4"))
+		}, 1},
+		{"q=025", func(c cardJSON) bool { return catalog.NormalizeNumber(c.Number) == "25" || strings.Contains(c.Name, "025") }, 5},
+		{"q=%EF%BD%90%EF%BD%89%EF%BD%8B%EF%BD%81", func(c cardJSON) bool { return strings.Contains(strings.ToLower(c.Name), "pika") }, 1}, // full-width ｐｉｋａ
+	}
+	for _, c := range cases {
+		got := f.search(t, c.query+"&limit=100")
+		if len(got) < c.min {
+			t.Errorf("?%s: %d results, want at least %d", c.query, len(got), c.min)
+		}
+		for _, card := range got {
+			if !c.check(card) {
+				t.Errorf("?%s: %s %q (number %q) should not match", c.query, card.ID, card.Name, card.Number)
+			}
+		}
+	}
+	if got := f.search(t, "q=zzzqqqxx"); len(got) != 0 {
+		t.Errorf("a term that matches nothing found %d cards", len(got))
+	}
+	// The number term must equal the number, not merely contain it.
+	for _, card := range f.search(t, "q=charizard+4&limit=100") {
+		if n := catalog.NormalizeNumber(card.Number); n != "4" && !strings.Contains(card.Name, "4") {
+			t.Errorf("charizard 4 found %s numbered %s", card.ID, card.Number)
+		}
+	}
+}
+
+func TestSearchFilters(t *testing.T) {
+	f := newFixture(t)
+	for _, zone := range catalog.Zones() {
+		for _, card := range f.search(t, "q=on&limit=100&zone="+zone) {
+			if card.Zone != zone {
+				t.Errorf("zone=%s found %s of zone %s", zone, card.ID, card.Zone)
+			}
+		}
+	}
+	// set by id, by code in every zone, by code in one zone.
+	bySet := func(query string) map[string]bool {
+		zones := map[string]bool{}
+		for _, c := range f.search(t, query) {
+			if c.SetCode != "SV1a" {
+				t.Errorf("?%s found %s of set %s", query, c.ID, c.SetCode)
+			}
+			zones[c.Zone] = true
+		}
+		return zones
+	}
+	if z := bySet("q=01&set=SV1a&limit=100"); !z["jp"] || !z["chn"] || len(z) != 2 {
+		t.Errorf("set=SV1a (a code in jp and chn): zones %v", z)
+	}
+	if z := bySet("q=01&set=chn-SV1a&limit=100"); !z["chn"] || len(z) != 1 {
+		t.Errorf("set=chn-SV1a: zones %v", z)
+	}
+	if z := bySet("q=01&set=SV1a&zone=jp&limit=100"); !z["jp"] || len(z) != 1 {
+		t.Errorf("set=SV1a&zone=jp: zones %v", z)
+	}
+	// An unknown set, or a set outside the zone: 200 and no cards.
+	for _, q := range []string{"q=01&set=nope", "q=01&set=chn-SV1a&zone=jp", "q=01&set=base1&zone=chn"} {
+		if got := f.search(t, q); len(got) != 0 {
+			t.Errorf("?%s: %d cards, want none", q, len(got))
+		}
+	}
+	// limit: default 25, at most limit, and a prefix of a longer answer.
+	long := f.search(t, "q=on&limit=100")
+	def := f.search(t, "q=on")
+	if len(long) != 100 || len(def) != 25 {
+		t.Fatalf("limit=100 gave %d, default gave %d", len(long), len(def))
+	}
+	if !slices.Equal(ids(def, cardID), ids(long[:25], cardID)) {
+		t.Error("the default answer is not the first 25 of the longer one")
+	}
+	if got := f.search(t, "q=on&limit=1"); len(got) != 1 || got[0].ID != long[0].ID {
+		t.Errorf("limit=1: %v", ids(got, cardID))
+	}
+}
+
+func TestSearchOrder(t *testing.T) {
+	f := newFixture(t)
+	// The names of the odd set with an "e", in printed-number order:
+	// 1 < 2 < TG02 < 3 = 03 (then id) < 10 < 112/102.
+	got := ids(f.search(t, "q=e+e&set=intl-odd%20set%2F%C3%BC&limit=100"), cardID)
+	want := []string{"intl-odd-a", "intl-odd 2", "intl-odd-?", "intl-odd-b", "intl-odd-d", "intl-odd/10", "intl-odd-%2F"}
+	if !slices.Equal(got, want) {
+		t.Errorf("order:\n got %q\nwant %q", got, want)
+	}
+	var keys [][]byte
+	for _, c := range f.search(t, "q=on&limit=100") {
+		keys = append(keys, append(catalog.NumberKey(c.Number), c.ID...))
+	}
+	if !slices.IsSortedFunc(keys, bytes.Compare) {
+		t.Error("results are not in printed-number order, then id")
+	}
+}
+
+func TestSearchParameterRules(t *testing.T) {
+	f := newFixture(t)
+	long := strings.Repeat("ピ", 201)
+	cases := []struct {
+		query  string
+		params []string
+	}{
+		{"", []string{"q"}},
+		{"zone=jp", []string{"q"}},
+		{"q=", []string{"q"}},
+		{"q=a", []string{"q"}},
+		{"q=+a+", []string{"q"}}, // trimmed to one character
+		{"q=%E3%80%80a%E3%80%80", []string{"q"}}, // ideographic spaces trimmed too
+		{"q=" + url.QueryEscape(long), []string{"q"}},
+		{"q=%FF%FE", []string{"q"}}, // not UTF-8
+		{"q=ab&q=cd", []string{"q"}},
+		{"q=ab&zone=mars", []string{"zone"}},
+		{"q=ab&zone=", []string{"zone"}},
+		{"q=ab&zone=JP", []string{"zone"}},
+		{"q=ab&set=" + strings.Repeat("x", 51), []string{"set"}},
+		{"q=ab&set=", []string{"set"}},
+		{"q=ab&limit=0", []string{"limit"}},
+		{"q=ab&limit=101", []string{"limit"}},
+		{"q=ab&limit=1.5", []string{"limit"}},
+		{"q=ab&limit=%2B5", []string{"limit"}},
+		{"q=ab&limit=", []string{"limit"}},
+		{"q=ab&limit=1&limit=2", []string{"limit"}},
+		{"q=a&zone=mars&limit=0", []string{"q", "zone", "limit"}},
+		{"q=%zz", []string{"(query string)"}},
+	}
+	for _, c := range cases {
+		r := f.get("/catalog/search?" + c.query)
+		r.wantStatus(t, http.StatusBadRequest)
+		var p problem
+		r.json(t, &p)
+		var named []string
+		for _, e := range p.Errors {
+			named = append(named, e.Parameter)
+		}
+		if !slices.Equal(named, c.params) {
+			t.Errorf("?%s: errors name %q, want %q", c.query, named, c.params)
+		}
+	}
+	// At the limits: 2 and 200 characters, counted in code points.
+	for _, q := range []string{"ピカ", strings.Repeat("ピ", 200), "+ab+", "ab&set=" + strings.Repeat("ü", 50), "ab&limit=100&zone=chn&unknown=1"} {
+		f.search(t, "q="+q)
+	}
+}
+
+// TestSearchAgreesWithPlainScan compares the index's answers with a plain
+// scan of every card of the snapshots, on random queries made of pieces of
+// real names and numbers.
+func TestSearchAgreesWithPlainScan(t *testing.T) {
+	f := newFixture(t)
+	var cards []searchCard
+	odd, err := os.ReadFile("testdata/odd.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, raw := range [][]byte{data.Sample(), odd} {
+		var snap struct {
+			Cards []searchCard `json:"cards"`
+		}
+		if err := json.Unmarshal(raw, &snap); err != nil {
+			t.Fatal(err)
+		}
+		cards = append(cards, snap.Cards...)
+	}
+	slices.SortFunc(cards, func(a, b searchCard) int {
+		return bytes.Compare(append(catalog.NumberKey(a.Number), a.ID...), append(catalog.NumberKey(b.Number), b.ID...))
+	})
+	scan := func(q, zone, set string, limit int) []string {
+		terms := catalog.Terms(q)
+		var out []string
+		for _, c := range cards {
+			if zone != "" && c.Zone != zone {
+				continue
+			}
+			if set != "" && set != c.Zone+"-"+c.SetCode && set != c.SetCode {
+				continue
+			}
+			name, number := catalog.Fold(c.Name), catalog.NormalizeNumber(c.Number)
+			ok := len(terms) > 0
+			for _, term := range terms {
+				if !strings.Contains(name, term) && number != catalog.NormalizeNumber(term) {
+					ok = false
+				}
+			}
+			if ok && len(out) < limit {
+				out = append(out, c.ID)
+			}
+		}
+		return out
+	}
+
+	rng := rand.New(rand.NewPCG(1, 2))
+	piece := func() string {
+		c := cards[rng.IntN(len(cards))]
+		if rng.IntN(4) == 0 {
+			return c.Number
+		}
+		name := []rune(c.Name)
+		start := rng.IntN(len(name))
+		end := start + 1 + rng.IntN(min(4, len(name)-start))
+		return string(name[start:end])
+	}
+	zones := append([]string{""}, catalog.Zones()...)
+	setRefs := []string{"", "", "", "SV1a", "jp-SV1a", "base1", "intl-swshp", "chn-SV8", "nope"}
+	for i := 0; i < 200; i++ {
+		q := piece()
+		if rng.IntN(3) == 0 {
+			q += " " + piece()
+		}
+		if utf8.RuneCountInString(strings.TrimSpace(q)) < 2 {
+			q += "a"
+		}
+		zone, set := zones[rng.IntN(len(zones))], setRefs[rng.IntN(len(setRefs))]
+		limit := 1 + rng.IntN(100)
+		query := "q=" + url.QueryEscape(q) + "&limit=" + strconv.Itoa(limit)
+		if zone != "" {
+			query += "&zone=" + zone
+		}
+		if set != "" {
+			query += "&set=" + url.QueryEscape(set)
+		}
+		got := ids(f.search(t, query), cardID)
+		want := scan(q, zone, set, limit)
+		if !slices.Equal(got, want) {
+			t.Fatalf("?%s:\n index %q\n  scan %q", query, got, want)
+		}
+	}
+}
