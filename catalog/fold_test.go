@@ -15,7 +15,7 @@ func TestFold(t *testing.T) {
 		{"ピカチュウ", "ピカチュウ"},
 		{"ぴかちゅう", "ピカチュウ"},
 		{"ﾋﾟｶﾁｭｳ", "ピカチュウ"}, // half-width katakana
-		{"ガラル", "ガラル"},     // voicing marks are not diacritics
+		{"ガラル", "ガラル"},      // voicing marks are not diacritics
 		{"がらる", "ガラル"},
 		{"ゝゞ", "ヽヾ"},
 		{"ＰＩＫＡＣＨＵ　２５", "pikachu 25"}, // full-width letters, digits and space

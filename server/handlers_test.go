@@ -329,7 +329,7 @@ func TestGetCard(t *testing.T) {
 	}
 
 	for _, target := range []string{"nope", "jp-sv1a-001", "intl-exu-%3F" /* is "?" after decoding */ + "x", "intl-odd"} {
-		f.get("/catalog/cards/" + target).wantStatus(t, http.StatusNotFound)
+		f.get("/catalog/cards/"+target).wantStatus(t, http.StatusNotFound)
 	}
 }
 

@@ -58,7 +58,9 @@ func TestSearchMatching(t *testing.T) {
 		{"q=charizard+4", func(c cardJSON) bool {
 			return strings.Contains(strings.ToLower(c.Name), "charizard") && (catalog.NormalizeNumber(c.Number) == "4" || strings.Contains(c.Name, "4"))
 		}, 1},
-		{"q=025", func(c cardJSON) bool { return catalog.NormalizeNumber(c.Number) == "25" || strings.Contains(c.Name, "025") }, 5},
+		{"q=025", func(c cardJSON) bool {
+			return catalog.NormalizeNumber(c.Number) == "25" || strings.Contains(c.Name, "025")
+		}, 5},
 		{"q=%EF%BD%90%EF%BD%89%EF%BD%8B%EF%BD%81", func(c cardJSON) bool { return strings.Contains(strings.ToLower(c.Name), "pika") }, 1}, // full-width ｐｉｋａ
 	}
 	for _, c := range cases {
@@ -161,7 +163,7 @@ func TestSearchParameterRules(t *testing.T) {
 		{"zone=jp", []string{"q"}},
 		{"q=", []string{"q"}},
 		{"q=a", []string{"q"}},
-		{"q=+a+", []string{"q"}}, // trimmed to one character
+		{"q=+a+", []string{"q"}},                 // trimmed to one character
 		{"q=%E3%80%80a%E3%80%80", []string{"q"}}, // ideographic spaces trimmed too
 		{"q=" + url.QueryEscape(long), []string{"q"}},
 		{"q=%FF%FE", []string{"q"}}, // not UTF-8
