@@ -61,16 +61,25 @@ func decodeIndexEntry(v []byte) (indexEntry, error) {
 	if len(v) < 1 {
 		return e, errBadEntry
 	}
-	e.zone, v = v[0], v[1:]
-	for _, field := range []*[]byte{&e.id, &e.setCode, &e.number} {
-		n, w := binary.Uvarint(v)
-		if w <= 0 || uint64(len(v)-w) < n {
-			return e, errBadEntry
-		}
-		*field, v = v[w:w+int(n)], v[w+int(n):]
+	e.zone = v[0]
+	var ok1, ok2, ok3 bool
+	e.id, v, ok1 = lengthPrefixed(v[1:])
+	e.setCode, v, ok2 = lengthPrefixed(v)
+	e.number, v, ok3 = lengthPrefixed(v)
+	if !ok1 || !ok2 || !ok3 {
+		return e, errBadEntry
 	}
 	e.name = v
 	return e, nil
+}
+
+// lengthPrefixed splits a uvarint-prefixed field from the rest of v.
+func lengthPrefixed(v []byte) (field, rest []byte, ok bool) {
+	n, w := binary.Uvarint(v)
+	if w <= 0 || uint64(len(v)-w) < n {
+		return nil, nil, false
+	}
+	return v[w : w+int(n)], v[w+int(n):], true
 }
 
 // matches reports whether every term is a substring of the folded name or
@@ -135,12 +144,15 @@ type searcher struct {
 func (s *searcher) run(limit int, fn func([]byte)) error {
 	driver, ok := s.plan()
 	found := 0
+	// One cursor per bucket for the whole query: a Get makes a new one each
+	// time.
+	cardCursor := s.cards.Cursor()
 	emit := func(e *indexEntry) error {
 		if (s.zone >= 0 && int(e.zone) != s.zone) || !s.inSets(e) || !e.matches(s.terms) {
 			return nil
 		}
-		card := s.cards.Get(e.id)
-		if card == nil {
+		k, card := cardCursor.Seek(e.id)
+		if !bytes.Equal(k, e.id) {
 			return fmt.Errorf("card %q of the index is missing", e.id)
 		}
 		fn(card)
@@ -161,10 +173,11 @@ func (s *searcher) run(limit int, fn func([]byte)) error {
 		return nil
 	}
 	var key [4]byte
+	entries := s.entries.Cursor()
 	for ord, more := driver.seek(0); more && found < limit; ord, more = driver.seek(ord + 1) {
 		binary.BigEndian.PutUint32(key[:], ord)
-		v := s.entries.Get(key[:])
-		if v == nil {
+		k, v := entries.Seek(key[:])
+		if !bytes.Equal(k, key[:]) {
 			return fmt.Errorf("index entry %d is missing", ord)
 		}
 		e, err := decodeIndexEntry(v)
