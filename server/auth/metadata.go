@@ -1,0 +1,48 @@
+package auth
+
+import (
+	"encoding/json"
+	"net/http"
+	"strconv"
+)
+
+// MetadataHandler serves the RFC 9728 protected resource metadata of
+// resource (the audience URL). It needs no authentication and may be read
+// from any origin, since clients discover how to authenticate through it.
+func MetadataHandler(resource string, authorizationServers []string) http.Handler {
+	body, err := json.Marshal(struct {
+		Resource               string   `json:"resource"`
+		AuthorizationServers   []string `json:"authorization_servers,omitempty"`
+		ScopesSupported        []string `json:"scopes_supported"`
+		BearerMethodsSupported []string `json:"bearer_methods_supported"`
+	}{resource, authorizationServers, []string{Scope}, []string{"header"}})
+	if err != nil {
+		// Only strings are marshalled; this cannot happen.
+		panic("auth: marshal protected resource metadata: " + err.Error())
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h := w.Header()
+		h.Set("Access-Control-Allow-Origin", "*")
+		switch r.Method {
+		case http.MethodGet, http.MethodHead:
+		case http.MethodOptions:
+			h.Set("Access-Control-Allow-Methods", "GET, HEAD, OPTIONS")
+			h.Set("Access-Control-Allow-Headers", "*")
+			h.Set("Access-Control-Max-Age", "86400")
+			h.Set("Allow", "GET, HEAD, OPTIONS")
+			w.WriteHeader(http.StatusNoContent)
+			return
+		default:
+			h.Set("Allow", "GET, HEAD, OPTIONS")
+			http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+			return
+		}
+		h.Set("Content-Type", "application/json")
+		h.Set("Content-Length", strconv.Itoa(len(body)))
+		h.Set("Cache-Control", "public, max-age=3600")
+		if r.Method == http.MethodHead {
+			return
+		}
+		w.Write(body)
+	})
+}
