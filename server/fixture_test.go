@@ -2,6 +2,9 @@ package server
 
 import (
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -11,10 +14,13 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/catalogd/catalogd/catalog"
 	"github.com/catalogd/catalogd/data"
 	"github.com/catalogd/catalogd/importer"
+	"github.com/catalogd/catalogd/server/auth"
+	"github.com/golang-jwt/jwt/v5"
 )
 
 // testBasePath is where the tests mount the API, as the default base URL does.
@@ -64,11 +70,13 @@ func sampleCatalogue(t testing.TB) string {
 // fixture is a real Server over a real catalogue file behind a real HTTP
 // listener.
 type fixture struct {
-	t    testing.TB
-	srv  *Server
-	live *catalog.Live
-	http *httptest.Server
-	base string // the API's URL, path included
+	t     testing.TB
+	srv   *Server
+	live  *catalog.Live
+	http  *httptest.Server
+	base  string // the API's URL, path included
+	idp   *testIdP
+	token string // a valid token, sent unless a test sets Authorization
 }
 
 func newFixture(t testing.TB) *fixture {
@@ -84,10 +92,12 @@ func newFixture(t testing.TB) *fixture {
 	f.http.Start()
 	t.Cleanup(f.http.Close)
 	f.base = f.http.URL + testBasePath
-	f.srv, err = New(Config{Catalog: live, BaseURL: f.base})
+	f.idp = newTestIdP(t, f.base+"/mcp")
+	f.srv, err = New(Config{Catalog: live, BaseURL: f.base, Auth: f.idp.verifier, AuthorizationServers: []string{f.idp.URL}})
 	if err != nil {
 		t.Fatal(err)
 	}
+	f.token = f.idp.token(t)
 	f.http.Config.Handler = f.srv
 	return f
 }
@@ -114,7 +124,12 @@ func (f *fixture) do(method, target string, header ...string) *response {
 	if err != nil {
 		f.t.Fatalf("%s %s: %v", method, target, err)
 	}
+	req.Header.Set("Authorization", "Bearer "+f.token)
 	for i := 0; i+1 < len(header); i += 2 {
+		if header[i+1] == "" {
+			req.Header.Del(header[i])
+			continue
+		}
 		req.Header.Set(header[i], header[i+1])
 	}
 	resp, err := f.http.Client().Do(req)
@@ -143,4 +158,59 @@ func (r *response) wantStatus(t testing.TB, status int) {
 	if r.status != status {
 		t.Fatalf("status %d, want %d; body: %s", r.status, status, r.body)
 	}
+}
+
+// testIdP is an identity provider over real HTTP: the dev issuer's JWKS and
+// token endpoint, with a real EC key, and a verifier pointed at it.
+type testIdP struct {
+	*httptest.Server
+	key      *ecdsa.PrivateKey
+	issuer   *auth.DevIssuer
+	verifier *auth.Verifier
+	audience string
+}
+
+func newTestIdP(t testing.TB, audience string) *testIdP {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	idp := &testIdP{key: key, audience: audience}
+	mux := http.NewServeMux()
+	idp.Server = httptest.NewServer(mux)
+	t.Cleanup(idp.Close)
+	idp.issuer = auth.NewDevIssuer(key, idp.URL, audience, "partner-1", "s3cret", 24*time.Hour)
+	mux.Handle("/.well-known/jwks.json", idp.issuer.JWKSHandler())
+	mux.Handle("/.well-known/openid-configuration", idp.issuer.OpenIDConfigurationHandler())
+	mux.Handle("/oauth/token", idp.issuer.TokenHandler())
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	idp.verifier, err = auth.NewVerifier(ctx, auth.Config{Issuer: idp.URL, Audience: audience})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(idp.verifier.Close)
+	return idp
+}
+
+// token is a fresh valid token of the dev issuer.
+func (idp *testIdP) token(t testing.TB) string {
+	t.Helper()
+	tok, _, err := idp.issuer.Token(time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tok
+}
+
+// sign signs arbitrary claims with the IdP's key, without a kid, so that a
+// test can make tokens the dev issuer would not.
+func (idp *testIdP) sign(t testing.TB, claims jwt.MapClaims) string {
+	t.Helper()
+	tok, err := jwt.NewWithClaims(jwt.SigningMethodES256, claims).SignedString(idp.key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tok
 }

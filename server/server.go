@@ -3,6 +3,7 @@
 package server
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -12,6 +13,7 @@ import (
 	"sync"
 
 	"github.com/catalogd/catalogd/catalog"
+	"github.com/catalogd/catalogd/server/auth"
 	"github.com/julienschmidt/httprouter"
 )
 
@@ -24,16 +26,41 @@ type Config struct {
 	BaseURL string
 	// Logger receives errors and, later, access logs; nil discards.
 	Logger *slog.Logger
+
+	// Auth verifies the bearer token of every catalogue request. It is
+	// required: catalogd never serves the catalogue unauthenticated.
+	Auth Authenticator
+	// Audience is the audience tokens carry, {BaseURL}/mcp by default; the
+	// protected resource metadata is served at its path.
+	Audience string
+	// AuthorizationServers are announced in the protected resource metadata.
+	AuthorizationServers []string
+	// DevIssuer, when set, serves its JWKS, discovery document and token
+	// endpoint at the server's origin (serve --dev).
+	DevIssuer *auth.DevIssuer
+}
+
+// Authenticator checks the Authorization header of a request; its errors
+// are *auth.Error.
+type Authenticator interface {
+	Verify(ctx context.Context, authorizationHeader string) (auth.Principal, error)
 }
 
 // Server is the HTTP face of catalogd.
 type Server struct {
-	catalog  *catalog.Live
-	baseURL  *url.URL
-	basePath string // the path of BaseURL without a trailing slash
-	log      *slog.Logger
-	router   *httprouter.Router
-	bufs     sync.Pool
+	catalog *catalog.Live
+	auth    Authenticator
+	// resourceMetadata is the URL of the protected resource metadata that
+	// every 401 points to.
+	resourceMetadata string
+	audience         *url.URL
+	authServers      []string
+	dev              *auth.DevIssuer
+	baseURL          *url.URL
+	basePath         string // the path of BaseURL without a trailing slash
+	log              *slog.Logger
+	router           *httprouter.Router
+	bufs             sync.Pool
 }
 
 // New builds a Server from cfg.
@@ -48,15 +75,31 @@ func New(cfg Config) (*Server, error) {
 	if base.RawQuery != "" || base.Fragment != "" {
 		return nil, fmt.Errorf("server: base URL %q: no query or fragment allowed", cfg.BaseURL)
 	}
+	if cfg.Auth == nil {
+		return nil, errors.New("server: no authenticator: the catalogue is never served without authentication")
+	}
+	if cfg.Audience == "" {
+		cfg.Audience = strings.TrimRight(cfg.BaseURL, "/") + "/mcp"
+	}
+	audience, err := url.Parse(cfg.Audience)
+	if err != nil || audience.Scheme == "" || audience.Host == "" {
+		return nil, fmt.Errorf("server: audience %q: want an absolute URL", cfg.Audience)
+	}
 	log := cfg.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
 	s := &Server{
 		catalog:  cfg.Catalog,
-		baseURL:  base,
-		basePath: strings.TrimRight(base.EscapedPath(), "/"),
-		log:      log,
+		auth:     cfg.Auth,
+		audience: audience,
+		dev:      cfg.DevIssuer,
+		resourceMetadata: (&url.URL{Scheme: base.Scheme, Host: base.Host,
+			Path: metadataPath + strings.TrimRight(audience.Path, "/")}).String(),
+		authServers: cfg.AuthorizationServers,
+		baseURL:     base,
+		basePath:    strings.TrimRight(base.EscapedPath(), "/"),
+		log:         log,
 	}
 	s.bufs.New = func() any { b := make([]byte, 0, 16<<10); return &b }
 	s.router = s.routes()

@@ -1,0 +1,50 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"net/http"
+
+	"github.com/catalogd/catalogd/server/auth"
+)
+
+// metadataPath is where RFC 9728 puts protected resource metadata; the
+// audience's path follows it.
+const metadataPath = "/.well-known/oauth-protected-resource"
+
+type principalKey struct{}
+
+// PrincipalFrom returns the verified caller of a request, if any.
+func PrincipalFrom(ctx context.Context) (auth.Principal, bool) {
+	p, ok := ctx.Value(principalKey{}).(auth.Principal)
+	return p, ok
+}
+
+// authenticated lets a request through to h only with a valid token. It runs
+// before anything looks at the parameters, so a request without one is a
+// 401 whatever else is wrong with it (DESIGN section 4).
+func (s *Server) authenticated(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		p, err := s.auth.Verify(r.Context(), r.Header.Get("Authorization"))
+		if err != nil {
+			s.writeUnauthorized(w, err)
+			return
+		}
+		h.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), principalKey{}, p)))
+	})
+}
+
+// writeUnauthorized answers 401 with the Bearer challenge of DESIGN section
+// 6 and a problem body.
+func (s *Server) writeUnauthorized(w http.ResponseWriter, err error) {
+	var ae *auth.Error
+	if !errors.As(err, &ae) {
+		ae = &auth.Error{Status: http.StatusUnauthorized, Code: auth.CodeInvalidToken, Description: "the token could not be verified", Reason: "error"}
+	}
+	w.Header().Set("WWW-Authenticate", ae.Challenge(s.resourceMetadata))
+	detail := "this endpoint needs a bearer token with the scope " + auth.Scope
+	if ae.Code != "" && ae.Description != "" {
+		detail = ae.Description
+	}
+	writeProblem(w, http.StatusUnauthorized, detail)
+}
