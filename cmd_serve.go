@@ -2,8 +2,11 @@ package main
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/base64"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"log/slog"
 	"net"
@@ -11,12 +14,15 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/catalogd/catalogd/catalog"
 	"github.com/catalogd/catalogd/data"
 	"github.com/catalogd/catalogd/importer"
 	"github.com/catalogd/catalogd/server"
+	"github.com/catalogd/catalogd/server/auth"
 	"github.com/spf13/cobra"
 )
 
@@ -83,9 +89,7 @@ func runServe(ctx context.Context, e *env, o serveOptions) error {
 		return fmt.Errorf("serve: listen on %s: %w", o.addr, err)
 	}
 	defer ln.Close()
-	if o.baseURL == "" {
-		o.baseURL = "http://" + ln.Addr().String() + defaultAPIPath
-	}
+	o.resolveURLs(ln.Addr().String())
 
 	db, cleanup, err := openCatalog(ctx, o)
 	if err != nil {
@@ -95,12 +99,32 @@ func runServe(ctx context.Context, e *env, o serveOptions) error {
 	live := catalog.NewLive(db)
 	defer live.Close()
 
-	h, err := server.New(server.Config{Catalog: live, BaseURL: o.baseURL, Logger: log})
-	if err != nil {
-		return fmt.Errorf("serve: %w", err)
+	// The listener serves from the start, so that the dev issuer's JWKS
+	// answers the verifier's first fetch; the API replaces the placeholder
+	// once it is built.
+	var handler atomic.Pointer[http.Handler]
+	starting := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, "starting", http.StatusServiceUnavailable)
+	}))
+	handler.Store(&starting)
+	root := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { (*handler.Load()).ServeHTTP(w, r) })
+
+	cfg := server.Config{Catalog: live, BaseURL: o.baseURL, Audience: o.audience, Logger: log}
+	var dev *auth.DevIssuer
+	if o.dev {
+		dev, err = o.devIssuer()
+		if err != nil {
+			return err
+		}
+		cfg.DevIssuer = dev
+		devOnly := http.NewServeMux()
+		devOnly.Handle("/.well-known/jwks.json", dev.JWKSHandler())
+		devOnly.Handle("/", starting)
+		var h http.Handler = devOnly
+		handler.Store(&h)
 	}
 	srv := &http.Server{
-		Handler:           h,
+		Handler:           root,
 		ReadHeaderTimeout: 5 * time.Second,
 		ReadTimeout:       15 * time.Second,
 		WriteTimeout:      30 * time.Second,
@@ -108,15 +132,39 @@ func runServe(ctx context.Context, e *env, o serveOptions) error {
 		MaxHeaderBytes:    16 << 10,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
-	info := db.Info()
-	log.Info("serving", slog.String("addr", ln.Addr().String()), slog.String("base_url", o.baseURL),
-		slog.String("catalogue", db.Path()), slog.String("generation", info.Generation))
-	if o.dev {
-		fmt.Fprintf(e.stdout, "catalogd (dev) serving %s\n  curl %s/catalog/sets\n", db.Path(), o.baseURL)
-	}
-
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
+
+	verifier, err := auth.NewVerifier(ctx, auth.Config{
+		Issuer:      o.issuer,
+		JWKSURL:     o.jwksURL,
+		Audience:    o.audience,
+		DenyClients: o.denyClients,
+		Logger:      log,
+	})
+	if err != nil {
+		return fmt.Errorf("serve: %w", err)
+	}
+	defer verifier.Close()
+	cfg.Auth = verifier
+	cfg.AuthorizationServers = []string{o.authURL}
+	api, err := server.New(cfg)
+	if err != nil {
+		return fmt.Errorf("serve: %w", err)
+	}
+	var h http.Handler = api
+	handler.Store(&h)
+
+	info := db.Info()
+	log.Info("serving", slog.String("addr", ln.Addr().String()), slog.String("base_url", o.baseURL),
+		slog.String("catalogue", db.Path()), slog.String("generation", info.Generation),
+		slog.String("issuer", o.issuer), slog.Bool("keys_loaded", verifier.Ready()))
+	if dev != nil {
+		if err := printDevBanner(e.stdout, o, dev, db.Path()); err != nil {
+			return err
+		}
+	}
+
 	select {
 	case err := <-errc:
 		return fmt.Errorf("serve: %w", err)
@@ -190,4 +238,83 @@ func openCatalog(ctx context.Context, o serveOptions) (*catalog.DB, func(), erro
 		return nil, nil, fmt.Errorf("serve: built-in sample: %w", err)
 	}
 	return db, cleanup, nil
+}
+
+// resolveURLs fills in the defaults that depend on other flags (DESIGN
+// section 2); addr is the address actually listened on.
+func (o *serveOptions) resolveURLs(addr string) {
+	if o.baseURL == "" {
+		o.baseURL = "http://" + addr + defaultAPIPath
+	}
+	o.baseURL = strings.TrimRight(o.baseURL, "/")
+	if o.audience == "" {
+		o.audience = o.baseURL + "/mcp"
+	}
+	if o.dev {
+		o.issuer = origin(o.baseURL)
+		o.jwksURL = o.issuer + "/.well-known/jwks.json"
+	}
+	if o.authURL == "" {
+		o.authURL = o.issuer
+	}
+}
+
+// origin is the scheme and host of an absolute URL.
+func origin(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return raw
+	}
+	return u.Scheme + "://" + u.Host
+}
+
+// devKeyPath is where the dev signing key lives: beside the catalogue file,
+// so that serve --dev and catalogd token agree on it.
+func devKeyPath(db string) string {
+	return filepath.Join(filepath.Dir(db), "catalogd-dev-key.pem")
+}
+
+const devTokenTTL = 24 * time.Hour
+
+// devIssuer builds the local token issuer of serve --dev.
+func (o *serveOptions) devIssuer() (*auth.DevIssuer, error) {
+	key, err := auth.LoadOrCreateDevKey(devKeyPath(o.db))
+	if err != nil {
+		return nil, fmt.Errorf("serve: dev signing key: %w", err)
+	}
+	if o.devSecret == "" {
+		o.devSecret = randomSecret()
+	}
+	return auth.NewDevIssuer(key, o.issuer, o.audience, o.devClientID, o.devSecret, devTokenTTL), nil
+}
+
+func randomSecret() string {
+	b := make([]byte, 18)
+	if _, err := rand.Read(b); err != nil {
+		panic("catalogd: no randomness: " + err.Error())
+	}
+	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+// printDevBanner tells a developer how to call the dev server: its client
+// credentials and a ready-to-run curl line with a fresh token.
+func printDevBanner(w io.Writer, o serveOptions, dev *auth.DevIssuer, db string) error {
+	token, _, err := dev.Token(time.Now())
+	if err != nil {
+		return fmt.Errorf("serve: dev token: %w", err)
+	}
+	_, err = fmt.Fprintf(w, `catalogd is serving %s (development mode)
+
+  API            %s
+  token endpoint %s/oauth/token
+  client id      %s
+  client secret  %s
+  audience       %s
+
+Try it (the token is valid for 24 hours):
+
+  curl -H 'Authorization: Bearer %s' %s/catalog/sets
+
+`, db, o.baseURL, o.issuer, o.devClientID, o.devSecret, o.audience, token, o.baseURL)
+	return err
 }

@@ -97,6 +97,7 @@ Flags win over the environment.`,
 	root.AddCommand(
 		newImportCommand(e),
 		newServeCommand(e),
+		newTokenCommand(e),
 		newInfoCommand(e),
 		newVersionCommand(e),
 	)

@@ -1,13 +1,17 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
+	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -250,4 +254,98 @@ func TestImportWriteErrorLeavesCatalogue(t *testing.T) {
 	if tmps, _ := filepath.Glob(filepath.Join(dir, ".catalog.db.import-*")); len(tmps) != 0 {
 		t.Errorf("temporary files left: %q", tmps)
 	}
+}
+
+// TestServeDev starts the real binary as a newcomer would (serve --dev, no
+// catalogue file), calls the API with the token it prints, and stops it with
+// SIGTERM.
+func TestServeDev(t *testing.T) {
+	dir := t.TempDir()
+	cmd := catalogdCommand(t, "serve", "--dev", "--addr", "127.0.0.1:0", "--db", filepath.Join(dir, "catalog.db"))
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+
+	api, token := readDevBanner(t, stdout)
+	get := func(path, token string) (int, string) {
+		req, _ := http.NewRequest(http.MethodGet, api+path, nil)
+		if token != "" {
+			req.Header.Set("Authorization", "Bearer "+token)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(body)
+	}
+	if code, body := get("/catalog/sets", token); code != http.StatusOK || !strings.Contains(body, `"id":"jp-SV1a"`) {
+		t.Fatalf("GET /catalog/sets with the printed token: %d %s", code, body)
+	}
+	if code, _ := get("/catalog/sets", ""); code != http.StatusUnauthorized {
+		t.Fatalf("GET /catalog/sets without a token: %d", code)
+	}
+	// The dev key was made beside the db file, private to its owner.
+	if st, err := os.Stat(filepath.Join(dir, "catalogd-dev-key.pem")); err != nil || st.Mode().Perm() != 0o600 {
+		t.Fatalf("dev key: %v, mode %v", err, st.Mode())
+	}
+	// catalogd token signs with the same key.
+	code, out, errOut := runCLI(t, nil, "token", "--db", filepath.Join(dir, "catalog.db"), "--base-url", api)
+	if code != exitOK {
+		t.Fatalf("token: %s", errOut)
+	}
+	if code, body := get("/catalog/cards/jp-SV1a-001", strings.TrimSpace(out)); code != http.StatusOK {
+		t.Fatalf("GET a card with catalogd token's token: %d %s", code, body)
+	}
+
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("serve after SIGTERM: %v\n%s", err, stderr.String())
+	}
+}
+
+// readDevBanner reads serve --dev's start message for the API URL and the
+// token of its curl line.
+func readDevBanner(t *testing.T, r io.Reader) (api, token string) {
+	t.Helper()
+	lines := make(chan string)
+	go func() {
+		s := bufio.NewScanner(r)
+		for s.Scan() {
+			lines <- s.Text()
+		}
+		close(lines)
+	}()
+	timeout := time.After(30 * time.Second)
+	for api == "" || token == "" {
+		select {
+		case line, ok := <-lines:
+			if !ok {
+				t.Fatal("serve --dev exited before printing its banner")
+			}
+			if f := strings.Fields(line); len(f) == 2 && f[0] == "API" {
+				api = f[1]
+			}
+			if _, rest, ok := strings.Cut(line, "Bearer "); ok {
+				token, _, _ = strings.Cut(rest, "'")
+			}
+		case <-timeout:
+			t.Fatal("no banner from serve --dev")
+		}
+	}
+	go func() {
+		for range lines {
+		}
+	}()
+	return api, token
 }
