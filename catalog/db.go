@@ -247,3 +247,17 @@ func (db *DB) AppendCard(dst []byte, id string) ([]byte, error) {
 
 // Generation is the id of the import that wrote this catalogue.
 func (db *DB) Generation() string { return db.info.Generation }
+
+// Sizes returns the bytes of pages each part of the file takes: "sets",
+// "cards", "setCards" and, for search, "numbers" and "postings".
+func (db *DB) Sizes() (map[string]int64, error) {
+	sizes := make(map[string]int64)
+	err := db.db.View(func(tx *bolt.Tx) error {
+		return tx.ForEach(func(name []byte, b *bolt.Bucket) error {
+			s := b.Stats()
+			sizes[string(name)] = int64(s.BranchAlloc + s.LeafAlloc)
+			return nil
+		})
+	})
+	return sizes, err
+}

@@ -1,13 +1,17 @@
 package catalog_test
 
 import (
+	"bufio"
 	"context"
+	"flag"
+	"os"
 	"path/filepath"
 	"sync"
 	"testing"
 
 	"github.com/catalogd/catalogd/catalog"
 	"github.com/catalogd/catalogd/importer"
+	"github.com/catalogd/catalogd/internal/gen"
 )
 
 var (
@@ -77,4 +81,64 @@ func benchmarkSearch(b *testing.B, db *catalog.DB) {
 	}
 }
 
-func BenchmarkSearchReal(b *testing.B) { benchmarkSearch(b, openReal(b)) }
+func BenchmarkSearchReal(b *testing.B) {
+	db := openReal(b)
+	reportIndexShare(b, db.Path())
+	benchmarkSearch(b, db)
+}
+
+var genCards = flag.Int("gen-cards", 100_000, "cards in the generated catalogue of BenchmarkSearchGenerated")
+
+// BenchmarkSearchGenerated runs the same queries on a generated catalogue:
+//
+//	go test ./catalog -run '^$' -bench SearchGenerated -args -gen-cards=1000000
+func BenchmarkSearchGenerated(b *testing.B) {
+	dir := b.TempDir()
+	snapshot := filepath.Join(dir, "snapshot.json")
+	f, err := os.Create(snapshot)
+	if err != nil {
+		b.Fatal(err)
+	}
+	w := bufio.NewWriterSize(f, 1<<20)
+	if _, err := gen.Write(w, gen.Options{Cards: *genCards, Seed: 1}); err != nil {
+		b.Fatal(err)
+	}
+	if err := w.Flush(); err != nil {
+		b.Fatal(err)
+	}
+	f.Close()
+	path := filepath.Join(dir, "catalog.db")
+	if _, err := importer.Import(context.Background(), importer.Config{DB: path, Inputs: []string{snapshot}}); err != nil {
+		b.Fatal(err)
+	}
+	os.Remove(snapshot)
+	db, err := catalog.Open(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer db.Close()
+	reportIndexShare(b, path)
+	benchmarkSearch(b, db)
+}
+
+// reportIndexShare logs how much of the file the search index takes.
+func reportIndexShare(b *testing.B, path string) {
+	db, err := catalog.Open(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer db.Close()
+	sizes, err := db.Sizes()
+	if err != nil {
+		b.Fatal(err)
+	}
+	st, err := os.Stat(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	index := sizes["numbers"] + sizes["postings"]
+	b.Logf("file %.1f MB; search index %.1f MB (%.0f%%: entries %.1f MB, postings %.1f MB); cards %.1f MB; cards by set %.1f MB",
+		mib(st.Size()), mib(index), 100*float64(index)/float64(st.Size()), mib(sizes["numbers"]), mib(sizes["postings"]), mib(sizes["cards"]), mib(sizes["setCards"]))
+}
+
+func mib(n int64) float64 { return float64(n) / (1 << 20) }

@@ -1,0 +1,176 @@
+// Command importbench measures catalogd import on a generated snapshot: it
+// writes the snapshot, times a plain encoding/json decode of it as the
+// baseline, then runs the real catalogd binary on it and reports wall time,
+// peak RSS and the size of the file it wrote.
+//
+//	go run ./internal/bench/importbench -cards 1000000
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"github.com/catalogd/catalogd/internal/gen"
+)
+
+func main() {
+	cards := flag.Int("cards", 1_000_000, "cards in the generated snapshot")
+	seed := flag.Uint64("seed", 1, "generator seed")
+	keep := flag.Bool("keep", false, "keep the working directory")
+	flag.Parse()
+	if err := run(*cards, *seed, *keep); err != nil {
+		fmt.Fprintln(os.Stderr, "importbench:", err)
+		os.Exit(1)
+	}
+}
+
+func run(cards int, seed uint64, keep bool) error {
+	dir, err := os.MkdirTemp("", "catalogd-importbench-")
+	if err != nil {
+		return err
+	}
+	if !keep {
+		defer os.RemoveAll(dir)
+	}
+	bin := filepath.Join(dir, "catalogd")
+	build := exec.Command("go", "build", "-o", bin, ".")
+	build.Stdout, build.Stderr = os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		return fmt.Errorf("build catalogd (run from the repository root): %w", err)
+	}
+
+	snapshot := filepath.Join(dir, "snapshot.json")
+	start := time.Now()
+	stats, err := writeSnapshot(snapshot, cards, seed)
+	if err != nil {
+		return err
+	}
+	st, _ := os.Stat(snapshot)
+	fmt.Printf("snapshot        %d sets, %d cards, %.1f MB, generated in %s\n", stats.Sets, stats.Cards, mb(st.Size()), since(start))
+
+	start = time.Now()
+	n, err := decodeWithEncodingJSON(snapshot)
+	if err != nil {
+		return err
+	}
+	decode := time.Since(start)
+	fmt.Printf("encoding/json   decoded %d records in %s\n", n, decode.Round(time.Millisecond))
+
+	db := filepath.Join(dir, "catalog.db")
+	imp := exec.Command(bin, "import", "--db", db, snapshot)
+	imp.Stderr = os.Stderr
+	start = time.Now()
+	if err := imp.Run(); err != nil {
+		return fmt.Errorf("catalogd import: %w", err)
+	}
+	took := time.Since(start)
+	ru := imp.ProcessState.SysUsage().(*syscall.Rusage)
+	dbSt, err := os.Stat(db)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("catalogd import %s wall, %.1fs user, %.1fs sys, peak RSS %.0f MB, file %.0f MB\n",
+		took.Round(time.Millisecond), tv(ru.Utime), tv(ru.Stime), float64(ru.Maxrss)/1024, mb(dbSt.Size()))
+	fmt.Printf("ratio           import / encoding/json decode = %.2f\n", took.Seconds()/decode.Seconds())
+	return nil
+}
+
+func writeSnapshot(path string, cards int, seed uint64) (gen.Stats, error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return gen.Stats{}, err
+	}
+	w := bufio.NewWriterSize(f, 1<<20)
+	stats, err := gen.Write(w, gen.Options{Cards: cards, Seed: seed})
+	if err == nil {
+		err = w.Flush()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return stats, err
+}
+
+// The records as encoding/json would decode them: the baseline does the same
+// reading work as the importer, without validation or writing.
+type set struct {
+	ID         string  `json:"id"`
+	Code       string  `json:"code"`
+	Name       string  `json:"name"`
+	Zone       string  `json:"zone"`
+	ReleasedOn *string `json:"releasedOn"`
+	CardCount  int64   `json:"cardCount"`
+}
+
+type card struct {
+	ID              string  `json:"id"`
+	Name            string  `json:"name"`
+	SetName         string  `json:"setName"`
+	SetCode         string  `json:"setCode"`
+	Number          string  `json:"number"`
+	Language        string  `json:"language"`
+	Year            *int64  `json:"year"`
+	Variant         string  `json:"variant"`
+	Rarity          *string `json:"rarity"`
+	ImageURL        *string `json:"imageUrl"`
+	Zone            string  `json:"zone"`
+	TotalCards      *int64  `json:"totalCards"`
+	Illustrator     *string `json:"illustrator"`
+	MarketAID       *string `json:"marketAId"`
+	MarketAPath     *string `json:"marketAPath"`
+	MarketBID       *string `json:"marketBId"`
+	ScanFallbackURL *string `json:"scanFallbackUrl"`
+}
+
+// decodeWithEncodingJSON streams the snapshot record by record.
+func decodeWithEncodingJSON(path string) (int, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	dec := json.NewDecoder(bufio.NewReaderSize(f, 1<<20))
+	n := 0
+	if _, err := dec.Token(); err != nil { // {
+		return n, err
+	}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return n, err
+		}
+		if _, err := dec.Token(); err != nil { // [
+			return n, err
+		}
+		for dec.More() {
+			var err error
+			if tok == "sets" {
+				var s set
+				err = dec.Decode(&s)
+			} else {
+				var c card
+				err = dec.Decode(&c)
+			}
+			if err != nil {
+				return n, err
+			}
+			n++
+		}
+		if _, err := dec.Token(); err != nil && err != io.EOF { // ]
+			return n, err
+		}
+	}
+	return n, nil
+}
+
+func mb(n int64) float64              { return float64(n) / (1 << 20) }
+func since(t time.Time) time.Duration { return time.Since(t).Round(time.Millisecond) }
+func tv(t syscall.Timeval) float64    { return float64(t.Sec) + float64(t.Usec)/1e6 }
