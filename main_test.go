@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"io"
 	"net/http"
 	"os"
@@ -273,7 +274,8 @@ func TestServeDev(t *testing.T) {
 	}
 	defer cmd.Process.Kill()
 
-	api, token := readDevBanner(t, stdout)
+	banner := readDevBanner(t, stdout)
+	api, token := banner["API"], banner["token"]
 	get := func(path, token string) (int, string) {
 		req, _ := http.NewRequest(http.MethodGet, api+path, nil)
 		if token != "" {
@@ -297,6 +299,37 @@ func TestServeDev(t *testing.T) {
 	if st, err := os.Stat(filepath.Join(dir, "catalogd-dev-key.pem")); err != nil || st.Mode().Perm() != 0o600 {
 		t.Fatalf("dev key: %v, mode %v", err, st.Mode())
 	}
+	// The client-credentials grant with the exact body of spec section 5,
+	// using the credentials the banner printed.
+	origin := strings.TrimSuffix(api, "/api/v1")
+	grant := func(secret, audience string) (int, map[string]any) {
+		body, _ := json.Marshal(map[string]string{
+			"grant_type": "client_credentials", "client_id": banner["client id"],
+			"client_secret": secret, "audience": audience,
+		})
+		resp, err := http.Post(origin+"/oauth/token", "application/json", bytes.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var out map[string]any
+		json.NewDecoder(resp.Body).Decode(&out)
+		return resp.StatusCode, out
+	}
+	code, tok := grant(banner["client secret"], banner["audience"])
+	if code != http.StatusOK || tok["token_type"] != "Bearer" || tok["expires_in"] != float64(86400) || tok["scope"] != "catalog:read" {
+		t.Fatalf("POST /oauth/token: %d %v", code, tok)
+	}
+	if code, body := get("/catalog/search?q=pikachu", tok["access_token"].(string)); code != http.StatusOK {
+		t.Fatalf("search with a granted token: %d %s", code, body)
+	}
+	if code, out := grant("wrong", banner["audience"]); code != http.StatusUnauthorized || out["error"] != "invalid_client" {
+		t.Errorf("wrong secret: %d %v", code, out)
+	}
+	if code, out := grant(banner["client secret"], "https://elsewhere.example/mcp"); code != http.StatusBadRequest || out["error"] == nil {
+		t.Errorf("wrong audience: %d %v", code, out)
+	}
+
 	// catalogd token signs with the same key.
 	code, out, errOut := runCLI(t, nil, "token", "--db", filepath.Join(dir, "catalog.db"), "--base-url", api)
 	if code != exitOK {
@@ -314,9 +347,9 @@ func TestServeDev(t *testing.T) {
 	}
 }
 
-// readDevBanner reads serve --dev's start message for the API URL and the
-// token of its curl line.
-func readDevBanner(t *testing.T, r io.Reader) (api, token string) {
+// readDevBanner reads serve --dev's start message: its "name  value" lines
+// (API, client id, client secret, audience) and the token of its curl line.
+func readDevBanner(t *testing.T, r io.Reader) map[string]string {
 	t.Helper()
 	lines := make(chan string)
 	go func() {
@@ -327,17 +360,18 @@ func readDevBanner(t *testing.T, r io.Reader) (api, token string) {
 		close(lines)
 	}()
 	timeout := time.After(30 * time.Second)
-	for api == "" || token == "" {
+	banner := map[string]string{}
+	for banner["token"] == "" {
 		select {
 		case line, ok := <-lines:
 			if !ok {
 				t.Fatal("serve --dev exited before printing its banner")
 			}
-			if f := strings.Fields(line); len(f) == 2 && f[0] == "API" {
-				api = f[1]
+			if f := strings.Fields(line); len(f) >= 2 {
+				banner[strings.Join(f[:len(f)-1], " ")] = f[len(f)-1]
 			}
 			if _, rest, ok := strings.Cut(line, "Bearer "); ok {
-				token, _, _ = strings.Cut(rest, "'")
+				banner["token"], _, _ = strings.Cut(rest, "'")
 			}
 		case <-timeout:
 			t.Fatal("no banner from serve --dev")
@@ -347,5 +381,5 @@ func readDevBanner(t *testing.T, r io.Reader) (api, token string) {
 		for range lines {
 		}
 	}()
-	return api, token
+	return banner
 }
