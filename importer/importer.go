@@ -78,7 +78,7 @@ func Import(ctx context.Context, cfg Config) (Result, error) {
 	if err != nil {
 		return Result{}, fmt.Errorf("import: %w", err)
 	}
-	run := &run{ctx: ctx, cfg: cfg, w: w, pending: make(map[setRef]*pendingRef)}
+	run := &run{ctx: ctx, cfg: cfg, w: w, pending: make(map[setRef]*pendingRef), rejected: make(map[setRef]bool)}
 	info, err := run.readAll()
 	if err == nil {
 		// An interrupt while reading the tail of the input is still an
@@ -153,6 +153,8 @@ type run struct {
 	// Cards whose set was not yet known when they were read, checked once
 	// every set is: one entry per distinct (zone, code, setName).
 	pending map[setRef]*pendingRef
+	// rejected holds the zone and code of sets reported as invalid.
+	rejected map[setRef]bool
 
 	curMember string // "sets" or "cards" while inside one, for messages
 	curIndex  int

@@ -109,10 +109,12 @@ func (r *run) addSet(file string, rec *record, problems []problem) error {
 	set := toSet(rec)
 	bad, err := r.reportAll(file, rec, setFields[:], problems, set.Validate(), idOf(rec, setID))
 	if bad || err != nil {
+		r.rejectSet(set)
 		return err
 	}
 	var dup *catalog.DuplicateError
 	if err := r.w.AddSet(set); errors.As(err, &dup) {
+		r.rejectSet(set)
 		what := "a set id not used by another set"
 		if dup.Field == "code" {
 			what = fmt.Sprintf("a code not used by another set of zone %q", set.Zone)
@@ -155,6 +157,14 @@ func (r *run) addCard(file string, rec *record, problems []problem) error {
 	return nil
 }
 
+// rejectSet remembers a set that was reported as invalid, so that its cards
+// are not also reported as naming a set that does not exist.
+func (r *run) rejectSet(set catalog.Set) {
+	if set.Zone != "" && set.Code != "" {
+		r.rejected[setRef{zone: set.Zone, code: set.Code}] = true
+	}
+}
+
 // deferCard remembers a card whose set has not been read yet; the members of a
 // snapshot may come in any order.
 func (r *run) deferCard(file string, rec *record, card *catalog.Card) {
@@ -187,6 +197,9 @@ func (r *run) checkPending() {
 	slices.SortFunc(list, func(a, b *pendingRef) int { return cmp.Compare(a.seq, b.seq) })
 	for _, p := range list {
 		k := keys[p]
+		if r.rejected[setRef{zone: k.zone, code: k.code}] {
+			continue
+		}
 		e := p.codeErr
 		if name, ok := r.w.SetName(k.zone, k.code); ok {
 			if name == k.name {
