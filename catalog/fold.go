@@ -2,6 +2,7 @@ package catalog
 
 import (
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 
@@ -22,8 +23,10 @@ func Fold(s string) string {
 	if isPlainASCII(s) {
 		return foldASCII(s)
 	}
-	f := newFolder()
+	f := folders.Get().(transform.Transformer)
+	f.Reset()
 	out, _, err := transform.String(f, s)
+	folders.Put(f)
 	if err != nil {
 		// The chain only fails on invalid UTF-8, which it already maps to
 		// U+FFFD; keep the input's ASCII fold rather than lose the name.
@@ -33,8 +36,11 @@ func Fold(s string) string {
 	return collapseSpace(out)
 }
 
-// newFolder builds the transform chain; a chain holds state, so each call
-// gets its own.
+// folders recycles transform chains: building one costs more than folding a
+// name with it, and a chain holds state, so each call needs one of its own.
+var folders = sync.Pool{New: func() any { return newFolder() }}
+
+// newFolder builds the transform chain.
 func newFolder() transform.Transformer {
 	return transform.Chain(
 		norm.NFKC,
