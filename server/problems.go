@@ -64,9 +64,10 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	var params paramErrors
 	switch {
 	case errors.As(err, &params):
-		detail := "invalid query parameters"
+		// "parameter", not "query parameter": a path segment can be the bad one.
+		detail := "invalid parameters"
 		if len(params) == 1 {
-			detail = "invalid query parameter " + params[0].Parameter + ": " + params[0].Detail
+			detail = "invalid parameter " + params[0].Parameter + ": " + params[0].Detail
 		}
 		writeProblem(w, http.StatusBadRequest, detail, params...)
 	case errors.Is(err, catalog.ErrNotFound):
