@@ -106,6 +106,8 @@ type testIdP struct {
 
 	// hang makes the JWKS endpoint answer only when the client gives up.
 	hang atomic.Bool
+	// slow delays every JWKS answer by this many milliseconds.
+	slow atomic.Int64
 
 	discoveryHits atomic.Int64
 	jwksHits      atomic.Int64
@@ -137,6 +139,13 @@ func startlessIdP(tb testing.TB, keys ...*testKey) *testIdP {
 		if p.hang.Load() {
 			<-r.Context().Done()
 			return
+		}
+		if d := p.slow.Load(); d > 0 {
+			select {
+			case <-time.After(time.Duration(d) * time.Millisecond):
+			case <-r.Context().Done():
+				return
+			}
 		}
 		if p.fail(w) {
 			return

@@ -37,7 +37,10 @@ type keySet struct {
 	keyfunc keyfunc.Keyfunc
 	// store holds the keys as last fetched; reading it never refreshes.
 	store *trackedStorage
-	// stop ends the refresh goroutine; the verifier's own cancel does too.
+	// ctx lives as long as the set: refreshes run under it, apart from the
+	// requests that asked for them, and end when the verifier closes.
+	ctx context.Context
+	// stop ends the set's refreshes; the verifier's own cancel does too.
 	stop context.CancelFunc
 }
 
@@ -120,10 +123,12 @@ func (l *keyLoader) load(ctx context.Context) error {
 		HTTPURLs: map[string]jwkset.Storage{jwksURL: store},
 		// jwkset waits on this limiter, then refreshes, within
 		// RateLimitWaitMax. A burst of one lets the first unknown kid after
-		// a quiet minute refresh at once; every other waits at most
-		// RefreshWait and usually fails at once, because the limiter knows
-		// the next token is further away than the deadline.
-		RateLimitWaitMax:  l.cfg.RefreshWait,
+		// a quiet minute refresh at once; every other fails at once,
+		// because the limiter knows the next token is further away than
+		// the deadline. The deadline is the fetch's own, not RefreshWait:
+		// the refresh runs apart from the request (see Verifier.key), so a
+		// slow identity provider still delivers the new key.
+		RateLimitWaitMax:  l.timeout,
 		RefreshUnknownKID: rate.NewLimiter(rate.Every(l.cfg.RefreshRateLimit), 1),
 	})
 	if err != nil {
@@ -141,7 +146,7 @@ func (l *keyLoader) load(ctx context.Context) error {
 		cancel()
 		return fmt.Errorf("build keyfunc for %s: %w", jwksURL, err)
 	}
-	l.set.Store(&keySet{keyfunc: kf, store: tracked, stop: cancel})
+	l.set.Store(&keySet{keyfunc: kf, store: tracked, ctx: storeCtx, stop: cancel})
 	l.log.InfoContext(ctx, "auth: JWKS loaded", "url", jwksURL, "keys", tracked.loaded.Load())
 	return nil
 }

@@ -313,3 +313,30 @@ func TestCloseStopsRetries(t *testing.T) {
 		t.Errorf("discovery fetched %d more times after Close", got-hits)
 	}
 }
+
+// TestSlowRefreshStillLands: an unknown kid whose JWKS refresh takes longer
+// than a request may wait is refused, but the refresh runs on and the new
+// key serves the next request, without a second fetch.
+func TestSlowRefreshStillLands(t *testing.T) {
+	old, next := ecKey(t), ecKey2(t)
+	idp := newTestIdP(t, old)
+	v := newVerifier(t, idp, func(c *Config) { c.RefreshWait = 100 * time.Millisecond })
+	idp.setKeys(old, next)
+	idp.slow.Store(400)
+	hits := idp.jwksHits.Load()
+
+	rotated := "Bearer " + sign(t, next, idp.claims(time.Now()))
+	t0 := time.Now()
+	_, err := v.Verify(context.Background(), rotated)
+	if d := time.Since(t0); d > 2*time.Second {
+		t.Errorf("Verify waited %v for a slow refresh", d)
+	}
+	authError(t, err, CodeInvalidToken, ReasonUnknownKey)
+	waitFor(t, "the slow refresh to deliver the new key", func() bool {
+		_, err := v.Verify(context.Background(), rotated)
+		return err == nil
+	})
+	if got := idp.jwksHits.Load() - hits; got != 1 {
+		t.Errorf("%d JWKS fetches, want the one refresh", got)
+	}
+}

@@ -318,6 +318,42 @@ var (
 	errUnknownKey = errors.New("token key id is not in the JWKS")
 )
 
+// key returns the verification key of t. A known kid is a lookup; an
+// unknown one may refresh the JWKS, which runs apart from the request, so
+// that the request waits at most RefreshWait while the refresh, once
+// started, completes within the fetch timeout and lands for the requests
+// that follow, however slow the identity provider or impatient the client.
+func (v *Verifier) key(ctx context.Context, set *keySet, t *jwt.Token) (any, error) {
+	kid, _ := t.Header["kid"].(string)
+	if kid == "" {
+		return set.keyfunc.KeyfuncCtx(ctx)(t)
+	}
+	if _, err := set.store.KeyRead(ctx, kid); err == nil {
+		return set.keyfunc.KeyfuncCtx(ctx)(t)
+	}
+	type result struct {
+		key any
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		rctx, cancel := context.WithTimeout(set.ctx, v.keys.timeout)
+		defer cancel()
+		key, err := set.keyfunc.KeyfuncCtx(rctx)(t)
+		done <- result{key, err}
+	}()
+	wait := time.NewTimer(v.cfg.RefreshWait)
+	defer wait.Stop()
+	select {
+	case r := <-done:
+		return r.key, r.err
+	case <-wait.C:
+		return nil, fmt.Errorf("%w: key %q: the JWKS refresh is still running", errUnknownKey, kid)
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
 // verify checks the signature and claims of a token not in the cache and
 // returns its principal and how long the result may be cached.
 func (v *Verifier) verify(ctx context.Context, token string, now time.Time) (Principal, time.Time, *Error) {
@@ -326,7 +362,6 @@ func (v *Verifier) verify(ctx context.Context, token string, now time.Time) (Pri
 		return Principal{}, time.Time{}, newError(CodeInvalidToken, ReasonUnavailable,
 			"the signing keys of the identity provider are not loaded yet; retry later")
 	}
-	keys := set.keyfunc.KeyfuncCtx(ctx)
 	var c claims
 	tok, err := v.parser.ParseWithClaims(token, &c, func(t *jwt.Token) (any, error) {
 		// The claims are decoded but not verified yet: they may only
@@ -334,7 +369,7 @@ func (v *Verifier) verify(ctx context.Context, token string, now time.Time) (Pri
 		if c.Issuer != v.cfg.Issuer {
 			return nil, errIssuer
 		}
-		key, err := keys(t)
+		key, err := v.key(ctx, set, t)
 		if err != nil {
 			// jwkset reports a kid still unknown after a refresh, and one
 			// whose refresh was refused by the rate limit, differently;
