@@ -30,9 +30,7 @@ func (s *Server) handleListSets() http.Handler {
 		}
 		buf := s.getBuf()
 		defer s.putBuf(buf)
-		b := append(*buf, `{"data":`...)
-		b = append(b, db.SetsJSON("")...)
-		b = append(b, '}')
+		b := appendSets(*buf, db, "")
 		*buf = b
 		writeJSON(w, b)
 	})
@@ -66,26 +64,11 @@ func (s *Server) handleListSetCards() http.Handler {
 		}
 		buf := s.getBuf()
 		defer s.putBuf(buf)
-		b := append(*buf, `{"data":[`...)
-		n := 0
-		_, total, err := db.SetCards(code, page, pageSize, func(card []byte) {
-			if n > 0 {
-				b = append(b, ',')
-			}
-			b = append(b, card...)
-			n++
-		})
+		b, _, _, _, err := appendSetCards(*buf, db, code, page, pageSize)
 		if err != nil {
 			s.writeError(w, r, err)
 			return
 		}
-		b = append(b, `],"meta":{"page":`...)
-		b = strconv.AppendInt(b, page, 10)
-		b = append(b, `,"pageSize":`...)
-		b = strconv.AppendInt(b, pageSize, 10)
-		b = append(b, `,"total":`...)
-		b = strconv.AppendInt(b, total, 10)
-		b = append(b, `}}`...)
 		*buf = b
 		writeJSON(w, b)
 	})
@@ -120,13 +103,11 @@ func (s *Server) handleGetCard() http.Handler {
 		}
 		buf := s.getBuf()
 		defer s.putBuf(buf)
-		b := append(*buf, `{"data":`...)
-		b, err = db.AppendCard(b, id)
+		b, err := appendCard(*buf, db, id)
 		if err != nil {
 			s.writeError(w, r, err)
 			return
 		}
-		b = append(b, '}')
 		*buf = b
 		writeJSON(w, b)
 	})

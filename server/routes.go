@@ -25,6 +25,8 @@ func (s *Server) routes() *httprouter.Router {
 	s.get(r, api+"/catalog/sets/:code/cards", s.authenticated(s.handleListSetCards()))
 	s.get(r, api+"/catalog/cards/*cardId", s.authenticated(s.handleGetCard()))
 	s.get(r, api+"/catalog/search", s.authenticated(s.handleSearch()))
+	// Stateless MCP takes POST only; the router answers other methods 405.
+	r.Handler(http.MethodPost, api+"/mcp", s.authenticated(s.handleMCP()))
 
 	// Discovery needs no token.
 	s.get(r, api+"/openapi.yaml", handleOpenAPI())

@@ -70,20 +70,11 @@ func (s *Server) handleSearch() http.Handler {
 		}
 		buf := s.getBuf()
 		defer s.putBuf(buf)
-		b := append(*buf, `{"data":[`...)
-		n := 0
-		err = db.Search(sq, func(card []byte) {
-			if n > 0 {
-				b = append(b, ',')
-			}
-			b = append(b, card...)
-			n++
-		})
+		b, _, err := appendSearch(*buf, db, sq)
 		if err != nil {
 			s.writeError(w, r, err)
 			return
 		}
-		b = append(b, `]}`...)
 		*buf = b
 		writeJSON(w, b)
 	})

@@ -15,6 +15,7 @@ import (
 	"github.com/catalogd/catalogd/catalog"
 	"github.com/catalogd/catalogd/server/auth"
 	"github.com/julienschmidt/httprouter"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // Config is what a Server needs.
@@ -60,6 +61,7 @@ type Server struct {
 	basePath         string // the path of BaseURL without a trailing slash
 	log              *slog.Logger
 	router           *httprouter.Router
+	mcp              *mcp.Server
 	bufs             sync.Pool
 }
 
@@ -102,6 +104,7 @@ func New(cfg Config) (*Server, error) {
 		log:         log,
 	}
 	s.bufs.New = func() any { b := make([]byte, 0, 16<<10); return &b }
+	s.mcp = s.newMCP()
 	s.router = s.routes()
 	return s, nil
 }

@@ -1,0 +1,68 @@
+package server
+
+import (
+	"strconv"
+
+	"github.com/catalogd/catalogd/catalog"
+)
+
+// The response bodies of the catalogue, shared by REST and MCP so that both
+// answer the same question with the same bytes. Each appends to b.
+
+// appendSets appends {"data": [sets]}, of one zone or, for "", all.
+func appendSets(b []byte, db *catalog.DB, zone string) []byte {
+	b = append(b, `{"data":`...)
+	b = append(b, db.SetsJSON(zone)...)
+	return append(b, '}')
+}
+
+// appendSetCards appends {"data": [cards], "meta": page} for one page of the
+// set code names, and returns the set, its total and the cards on the page.
+func appendSetCards(b []byte, db *catalog.DB, code string, page, pageSize int64) ([]byte, catalog.Set, int64, int, error) {
+	b = append(b, `{"data":[`...)
+	n := 0
+	set, total, err := db.SetCards(code, page, pageSize, func(card []byte) {
+		if n > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, card...)
+		n++
+	})
+	if err != nil {
+		return b, set, 0, 0, err
+	}
+	b = append(b, `],"meta":{"page":`...)
+	b = strconv.AppendInt(b, page, 10)
+	b = append(b, `,"pageSize":`...)
+	b = strconv.AppendInt(b, pageSize, 10)
+	b = append(b, `,"total":`...)
+	b = strconv.AppendInt(b, total, 10)
+	return append(b, `}}`...), set, total, n, nil
+}
+
+// appendCard appends {"data": card}.
+func appendCard(b []byte, db *catalog.DB, id string) ([]byte, error) {
+	b, err := db.AppendCard(append(b, `{"data":`...), id)
+	if err != nil {
+		return b, err
+	}
+	return append(b, '}'), nil
+}
+
+// appendSearch appends {"data": [cards]} of a search and returns how many
+// cards it holds.
+func appendSearch(b []byte, db *catalog.DB, sq catalog.SearchQuery) ([]byte, int, error) {
+	b = append(b, `{"data":[`...)
+	n := 0
+	err := db.Search(sq, func(card []byte) {
+		if n > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, card...)
+		n++
+	})
+	if err != nil {
+		return b, 0, err
+	}
+	return append(b, `]}`...), n, nil
+}
