@@ -28,7 +28,9 @@ func (s *Server) routes() *httprouter.Router {
 	// Stateless MCP takes POST only; the router answers other methods 405.
 	r.Handler(http.MethodPost, api+"/mcp", s.authenticated(s.handleMCP()))
 
-	// Discovery needs no token.
+	// Probes and discovery need no token.
+	s.get(r, "/healthz", handleHealthz())
+	s.get(r, "/readyz", s.handleReadyz())
 	s.get(r, api+"/openapi.yaml", handleOpenAPI())
 	metadata := auth.MetadataHandler(s.audience.String(), s.authServers)
 	s.public(r, metadataPath, metadata)
