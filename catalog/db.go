@@ -170,22 +170,6 @@ func (db *DB) resolve(ref string) (*storedSet, error) {
 	return nil, fmt.Errorf("set %q: %w", ref, ErrNotFound)
 }
 
-// SetsMatching returns the sets a search filter names: the set with id ref,
-// else every set with code ref, limited to zone unless zone is "". No match
-// is an empty result, not an error.
-func (db *DB) SetsMatching(ref, zone string) []Set {
-	var out []Set
-	if s, ok := db.setsByID[ref]; ok && (zone == "" || s.Zone == zone) {
-		return append(out, s.Set)
-	}
-	for _, s := range db.setsByCode[ref] {
-		if zone == "" || s.Zone == zone {
-			out = append(out, s.Set)
-		}
-	}
-	return out
-}
-
 // SetCards calls fn with the canonical JSON of each card on one page of the
 // set that ref resolves to (as Set does), in printed-number order, and
 // returns the set and its true number of cards. A page past the end calls fn

@@ -77,11 +77,11 @@ func TestWriteAndOpen(t *testing.T) {
 	if _, err := db.Set("x"); !errors.Is(err, ErrNotFound) {
 		t.Errorf("Set(x): %v, want not found (codes are case-sensitive)", err)
 	}
-	if got := len(db.SetsMatching("X", "")); got != 2 {
-		t.Errorf("SetsMatching(X) = %d sets", got)
+	if got := len(db.setsMatching("X", "")); got != 2 {
+		t.Errorf("setsMatching(X) = %d sets", got)
 	}
-	if got := db.SetsMatching("X", ZoneCHN); len(got) != 1 || got[0].ID != "chn-X" {
-		t.Errorf("SetsMatching(X, chn) = %+v", got)
+	if got := db.setsMatching("X", ZoneCHN); len(got) != 1 || got[0].ID != "chn-X" {
+		t.Errorf("setsMatching(X, chn) = %+v", got)
 	}
 	if got := string(db.SetsJSON("")); !strings.HasPrefix(got, `[{"id":"intl-Y"`) || !strings.HasSuffix(got, `"id":"chn-X","code":"X","name":"Chen","zone":"chn","cardCount":1}]`) {
 		t.Errorf("SetsJSON order: %s", got)

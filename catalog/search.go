@@ -19,7 +19,7 @@ type SearchQuery struct {
 	// Zone limits the search to one zone; "" searches all.
 	Zone string
 	// Set limits the search to the sets a set id or code names (see
-	// SetsMatching); "" searches all sets.
+	// setsMatching); "" searches all sets.
 	Set string
 	// Limit is the most cards returned.
 	Limit int
@@ -268,7 +268,9 @@ func (s *searcher) list(kind byte, key string) *storedList {
 	return newStoredList(v)
 }
 
-// setsMatching is SetsMatching for this package.
+// setsMatching returns the sets a search filter names: the set with id ref,
+// else every set with code ref, limited to zone unless zone is "". No match
+// is an empty result, not an error.
 func (db *DB) setsMatching(ref, zone string) []*storedSet {
 	if s, ok := db.setsByID[ref]; ok {
 		if zone == "" || s.Zone == zone {
