@@ -13,13 +13,13 @@ import (
 // AppendJSON appends the canonical JSON of s to dst.
 func (s *Set) AppendJSON(dst []byte) []byte {
 	dst = append(dst, `{"id":`...)
-	dst = appendString(dst, s.ID)
+	dst = AppendJSONString(dst, s.ID)
 	dst = append(dst, `,"code":`...)
-	dst = appendString(dst, s.Code)
+	dst = AppendJSONString(dst, s.Code)
 	dst = append(dst, `,"name":`...)
-	dst = appendString(dst, s.Name)
+	dst = AppendJSONString(dst, s.Name)
 	dst = append(dst, `,"zone":`...)
-	dst = appendString(dst, s.Zone)
+	dst = AppendJSONString(dst, s.Zone)
 	dst = appendNullableString(dst, `,"releasedOn":`, s.ReleasedOn)
 	dst = append(dst, `,"cardCount":`...)
 	dst = appendInt(dst, s.CardCount)
@@ -29,24 +29,24 @@ func (s *Set) AppendJSON(dst []byte) []byte {
 // AppendJSON appends the canonical JSON of c to dst.
 func (c *Card) AppendJSON(dst []byte) []byte {
 	dst = append(dst, `{"id":`...)
-	dst = appendString(dst, c.ID)
+	dst = AppendJSONString(dst, c.ID)
 	dst = append(dst, `,"name":`...)
-	dst = appendString(dst, c.Name)
+	dst = AppendJSONString(dst, c.Name)
 	dst = append(dst, `,"setName":`...)
-	dst = appendString(dst, c.SetName)
+	dst = AppendJSONString(dst, c.SetName)
 	dst = append(dst, `,"setCode":`...)
-	dst = appendString(dst, c.SetCode)
+	dst = AppendJSONString(dst, c.SetCode)
 	dst = append(dst, `,"number":`...)
-	dst = appendString(dst, c.Number)
+	dst = AppendJSONString(dst, c.Number)
 	dst = append(dst, `,"language":`...)
-	dst = appendString(dst, c.Language)
+	dst = AppendJSONString(dst, c.Language)
 	dst = appendNullableInt(dst, `,"year":`, c.Year)
 	dst = append(dst, `,"variant":`...)
-	dst = appendString(dst, c.Variant)
+	dst = AppendJSONString(dst, c.Variant)
 	dst = appendNullableString(dst, `,"rarity":`, c.Rarity)
 	dst = appendNullableString(dst, `,"imageUrl":`, c.ImageURL)
 	dst = append(dst, `,"zone":`...)
-	dst = appendString(dst, c.Zone)
+	dst = AppendJSONString(dst, c.Zone)
 	dst = appendNullableInt(dst, `,"totalCards":`, c.TotalCards)
 	dst = appendNullableString(dst, `,"illustrator":`, c.Illustrator)
 	dst = appendNullableString(dst, `,"marketAId":`, c.MarketAID)
@@ -75,7 +75,7 @@ func appendNullableString(dst []byte, member string, n Nullable[string]) []byte 
 	if n.Null {
 		return append(dst, "null"...)
 	}
-	return appendString(dst, n.Value)
+	return AppendJSONString(dst, n.Value)
 }
 
 func appendInt(dst []byte, v int64) []byte { return strconv.AppendInt(dst, v, 10) }
@@ -84,7 +84,7 @@ const hexDigits = "0123456789abcdef"
 
 // appendString appends s as a JSON string. Invalid UTF-8 becomes U+FFFD, and
 // U+2028 and U+2029 are escaped, as encoding/json does.
-func appendString(dst []byte, s string) []byte {
+func AppendJSONString(dst []byte, s string) []byte {
 	dst = append(dst, '"')
 	start := 0
 	for i := 0; i < len(s); {

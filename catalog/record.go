@@ -116,7 +116,7 @@ func (n Nullable[T]) MarshalJSON() ([]byte, error) {
 	case int64:
 		return appendInt(nil, v), nil
 	case string:
-		return appendString(nil, v), nil
+		return AppendJSONString(nil, v), nil
 	}
 	return []byte("null"), nil
 }

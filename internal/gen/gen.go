@@ -20,6 +20,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/catalogd/catalogd/catalog"
 )
 
 // Options selects the snapshot. The zero value of CardsPerSet means
@@ -556,11 +558,11 @@ func (c *coder) chn(sp *setPlan) {
 
 func appendSet(b []byte, sp *setPlan) []byte {
 	b = append(b, `{"id":`...)
-	b = appendString(b, sp.id)
+	b = catalog.AppendJSONString(b, sp.id)
 	b = append(b, `,"code":`...)
-	b = appendString(b, sp.code)
+	b = catalog.AppendJSONString(b, sp.code)
 	b = append(b, `,"name":`...)
-	b = appendString(b, sp.name)
+	b = catalog.AppendJSONString(b, sp.name)
 	b = append(b, `,"zone":"`...)
 	b = append(b, zones[sp.zone].name...)
 	b = append(b, '"')
@@ -849,22 +851,20 @@ func (w *cardWriter) card(rarity, variant string) {
 	w.o.records++
 	b := w.o.buf
 
-	b = append(b, `{"id":"`...)
-	b = appendEscaped(b, sp.id)
-	b = append(b, '-')
-	b = appendEscaped(b, lid)
+	id := sp.id + "-" + string(lid)
 	if variant != "" {
-		b = append(b, '-')
-		b = append(b, variant...)
+		id += "-" + variant
 	}
-	b = append(b, `","name":`...)
-	b = appendString(b, w.name)
+	b = append(b, `{"id":`...)
+	b = catalog.AppendJSONString(b, id)
+	b = append(b, `,"name":`...)
+	b = catalog.AppendJSONString(b, string(w.name))
 	b = append(b, `,"setName":`...)
-	b = appendString(b, sp.name)
+	b = catalog.AppendJSONString(b, sp.name)
 	b = append(b, `,"setCode":`...)
-	b = appendString(b, sp.code)
+	b = catalog.AppendJSONString(b, sp.code)
 	b = append(b, `,"number":`...)
-	b = appendString(b, w.num)
+	b = catalog.AppendJSONString(b, string(w.num))
 	b = append(b, `,"language":"`...)
 	b = append(b, sp.lang...)
 	b = append(b, '"')
@@ -875,13 +875,13 @@ func (w *cardWriter) card(rarity, variant string) {
 	switch {
 	case variant != "":
 		b = append(b, `,"variant":`...)
-		b = appendString(b, variant)
+		b = catalog.AppendJSONString(b, variant)
 	case !sp.noVariant:
 		b = append(b, `,"variant":"standard"`...)
 	}
 	if rarity != "" {
 		b = append(b, `,"rarity":`...)
-		b = appendString(b, rarity)
+		b = catalog.AppendJSONString(b, rarity)
 	}
 	if !sp.sparse && !r.mil(20) {
 		b = append(b, `,"imageUrl":`...)
@@ -901,7 +901,7 @@ func (w *cardWriter) card(rarity, variant string) {
 		if r.mil(zi.noIllusMil) {
 			b = append(b, "null"...)
 		} else {
-			b = appendString(b, illusTable.pick(r).name)
+			b = catalog.AppendJSONString(b, illusTable.pick(r).name)
 		}
 		roll := r.intn(1000)
 		aNull := roll < zi.bothMarketNullMil+zi.aNullMil

@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math/rand/v2"
 	"net/url"
 	"regexp"
 	"strings"
@@ -659,77 +658,6 @@ func TestWriteError(t *testing.T) {
 	for _, at := range []int{0, 100, 1 << 20} {
 		if _, err := Write(&failingWriter{left: at}, Options{Cards: 20000}); !errors.Is(err, errFull) {
 			t.Errorf("failing after %d bytes: err = %v", at, err)
-		}
-	}
-}
-
-func TestAppendString(t *testing.T) {
-	cases := []string{
-		"", "Pikachu", "Flabébé", "ピカチュウ", "皮卡丘", "洗翠　萬針魚", "Nidoran♀ δ",
-		`quote " and backslash \`, "tab\tnewline\nreturn\r", "\x00\x01\x1f\x7f",
-		"<script>&amp;</script>", "line\u2028para\u2029end", "emoji 🃏",
-		"bad \xff utf8", "truncated \xe3\x81", "surrogate \xed\xa0\x80", "overlong \xc0\xaf", "\xf4\x90\x80\x80",
-	}
-	r := rand.New(rand.NewPCG(1, 2))
-	for range 2000 {
-		b := make([]byte, r.IntN(12))
-		for i := range b {
-			b[i] = byte(r.IntN(256))
-		}
-		cases = append(cases, string(b))
-	}
-	for _, s := range cases {
-		got := appendString(nil, s)
-		if !json.Valid(got) {
-			t.Fatalf("%q → %s: not valid JSON", s, got)
-		}
-		if gb := appendString(nil, []byte(s)); !bytes.Equal(gb, got) {
-			t.Fatalf("%q: string and []byte forms differ: %s vs %s", s, got, gb)
-		}
-		var back string
-		if err := json.Unmarshal(got, &back); err != nil {
-			t.Fatal(err)
-		}
-		// encoding/json is the reference for what a string means in JSON.
-		ref, _ := json.Marshal(s)
-		var want string
-		if err := json.Unmarshal(ref, &want); err != nil {
-			t.Fatal(err)
-		}
-		if back != want {
-			t.Fatalf("%q: decodes to %q, encoding/json gives %q", s, back, want)
-		}
-		if utf8.ValidString(s) && !strings.ContainsAny(s, "\"\\\u2028\u2029") && !hasControl(s) && string(got) != `"`+s+`"` {
-			t.Fatalf("%q: escaped needlessly: %s", s, got)
-		}
-	}
-}
-
-func hasControl(s string) bool {
-	for _, c := range []byte(s) {
-		if c < 0x20 {
-			return true
-		}
-	}
-	return false
-}
-
-func TestDecodeRune(t *testing.T) {
-	r := rand.New(rand.NewPCG(3, 4))
-	buf := make([]byte, 4)
-	for range 200000 {
-		n := 1 + r.IntN(4)
-		for i := range n {
-			buf[i] = byte(r.IntN(256))
-			if i > 0 && r.IntN(2) == 0 {
-				buf[i] = 0x80 | byte(r.IntN(64)) // bias towards continuation bytes
-			}
-		}
-		b := buf[:n]
-		wr, ws := utf8.DecodeRune(b)
-		gr, gs := decodeRune(b)
-		if wr != gr || ws != gs {
-			t.Fatalf("% x: got %U/%d, utf8 says %U/%d", b, gr, gs, wr, ws)
 		}
 	}
 }
