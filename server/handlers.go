@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/catalogd/catalogd/catalog"
 	"github.com/julienschmidt/httprouter"
 )
 
@@ -23,16 +24,9 @@ func (s *Server) handleListSets() http.Handler {
 			s.writeError(w, r, err)
 			return
 		}
-		db, release := s.catalog.Acquire()
-		defer release()
-		if notModified(w, r, db, etag(db, r)) {
-			return
-		}
-		buf := s.getBuf()
-		defer s.putBuf(buf)
-		b := appendSets(*buf, db, "")
-		*buf = b
-		writeJSON(w, b)
+		s.answer(w, r, func(b []byte, db *catalog.DB) ([]byte, error) {
+			return appendSets(b, db, ""), nil
+		})
 	})
 }
 
@@ -56,21 +50,10 @@ func (s *Server) handleListSetCards() http.Handler {
 			s.writeError(w, r, err)
 			return
 		}
-
-		db, release := s.catalog.Acquire()
-		defer release()
-		if notModified(w, r, db, etag(db, r)) {
-			return
-		}
-		buf := s.getBuf()
-		defer s.putBuf(buf)
-		b, _, _, _, err := appendSetCards(*buf, db, code, page, pageSize)
-		if err != nil {
-			s.writeError(w, r, err)
-			return
-		}
-		*buf = b
-		writeJSON(w, b)
+		s.answer(w, r, func(b []byte, db *catalog.DB) ([]byte, error) {
+			b, _, _, _, err := appendSetCards(b, db, code, page, pageSize)
+			return b, err
+		})
 	})
 }
 
@@ -96,21 +79,30 @@ func (s *Server) handleGetCard() http.Handler {
 			s.writeError(w, r, err)
 			return
 		}
-		db, release := s.catalog.Acquire()
-		defer release()
-		if notModified(w, r, db, etag(db, r)) {
-			return
-		}
-		buf := s.getBuf()
-		defer s.putBuf(buf)
-		b, err := appendCard(*buf, db, id)
-		if err != nil {
-			s.writeError(w, r, err)
-			return
-		}
-		*buf = b
-		writeJSON(w, b)
+		s.answer(w, r, func(b []byte, db *catalog.DB) ([]byte, error) {
+			return appendCard(b, db, id)
+		})
 	})
+}
+
+// answer writes the 200 that build appends from the current catalogue, or
+// a 304 when the client already holds it; the request's parameters are
+// checked before.
+func (s *Server) answer(w http.ResponseWriter, r *http.Request, build func(b []byte, db *catalog.DB) ([]byte, error)) {
+	db, release := s.catalog.Acquire()
+	defer release()
+	if notModified(w, r, db, etag(db, r)) {
+		return
+	}
+	buf := s.getBuf()
+	defer s.putBuf(buf)
+	b, err := build(*buf, db)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	*buf = b
+	writeJSON(w, b)
 }
 
 // pathParam returns a route parameter, unescaped (the router matched the

@@ -63,19 +63,9 @@ func (s *Server) handleSearch() http.Handler {
 			s.writeError(w, r, err)
 			return
 		}
-		db, release := s.catalog.Acquire()
-		defer release()
-		if notModified(w, r, db, etag(db, r)) {
-			return
-		}
-		buf := s.getBuf()
-		defer s.putBuf(buf)
-		b, _, err := appendSearch(*buf, db, sq)
-		if err != nil {
-			s.writeError(w, r, err)
-			return
-		}
-		*buf = b
-		writeJSON(w, b)
+		s.answer(w, r, func(b []byte, db *catalog.DB) ([]byte, error) {
+			b, _, err := appendSearch(b, db, sq)
+			return b, err
+		})
 	})
 }
