@@ -43,25 +43,28 @@ type cardsBody struct {
 	} `json:"meta"`
 }
 
-// snapshotSets reads the sets of the fixture's snapshots with encoding/json,
-// independently of the importer.
-func snapshotSets(t *testing.T) []setJSON {
+// fixtureSnapshot reads the sets and cards of the fixture's snapshots with
+// encoding/json, independently of the importer.
+func fixtureSnapshot(t *testing.T) ([]setJSON, []searchCard) {
 	t.Helper()
-	var all []setJSON
 	odd, err := os.ReadFile("testdata/odd.json")
 	if err != nil {
 		t.Fatal(err)
 	}
+	var sets []setJSON
+	var cards []searchCard
 	for _, raw := range [][]byte{data.Sample(), odd} {
 		var snap struct {
-			Sets []setJSON `json:"sets"`
+			Sets  []setJSON    `json:"sets"`
+			Cards []searchCard `json:"cards"`
 		}
 		if err := json.Unmarshal(raw, &snap); err != nil {
 			t.Fatal(err)
 		}
-		all = append(all, snap.Sets...)
+		sets = append(sets, snap.Sets...)
+		cards = append(cards, snap.Cards...)
 	}
-	return all
+	return sets, cards
 }
 
 func ids[T any](list []T, id func(T) string) []string {
@@ -91,7 +94,7 @@ func TestListSetsOrderAndEnvelope(t *testing.T) {
 	r.json(t, &got)
 
 	// DESIGN section 4: releasedOn newest first, undated after dated, then id.
-	want := snapshotSets(t)
+	want, _ := fixtureSnapshot(t)
 	slices.SortFunc(want, func(a, b setJSON) int {
 		switch {
 		case a.ReleasedOn != nil && b.ReleasedOn == nil:

@@ -6,7 +6,6 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"net/url"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -14,7 +13,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/catalogd/catalogd/catalog"
-	"github.com/catalogd/catalogd/data"
 )
 
 // searchCard is a card of the fixture's snapshots as encoding/json reads it.
@@ -206,20 +204,7 @@ func TestSearchParameterRules(t *testing.T) {
 // real names and numbers.
 func TestSearchAgreesWithPlainScan(t *testing.T) {
 	f := newFixture(t)
-	var cards []searchCard
-	odd, err := os.ReadFile("testdata/odd.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, raw := range [][]byte{data.Sample(), odd} {
-		var snap struct {
-			Cards []searchCard `json:"cards"`
-		}
-		if err := json.Unmarshal(raw, &snap); err != nil {
-			t.Fatal(err)
-		}
-		cards = append(cards, snap.Cards...)
-	}
+	_, cards := fixtureSnapshot(t)
 	slices.SortFunc(cards, func(a, b searchCard) int {
 		return bytes.Compare(append(catalog.NumberKey(a.Number), a.ID...), append(catalog.NumberKey(b.Number), b.ID...))
 	})
