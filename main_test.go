@@ -150,19 +150,27 @@ func TestImportReportsEveryProblem(t *testing.T) {
 	}
 }
 
+// importSample imports the sample into a new catalogue and returns its
+// directory, its path and its bytes.
+func importSample(t *testing.T) (dir, db string, contents []byte) {
+	t.Helper()
+	dir = t.TempDir()
+	db = filepath.Join(dir, "catalog.db")
+	if code, _, errOut := runCLI(t, nil, "import", "--db", db, "data/sample.json"); code != exitOK {
+		t.Fatalf("first import: %s", errOut)
+	}
+	contents, err := os.ReadFile(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dir, db, contents
+}
+
 // TestKilledImportLeavesCatalogue starts the real binary importing from a
 // pipe, kills it while the new file is half written, and checks that the
 // catalogue is byte for byte what it was and the next import succeeds.
 func TestKilledImportLeavesCatalogue(t *testing.T) {
-	dir := t.TempDir()
-	db := filepath.Join(dir, "catalog.db")
-	if code, _, errOut := runCLI(t, nil, "import", "--db", db, "data/sample.json"); code != exitOK {
-		t.Fatalf("first import: %s", errOut)
-	}
-	before, err := os.ReadFile(db)
-	if err != nil {
-		t.Fatal(err)
-	}
+	dir, db, before := importSample(t)
 
 	snapshot, err := os.ReadFile("data/sample.json")
 	if err != nil {
@@ -220,15 +228,7 @@ func TestKilledImportLeavesCatalogue(t *testing.T) {
 // limit, so that writing the new catalogue fails part way with a real write
 // error (EFBIG; Go ignores SIGXFSZ), as a full disk would.
 func TestImportWriteErrorLeavesCatalogue(t *testing.T) {
-	dir := t.TempDir()
-	db := filepath.Join(dir, "catalog.db")
-	if code, _, errOut := runCLI(t, nil, "import", "--db", db, "data/sample.json"); code != exitOK {
-		t.Fatalf("first import: %s", errOut)
-	}
-	before, err := os.ReadFile(db)
-	if err != nil {
-		t.Fatal(err)
-	}
+	dir, db, before := importSample(t)
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
