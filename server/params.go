@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"net/url"
 	"strconv"
-	"unicode/utf8"
 
 	"github.com/catalogd/catalogd/catalog"
 )
@@ -81,26 +80,6 @@ func parseDigits(s string) (int64, bool) {
 		return 1<<63 - 1, true
 	}
 	return n, true
-}
-
-// text returns the string name, with its length in code points checked;
-// required makes absence an error.
-func (q *query) text(name string, minLen, maxLen int, required bool) string {
-	v, ok := q.get(name)
-	if !ok {
-		if required {
-			q.fail(name, "is required")
-		}
-		return ""
-	}
-	if n := utf8.RuneCountInString(v); n < minLen || n > maxLen {
-		if minLen > 0 {
-			q.fail(name, "must be %d to %d characters long, got %d", minLen, maxLen, n)
-		} else {
-			q.fail(name, "must be at most %d characters long, got %d", maxLen, n)
-		}
-	}
-	return v
 }
 
 // zone returns the zone filter, "" when absent.
