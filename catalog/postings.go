@@ -61,18 +61,26 @@ func (b *postingBuilder) addCard(ord uint32, e *indexEntry) {
 	b.add(b.key, ord)
 	b.key = append(append(b.key[:0], postingNumber), e.number...)
 	b.add(b.key, ord)
-	name := e.name
-	for len(name) > 0 {
-		r1, n1 := utf8.DecodeRune(name)
-		if len(name) == n1 {
-			break
+	eachBigram(e.name, func(gram []byte) {
+		b.key = append(append(b.key[:0], postingGram), gram...)
+		b.add(b.key, ord)
+	})
+}
+
+// eachBigram calls fn with every pair of neighbouring characters of a folded
+// name or term that holds no space: terms never do, so such pairs are never
+// looked up.
+func eachBigram(text []byte, fn func(gram []byte)) {
+	for len(text) > 0 {
+		r1, n1 := utf8.DecodeRune(text)
+		if n1 == len(text) {
+			return
 		}
-		_, n2 := utf8.DecodeRune(name[n1:])
-		if r1 != ' ' && name[n1] != ' ' {
-			b.key = append(append(b.key[:0], postingGram), name[:n1+n2]...)
-			b.add(b.key, ord)
+		_, n2 := utf8.DecodeRune(text[n1:])
+		if r1 != ' ' && text[n1] != ' ' {
+			fn(text[:n1+n2])
 		}
-		name = name[n1:]
+		text = text[n1:]
 	}
 }
 

@@ -2,12 +2,12 @@ package catalog
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"slices"
 	"strings"
-	"unicode/utf8"
 
 	bolt "go.etcd.io/bbolt"
 )
@@ -230,22 +230,15 @@ func (s *searcher) plan() (ordinals, bool) {
 	}
 	for i := range s.terms {
 		t := &s.terms[i]
-		number := s.list(postingNumber, t.number)
 		var grams []*storedList
-		if utf8.RuneCount(t.text) >= 2 {
-			for rest := t.text; ; {
-				_, n1 := utf8.DecodeRune(rest)
-				if n1 >= len(rest) {
-					break
-				}
-				_, n2 := utf8.DecodeRune(rest[n1:])
-				grams = append(grams, s.list(postingGram, string(rest[:n1+n2])))
-				rest = rest[n1:]
-			}
-		} else {
-			continue
+		eachBigram(t.text, func(gram []byte) {
+			grams = append(grams, s.list(postingGram, string(gram)))
+		})
+		if len(grams) == 0 {
+			continue // one character: no bigram to narrow by
 		}
-		slices.SortFunc(grams, func(a, b *storedList) int { return int(a.count) - int(b.count) })
+		number := s.list(postingNumber, t.number)
+		slices.SortFunc(grams, func(a, b *storedList) int { return cmp.Compare(a.count, b.count) })
 		if len(grams) > 2 {
 			grams = grams[:2]
 		}
