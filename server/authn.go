@@ -16,10 +16,12 @@ const metadataPath = "/.well-known/oauth-protected-resource"
 // 401 whatever else is wrong with it (DESIGN section 4).
 func (s *Server) authenticated(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if _, err := s.auth.Verify(r.Context(), r.Header.Get("Authorization")); err != nil {
+		p, err := s.auth.Verify(r.Context(), r.Header.Get("Authorization"))
+		if err != nil {
 			s.writeUnauthorized(w, err)
 			return
 		}
+		setClientID(w, p.ClientID)
 		h.ServeHTTP(w, r)
 	})
 }
@@ -31,6 +33,7 @@ func (s *Server) writeUnauthorized(w http.ResponseWriter, err error) {
 	if !errors.As(err, &ae) {
 		ae = &auth.Error{Status: http.StatusUnauthorized, Code: auth.CodeInvalidToken, Description: "the token could not be verified", Reason: "error"}
 	}
+	s.metrics.authFailures.WithLabelValues(ae.Reason).Inc()
 	w.Header().Set("WWW-Authenticate", ae.Challenge(s.resourceMetadata))
 	detail := "this endpoint needs a bearer token with the scope " + auth.Scope
 	if ae.Code != "" && ae.Description != "" {

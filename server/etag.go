@@ -41,21 +41,43 @@ func notModified(w http.ResponseWriter, r *http.Request, db *catalog.DB, tag str
 	h.Set("Cache-Control", "private")
 	h.Set(GenerationHeader, db.Generation())
 	inm := r.Header.Get("If-None-Match")
-	if inm == "" || !etagListMatches(inm, tag) {
+	if inm == "" {
 		return false
 	}
+	matched, ok := etagListMatch(inm, tag)
+	if !ok {
+		return false
+	}
+	// A 304 names the representation the client holds: the compressed
+	// one's tag carries the gzip suffix.
+	h.Set("ETag", matched)
 	w.WriteHeader(http.StatusNotModified)
 	return true
 }
 
-// etagListMatches reports whether an If-None-Match list names tag; GET and
-// HEAD compare weakly (RFC 9110 section 13.1.2), so W/ prefixes are ignored.
-func etagListMatches(list, tag string) bool {
-	for _, candidate := range strings.Split(list, ",") {
-		candidate = strings.TrimSpace(candidate)
-		if candidate == "*" || strings.TrimPrefix(candidate, "W/") == tag {
-			return true
+// etagListMatch returns the entry of an If-None-Match list that names tag,
+// as tag itself or as its compressed variant. GET and HEAD compare weakly
+// (RFC 9110 section 13.1.2), so W/ prefixes are ignored.
+func etagListMatch(list, tag string) (string, bool) {
+	for list != "" {
+		var candidate string
+		candidate, list, _ = strings.Cut(list, ",")
+		candidate = strings.TrimPrefix(strings.TrimSpace(candidate), "W/")
+		switch {
+		case candidate == "*" || candidate == tag:
+			return tag, true
+		case isGzipVariant(candidate, tag):
+			return candidate, true
 		}
 	}
-	return false
+	return "", false
+}
+
+// isGzipVariant reports whether candidate is tag with the gzip suffix
+// inside its closing quote, as the compression middleware writes it.
+func isGzipVariant(candidate, tag string) bool {
+	body := tag[:len(tag)-1] // without the closing quote
+	return len(candidate) == len(tag)+len(gzipETagSuffix) &&
+		strings.HasPrefix(candidate, body) &&
+		candidate[len(body):] == gzipETagSuffix+`"`
 }

@@ -81,6 +81,13 @@ type fixture struct {
 
 func newFixture(t testing.TB) *fixture {
 	t.Helper()
+	return newFixtureWith(t, nil)
+}
+
+// newFixtureWith lets configure change the Server's Config (its logger,
+// its metrics) before the Server is built.
+func newFixtureWith(t testing.TB, configure func(*Config)) *fixture {
+	t.Helper()
 	db, err := catalog.Open(sampleCatalogue(t))
 	if err != nil {
 		t.Fatal(err)
@@ -93,7 +100,11 @@ func newFixture(t testing.TB) *fixture {
 	t.Cleanup(f.http.Close)
 	f.base = f.http.URL + testBasePath
 	f.idp = newTestIdP(t, f.base+"/mcp")
-	f.srv, err = New(Config{Catalog: live, BaseURL: f.base, Auth: f.idp.verifier, AuthorizationServers: []string{f.idp.URL}})
+	cfg := Config{Catalog: live, BaseURL: f.base, Auth: f.idp.verifier, AuthorizationServers: []string{f.idp.URL}}
+	if configure != nil {
+		configure(&cfg)
+	}
+	f.srv, err = New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

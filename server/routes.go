@@ -9,52 +9,56 @@ import (
 	"github.com/julienschmidt/httprouter"
 )
 
-// routes lists the whole HTTP surface.
+// routes lists the whole HTTP surface. Each route has the name it carries
+// in metrics and access logs.
 func (s *Server) routes() *httprouter.Router {
 	r := httprouter.New()
 	r.RedirectTrailingSlash = false
 	r.RedirectFixedPath = false
 	r.HandleMethodNotAllowed = true
 	r.HandleOPTIONS = true
-	r.NotFound = http.HandlerFunc(handleNotFound)
-	r.MethodNotAllowed = http.HandlerFunc(handleMethodNotAllowed)
+	r.NotFound = s.named("notFound", http.HandlerFunc(handleNotFound))
+	r.MethodNotAllowed = s.named("methodNotAllowed", http.HandlerFunc(handleMethodNotAllowed))
 	r.PanicHandler = s.handlePanic
 
 	api := s.basePath
-	s.get(r, api+"/catalog/sets", s.authenticated(s.handleListSets()))
-	s.get(r, api+"/catalog/sets/:code/cards", s.authenticated(s.handleListSetCards()))
-	s.get(r, api+"/catalog/cards/*cardId", s.authenticated(s.handleGetCard()))
-	s.get(r, api+"/catalog/search", s.authenticated(s.handleSearch()))
+	// The catalogue's answers are compressed for clients that accept it;
+	// their 401s and problems are too small to gain.
+	s.get(r, "listSets", api+"/catalog/sets", s.authenticated(s.gzip(s.handleListSets())))
+	s.get(r, "listSetCards", api+"/catalog/sets/:code/cards", s.authenticated(s.gzip(s.handleListSetCards())))
+	s.get(r, "getCard", api+"/catalog/cards/*cardId", s.authenticated(s.gzip(s.handleGetCard())))
+	s.get(r, "search", api+"/catalog/search", s.authenticated(s.gzip(s.handleSearch())))
 	// Stateless MCP takes POST only; the router answers other methods 405.
-	r.Handler(http.MethodPost, api+"/mcp", s.authenticated(s.handleMCP()))
+	r.Handler(http.MethodPost, api+"/mcp", s.named("mcp", s.authenticated(s.gzip(s.handleMCP()))))
 
 	// Probes and discovery need no token.
-	s.get(r, "/healthz", handleHealthz())
-	s.get(r, "/readyz", s.handleReadyz())
-	s.get(r, api+"/openapi.yaml", handleOpenAPI())
+	s.get(r, "healthz", "/healthz", handleHealthz())
+	s.get(r, "readyz", "/readyz", s.handleReadyz())
+	s.get(r, "openapi", api+"/openapi.yaml", s.gzip(handleOpenAPI()))
 	metadata := auth.MetadataHandler(s.audience.String(), s.authServers)
-	s.public(r, metadataPath, metadata)
+	s.public(r, "metadata", metadataPath, metadata)
 	if p := strings.TrimRight(s.audience.EscapedPath(), "/"); p != "" {
-		s.public(r, metadataPath+p, metadata)
+		s.public(r, "metadata", metadataPath+p, metadata)
 	}
 	if s.dev != nil {
-		s.public(r, "/.well-known/jwks.json", s.dev.JWKSHandler())
-		s.public(r, "/.well-known/openid-configuration", s.dev.OpenIDConfigurationHandler())
-		s.public(r, "/.well-known/oauth-authorization-server", s.dev.OpenIDConfigurationHandler())
-		r.Handler(http.MethodPost, "/oauth/token", s.dev.TokenHandler())
+		s.public(r, "jwks", "/.well-known/jwks.json", s.dev.JWKSHandler())
+		s.public(r, "discovery", "/.well-known/openid-configuration", s.dev.OpenIDConfigurationHandler())
+		s.public(r, "discovery", "/.well-known/oauth-authorization-server", s.dev.OpenIDConfigurationHandler())
+		r.Handler(http.MethodPost, "/oauth/token", s.named("token", s.dev.TokenHandler()))
 	}
 	return r
 }
 
 // public registers a handler that answers its own methods (GET, HEAD and
 // OPTIONS for CORS preflight).
-func (s *Server) public(r *httprouter.Router, path string, h http.Handler) {
-	s.get(r, path, h)
-	r.Handler(http.MethodOptions, path, h)
+func (s *Server) public(r *httprouter.Router, name, path string, h http.Handler) {
+	s.get(r, name, path, h)
+	r.Handler(http.MethodOptions, path, s.named(name, h))
 }
 
 // get registers h for GET and HEAD; net/http drops the body of a HEAD.
-func (s *Server) get(r *httprouter.Router, path string, h http.Handler) {
+func (s *Server) get(r *httprouter.Router, name, path string, h http.Handler) {
+	h = s.named(name, h)
 	r.Handler(http.MethodGet, path, h)
 	r.Handler(http.MethodHead, path, h)
 }

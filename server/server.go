@@ -16,6 +16,7 @@ import (
 	"github.com/catalogd/catalogd/server/auth"
 	"github.com/julienschmidt/httprouter"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 // Config is what a Server needs.
@@ -25,7 +26,8 @@ type Config struct {
 	// BaseURL is the public URL of the API, version segment included
 	// (http://127.0.0.1:8080/api/v1); routes are mounted under its path.
 	BaseURL string
-	// Logger receives errors and, later, access logs; nil discards.
+	// Logger receives errors and one access-log line per request at level
+	// Info; nil discards.
 	Logger *slog.Logger
 
 	// Auth verifies the bearer token of every catalogue request. It is
@@ -39,6 +41,9 @@ type Config struct {
 	// DevIssuer, when set, serves its JWKS, discovery document and token
 	// endpoint at the server's origin (serve --dev).
 	DevIssuer *auth.DevIssuer
+	// Metrics receives the request and authentication series; nil keeps
+	// them unexported.
+	Metrics *Metrics
 }
 
 // Authenticator checks the Authorization header of a request; its errors
@@ -62,6 +67,9 @@ type Server struct {
 	log              *slog.Logger
 	router           *httprouter.Router
 	mcp              *mcp.Server
+	metrics          *Metrics
+	unmatched        *routeMetrics // requests no route claims
+	gzip             func(http.Handler) http.HandlerFunc
 	bufs             sync.Pool
 }
 
@@ -104,15 +112,30 @@ func New(cfg Config) (*Server, error) {
 		log:         log,
 	}
 	s.bufs.New = func() any { b := make([]byte, 0, 16<<10); return &b }
+	s.metrics = cfg.Metrics
+	if s.metrics == nil {
+		if s.metrics, err = NewMetrics(prometheus.NewRegistry(), cfg.Catalog); err != nil {
+			return nil, err
+		}
+	}
+	s.unmatched = s.metrics.route("other")
+	if s.gzip, err = newGzip(); err != nil {
+		return nil, err
+	}
 	s.mcp = s.newMCP()
 	s.router = s.routes()
 	return s, nil
 }
 
-// ServeHTTP routes on the escaped path, so that an id holding a
+// ServeHTTP answers r and records it in the metrics and the access log.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	s.observe(w, r)
+}
+
+// dispatch routes on the escaped path, so that an id holding a
 // percent-encoded "/" stays one path segment and a literal "%" stays
 // itself; handlers unescape their parameters.
-func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+func (s *Server) dispatch(w http.ResponseWriter, r *http.Request) {
 	if escaped := r.URL.EscapedPath(); escaped != r.URL.Path {
 		r2 := *r
 		u := *r.URL

@@ -1,0 +1,146 @@
+package server
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// RequestIDHeader carries the id that ties a request to its access-log line.
+const RequestIDHeader = "X-Request-Id"
+
+// recorder is the ResponseWriter every request is answered through: it
+// notes what the access log and the metrics report. Route handlers fill in
+// the route; authentication fills in the client.
+type recorder struct {
+	http.ResponseWriter
+	status   int
+	bytes    int64
+	route    *routeMetrics
+	clientID string
+}
+
+func (rec *recorder) WriteHeader(status int) {
+	if rec.status == 0 && status >= 200 {
+		rec.status = status
+	}
+	rec.ResponseWriter.WriteHeader(status)
+}
+
+func (rec *recorder) Write(b []byte) (int, error) {
+	if rec.status == 0 {
+		rec.status = http.StatusOK
+	}
+	n, err := rec.ResponseWriter.Write(b)
+	rec.bytes += int64(n)
+	return n, err
+}
+
+// Flush lets streamed answers (MCP) through.
+func (rec *recorder) Flush() {
+	if rec.status == 0 {
+		rec.status = http.StatusOK
+	}
+	http.NewResponseController(rec.ResponseWriter).Flush()
+}
+
+// Unwrap gives http.ResponseController the connection underneath.
+func (rec *recorder) Unwrap() http.ResponseWriter { return rec.ResponseWriter }
+
+var recorders = sync.Pool{New: func() any { return new(recorder) }}
+
+// observe answers r, then counts it and writes its access-log
+// line: method, route, path, status, bytes, duration, client id and request
+// id. The query is never logged: it may hold an access_token.
+func (s *Server) observe(w http.ResponseWriter, r *http.Request) {
+	start := time.Now()
+	id := requestID(r.Header.Get(RequestIDHeader))
+	w.Header().Set(RequestIDHeader, id)
+
+	rec := recorders.Get().(*recorder)
+	*rec = recorder{ResponseWriter: w, route: s.unmatched}
+	defer func() {
+		*rec = recorder{}
+		recorders.Put(rec)
+	}()
+	s.dispatch(rec, r)
+
+	elapsed := time.Since(start)
+	status := rec.status
+	if status == 0 {
+		status = http.StatusOK
+	}
+	rec.route.observe(status, elapsed)
+	if s.log.Enabled(r.Context(), slog.LevelInfo) {
+		s.log.LogAttrs(r.Context(), slog.LevelInfo, "request",
+			slog.String("method", r.Method),
+			slog.String("route", rec.route.name),
+			slog.String("path", r.URL.Path),
+			slog.Int("status", status),
+			slog.Int64("bytes", rec.bytes),
+			slog.Float64("duration_ms", float64(elapsed.Microseconds())/1e3),
+			slog.String("client_id", rec.clientID),
+			slog.String("request_id", id),
+			slog.String("remote", r.RemoteAddr),
+		)
+	}
+}
+
+// named marks the requests h answers as route name in metrics and logs.
+func (s *Server) named(name string, h http.Handler) http.Handler {
+	rm := s.metrics.route(name)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if rec, ok := w.(*recorder); ok {
+			rec.route = rm
+		}
+		h.ServeHTTP(w, r)
+	})
+}
+
+// setClientID records who a request came from, for its access-log line.
+func setClientID(w http.ResponseWriter, clientID string) {
+	if rec, ok := w.(*recorder); ok {
+		rec.clientID = clientID
+	}
+}
+
+// maxRequestIDLen bounds a client's X-Request-Id; longer ones are replaced.
+const maxRequestIDLen = 128
+
+// requestID keeps a client's request id when it is short and printable
+// ASCII, so that it cannot forge log lines, and otherwise makes one.
+func requestID(given string) string {
+	if given != "" && len(given) <= maxRequestIDLen && printableASCII(given) {
+		return given
+	}
+	return newRequestID()
+}
+
+func printableASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < 0x21 || s[i] > 0x7e {
+			return false
+		}
+	}
+	return true
+}
+
+// Request ids are a random per-process prefix and a counter: unique across
+// replicas by chance, and cheaper than reading randomness per request.
+var (
+	requestIDPrefix = func() string {
+		b := make([]byte, 6)
+		rand.Read(b)
+		return hex.EncodeToString(b) + "-"
+	}()
+	requestCounter atomic.Uint64
+)
+
+func newRequestID() string {
+	return requestIDPrefix + strconv.FormatUint(requestCounter.Add(1), 36)
+}

@@ -1,0 +1,274 @@
+package server
+
+import (
+	"bufio"
+	"bytes"
+	"compress/gzip"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// logFixture is a fixture whose server logs JSON into a buffer.
+func logFixture(t *testing.T) (*fixture, *syncBuffer) {
+	var logs syncBuffer
+	f := newFixtureWith(t, func(c *Config) {
+		c.Logger = slog.New(slog.NewJSONHandler(&logs, nil))
+	})
+	return f, &logs
+}
+
+// accessLines returns the access-log lines written so far.
+func accessLines(t *testing.T, logs *syncBuffer) []map[string]any {
+	t.Helper()
+	var lines []map[string]any
+	s := bufio.NewScanner(strings.NewReader(logs.String()))
+	for s.Scan() {
+		var line map[string]any
+		if err := json.Unmarshal(s.Bytes(), &line); err != nil {
+			t.Fatalf("log line is not JSON: %v\n%s", err, s.Text())
+		}
+		if line["msg"] == "request" {
+			lines = append(lines, line)
+		}
+	}
+	return lines
+}
+
+func TestAccessLogLine(t *testing.T) {
+	f, logs := logFixture(t)
+	r := f.do(http.MethodGet, "/catalog/cards/jp-SV1a-001", RequestIDHeader, "partner-req-42")
+	r.wantStatus(t, http.StatusOK)
+	if got := r.header.Get(RequestIDHeader); got != "partner-req-42" {
+		t.Errorf("X-Request-Id %q, want the client's", got)
+	}
+	lines := accessLines(t, logs)
+	if len(lines) != 1 {
+		t.Fatalf("%d access-log lines, want 1:\n%s", len(lines), logs.String())
+	}
+	line := lines[0]
+	want := map[string]any{
+		"level": "INFO", "method": "GET", "route": "getCard", "path": testBasePath + "/catalog/cards/jp-SV1a-001",
+		"status": float64(200), "bytes": float64(len(r.body)), "client_id": "partner-1", "request_id": "partner-req-42",
+	}
+	for k, v := range want {
+		if line[k] != v {
+			t.Errorf("access log %s = %v (%T), want %v", k, line[k], line[k], v)
+		}
+	}
+	if d, ok := line["duration_ms"].(float64); !ok || d < 0 {
+		t.Errorf("access log duration_ms = %v", line["duration_ms"])
+	}
+	for _, k := range []string{"time", "remote"} {
+		if line[k] == nil {
+			t.Errorf("access log has no %s", k)
+		}
+	}
+}
+
+func TestAccessLogRoutesAndRequestIDs(t *testing.T) {
+	f, logs := logFixture(t)
+	ids := map[string]bool{}
+	for _, c := range []struct {
+		method, target, route string
+		status                int
+		header                []string
+	}{
+		{"GET", "/catalog/sets", "listSets", 200, nil},
+		{"GET", "/catalog/sets/SV1a/cards?pageSize=5", "listSetCards", 200, nil},
+		{"GET", "/catalog/search?q=pikachu", "search", 200, nil},
+		{"GET", "/catalog/cards/nope", "getCard", 404, nil},
+		{"GET", "/catalog/sets", "listSets", 401, []string{"Authorization", ""}},
+		{"DELETE", "/catalog/sets", "methodNotAllowed", 405, nil},
+		{"GET", "/nowhere", "notFound", 404, nil},
+		// Ids a client could forge log lines with, or flood them with, are replaced.
+		{"GET", "/catalog/sets", "listSets", 200, []string{RequestIDHeader, "a b"}},
+		{"GET", "/catalog/sets", "listSets", 200, []string{RequestIDHeader, strings.Repeat("x", maxRequestIDLen+1)}},
+	} {
+		r := f.do(c.method, c.target, c.header...)
+		if r.status != c.status {
+			t.Fatalf("%s %s: status %d, want %d", c.method, c.target, r.status, c.status)
+		}
+		id := r.header.Get(RequestIDHeader)
+		if id == "" || ids[id] || len(id) > maxRequestIDLen || !printableASCII(id) {
+			t.Errorf("%s %s: request id %q is not a fresh id of our own", c.method, c.target, id)
+		}
+		ids[id] = true
+		lines := accessLines(t, logs)
+		last := lines[len(lines)-1]
+		if last["route"] != c.route || last["status"] != float64(c.status) || last["request_id"] != id {
+			t.Errorf("%s %s: logged route %v status %v id %v, want %s %d %s", c.method, c.target, last["route"], last["status"], last["request_id"], c.route, c.status, id)
+		}
+		if wantClient := c.status != 401 && c.route != "notFound" && c.route != "methodNotAllowed"; (last["client_id"] != "") != wantClient {
+			t.Errorf("%s %s: client_id %q", c.method, c.target, last["client_id"])
+		}
+	}
+}
+
+// TestNoTokenInLogs sends tokens every way a client can, valid and not,
+// and looks for them, and their signatures, in everything the server logged.
+func TestNoTokenInLogs(t *testing.T) {
+	f, logs := logFixture(t)
+	forged := f.token[:strings.LastIndexByte(f.token, '.')] + ".c2lnbmF0dXJl"
+	for _, tok := range []string{f.token, forged} {
+		f.do(http.MethodGet, "/catalog/sets", "Authorization", "Bearer "+tok)
+		f.do(http.MethodGet, "/catalog/sets?access_token="+tok, "Authorization", "")
+		f.do(http.MethodGet, "/catalog/cards/jp-SV1a-001?access_token="+tok)
+		f.do(http.MethodGet, "/catalog/search?q=pikachu", "Authorization", "Basic "+tok)
+	}
+	out := logs.String()
+	if len(accessLines(t, logs)) != 8 {
+		t.Fatalf("want 8 access-log lines:\n%s", out)
+	}
+	for _, tok := range []string{f.token, forged} {
+		for _, part := range strings.Split(tok, ".") {
+			if strings.Contains(out, part) {
+				t.Fatalf("a token part %q appears in the log:\n%s", part, out)
+			}
+		}
+	}
+	if strings.Contains(out, "access_token") {
+		t.Errorf("the query string was logged:\n%s", out)
+	}
+}
+
+func TestMetricsSeries(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	var metrics *Metrics
+	f := newFixtureWith(t, func(c *Config) {
+		var err error
+		if metrics, err = NewMetrics(reg, c.Catalog); err != nil {
+			t.Fatal(err)
+		}
+		c.Metrics = metrics
+	})
+	f.get("/catalog/cards/jp-SV1a-001").wantStatus(t, 200)
+	f.get("/catalog/cards/jp-SV1a-001").wantStatus(t, 200)
+	f.get("/catalog/cards/nope").wantStatus(t, 404)
+	f.do(http.MethodGet, "/catalog/sets", "Authorization", "").wantStatus(t, 401)
+	f.do(http.MethodGet, "/catalog/sets", "Authorization", "Bearer not.a.jwt").wantStatus(t, 401)
+	f.do(http.MethodGet, "/catalog/sets", "Authorization", "Bearer not.a.jwt").wantStatus(t, 401)
+	metrics.Reloaded(true)
+	metrics.Reloaded(false)
+	metrics.Reloaded(false)
+
+	ts := httptest.NewServer(promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	defer ts.Close()
+	resp, err := http.Get(ts.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	page := string(body)
+
+	info := f.live.Current().Info()
+	want := []string{
+		`catalogd_http_requests_total{route="getCard",status="200"} 2`,
+		`catalogd_http_requests_total{route="getCard",status="404"} 1`,
+		`catalogd_http_requests_total{route="listSets",status="401"} 3`,
+		`catalogd_http_request_duration_seconds_count{route="getCard"} 3`,
+		`catalogd_auth_failures_total{reason="missing"} 1`,
+		`catalogd_auth_failures_total{reason="malformed"} 2`,
+		`catalogd_catalog_reloads_total{result="success"} 1`,
+		`catalogd_catalog_reloads_total{result="failure"} 2`,
+		`catalogd_catalog_info{generation="` + info.Generation + `"} 1`,
+	}
+	for _, z := range info.Zones {
+		want = append(want,
+			`catalogd_catalog_sets{zone="`+z.Zone+`"} `+strconv.FormatInt(z.Sets, 10),
+			`catalogd_catalog_cards{zone="`+z.Zone+`"} `+strconv.FormatInt(z.Cards, 10))
+	}
+	for _, line := range want {
+		if !strings.Contains(page, line+"\n") {
+			t.Errorf("metrics lack %s", line)
+		}
+	}
+	for _, re := range []string{
+		`(?m)^catalogd_http_request_duration_seconds_bucket\{route="getCard",le="0\.005"\} \d+$`,
+		`(?m)^catalogd_catalog_imported_timestamp_seconds \d\.\d+e\+09$`,
+		`(?m)^catalogd_catalog_age_seconds \d`,
+	} {
+		if !regexp.MustCompile(re).MatchString(page) {
+			t.Errorf("metrics lack a line matching %s", re)
+		}
+	}
+	if t.Failed() {
+		t.Logf("metrics page:\n%s", page)
+	}
+}
+
+// gzipGet asks for target accepting gzip, without the transport's
+// transparent decompression, and returns the raw answer.
+func gzipGet(t *testing.T, f *fixture, target string, header ...string) *response {
+	t.Helper()
+	return f.do(http.MethodGet, target, append([]string{"Accept-Encoding", "gzip"}, header...)...)
+}
+
+func gunzip(t *testing.T, b []byte) []byte {
+	t.Helper()
+	zr, err := gzip.NewReader(bytes.NewReader(b))
+	if err != nil {
+		t.Fatalf("body is not gzip: %v", err)
+	}
+	out, err := io.ReadAll(zr)
+	if err != nil {
+		t.Fatalf("gzip body: %v", err)
+	}
+	return out
+}
+
+func TestGzip(t *testing.T) {
+	f := newFixture(t)
+	for _, target := range []string{"/catalog/sets", "/catalog/sets/SV1a/cards?pageSize=50", "/catalog/search?q=ar&limit=50"} {
+		plain := f.do(http.MethodGet, target, "Accept-Encoding", "identity")
+		plain.wantStatus(t, http.StatusOK)
+		if plain.header.Get("Content-Encoding") != "" || strings.Contains(plain.header.Get("ETag"), gzipETagSuffix) {
+			t.Fatalf("%s without gzip: Content-Encoding %q, ETag %q", target, plain.header.Get("Content-Encoding"), plain.header.Get("ETag"))
+		}
+		zipped := gzipGet(t, f, target)
+		zipped.wantStatus(t, http.StatusOK)
+		if zipped.header.Get("Content-Encoding") != "gzip" {
+			t.Fatalf("%s: Content-Encoding %q, want gzip", target, zipped.header.Get("Content-Encoding"))
+		}
+		if !strings.Contains(zipped.header.Get("Vary"), "Accept-Encoding") {
+			t.Errorf("%s: Vary %q", target, zipped.header.Get("Vary"))
+		}
+		if len(zipped.body) >= len(plain.body) {
+			t.Errorf("%s: gzip body %d bytes, plain %d", target, len(zipped.body), len(plain.body))
+		}
+		if got := gunzip(t, zipped.body); !bytes.Equal(got, plain.body) {
+			t.Errorf("%s: the gzip body does not decompress to the plain one", target)
+		}
+		// The compressed representation has a tag of its own, strong, and
+		// revalidates to a 304 that names it.
+		ptag, ztag := plain.header.Get("ETag"), zipped.header.Get("ETag")
+		if ztag != strings.TrimSuffix(ptag, `"`)+gzipETagSuffix+`"` {
+			t.Errorf("%s: gzip ETag %q, plain %q", target, ztag, ptag)
+		}
+		for _, c := range []struct{ inm, want string }{{ztag, ztag}, {ptag, ptag}, {"W/" + ztag, ztag}} {
+			nm := gzipGet(t, f, target, "If-None-Match", c.inm)
+			if nm.status != http.StatusNotModified || len(nm.body) != 0 || nm.header.Get("ETag") != c.want {
+				t.Errorf("%s If-None-Match %s: status %d, %d bytes, ETag %q, want 304 %s", target, c.inm, nm.status, len(nm.body), nm.header.Get("ETag"), c.want)
+			}
+		}
+	}
+	// A single card is smaller than gzip is worth.
+	small := gzipGet(t, f, "/catalog/cards/jp-SV1a-001")
+	small.wantStatus(t, http.StatusOK)
+	if small.header.Get("Content-Encoding") != "" || strings.Contains(small.header.Get("ETag"), gzipETagSuffix) {
+		t.Errorf("a small card was compressed: Content-Encoding %q, ETag %q", small.header.Get("Content-Encoding"), small.header.Get("ETag"))
+	}
+	if !json.Valid(small.body) {
+		t.Errorf("small card body: %s", small.body)
+	}
+}
