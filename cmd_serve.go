@@ -13,9 +13,11 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/catalogd/catalogd/catalog"
@@ -23,6 +25,9 @@ import (
 	"github.com/catalogd/catalogd/importer"
 	"github.com/catalogd/catalogd/server"
 	"github.com/catalogd/catalogd/server/auth"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/spf13/cobra"
 )
 
@@ -83,6 +88,10 @@ func runServe(ctx context.Context, e *env, o serveOptions) error {
 		return err
 	}
 	log := slog.New(slog.NewJSONHandler(e.stderr, nil))
+	// From the start, so that a SIGHUP sent early does not end the process.
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
 
 	ln, err := net.Listen("tcp", o.addr)
 	if err != nil {
@@ -91,6 +100,9 @@ func runServe(ctx context.Context, e *env, o serveOptions) error {
 	defer ln.Close()
 	o.resolveURLs(ln.Addr().String())
 
+	// Look before opening: a new file renamed over --db in between is then
+	// noticed by the first reload check.
+	seen, _ := os.Stat(o.db)
 	db, cleanup, err := openCatalog(ctx, o)
 	if err != nil {
 		return err
@@ -98,6 +110,20 @@ func runServe(ctx context.Context, e *env, o serveOptions) error {
 	defer cleanup()
 	live := catalog.NewLive(db)
 	defer live.Close()
+
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	metrics, err := server.NewMetrics(reg, live)
+	if err != nil {
+		return fmt.Errorf("serve: %w", err)
+	}
+	var metricsLn net.Listener
+	if o.metricsAddr != "" {
+		if metricsLn, err = net.Listen("tcp", o.metricsAddr); err != nil {
+			return fmt.Errorf("serve: metrics: listen on %s: %w", o.metricsAddr, err)
+		}
+		defer metricsLn.Close()
+	}
 
 	// The listener serves from the start, so that the dev issuer's JWKS
 	// answers the verifier's first fetch; the API replaces the placeholder
@@ -109,7 +135,7 @@ func runServe(ctx context.Context, e *env, o serveOptions) error {
 	handler.Store(&starting)
 	root := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { (*handler.Load()).ServeHTTP(w, r) })
 
-	cfg := server.Config{Catalog: live, BaseURL: o.baseURL, Audience: o.audience, Logger: log}
+	cfg := server.Config{Catalog: live, BaseURL: o.baseURL, Audience: o.audience, Logger: log, Metrics: metrics}
 	var dev *auth.DevIssuer
 	if o.dev {
 		dev, err = o.devIssuer()
@@ -132,8 +158,24 @@ func runServe(ctx context.Context, e *env, o serveOptions) error {
 		MaxHeaderBytes:    16 << 10,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
-	errc := make(chan error, 1)
+	errc := make(chan error, 2)
 	go func() { errc <- srv.Serve(ln) }()
+	var metricsSrv *http.Server
+	if metricsLn != nil {
+		mux := http.NewServeMux()
+		mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{
+			ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+		}))
+		metricsSrv = &http.Server{
+			Handler:           mux,
+			ReadHeaderTimeout: 5 * time.Second,
+			WriteTimeout:      30 * time.Second,
+			IdleTimeout:       2 * time.Minute,
+			MaxHeaderBytes:    16 << 10,
+			ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+		}
+		go func() { errc <- metricsSrv.Serve(metricsLn) }()
+	}
 
 	verifier, err := auth.NewVerifier(ctx, auth.Config{
 		Issuer:      o.issuer,
@@ -155,10 +197,18 @@ func runServe(ctx context.Context, e *env, o serveOptions) error {
 	var h http.Handler = api
 	handler.Store(&h)
 
+	rctx, stopReloads := context.WithCancel(ctx)
+	defer stopReloads()
+	go newReloader(o.db, live, seen, log, metrics).run(rctx, reloadEvery, hup)
+
 	info := db.Info()
-	log.Info("serving", slog.String("addr", ln.Addr().String()), slog.String("base_url", o.baseURL),
+	attrs := []slog.Attr{slog.String("addr", ln.Addr().String()), slog.String("base_url", o.baseURL),
 		slog.String("catalogue", db.Path()), slog.String("generation", info.Generation),
-		slog.String("issuer", o.issuer), slog.Bool("keys_loaded", verifier.Ready()))
+		slog.String("issuer", o.issuer), slog.Bool("keys_loaded", verifier.Ready())}
+	if metricsLn != nil {
+		attrs = append(attrs, slog.String("metrics_addr", metricsLn.Addr().String()))
+	}
+	log.LogAttrs(ctx, slog.LevelInfo, "serving", attrs...)
 	if dev != nil {
 		if err := printDevBanner(e.stdout, o, dev, db.Path()); err != nil {
 			return err
@@ -173,6 +223,11 @@ func runServe(ctx context.Context, e *env, o serveOptions) error {
 	log.Info("shutting down: finishing requests in flight")
 	sctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
 	defer cancel()
+	stopReloads()
+	if metricsSrv != nil {
+		// Scrapes during the drain still see the last requests counted.
+		defer metricsSrv.Close()
+	}
 	if err := srv.Shutdown(sctx); err != nil {
 		return fmt.Errorf("serve: shutdown: %w", err)
 	}

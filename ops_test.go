@@ -1,0 +1,309 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// serveProcess is catalogd serve running as a child process.
+type serveProcess struct {
+	cmd    *exec.Cmd
+	api    string // the API's base URL
+	token  string // the dev banner's token
+	stderr *lockedBuffer
+	exited chan error
+}
+
+// startServe starts serve --dev with args added and reads its banner.
+func startServe(t *testing.T, args ...string) *serveProcess {
+	t.Helper()
+	cmd := catalogdCommand(t, append([]string{"serve", "--dev", "--addr", "127.0.0.1:0"}, args...)...)
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &serveProcess{cmd: cmd, stderr: &lockedBuffer{}, exited: make(chan error, 1)}
+	cmd.Stderr = p.stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { p.exited <- cmd.Wait() }()
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		if t.Failed() {
+			t.Logf("serve's log:\n%s", p.stderr.String())
+		}
+	})
+	banner := readDevBanner(t, stdout)
+	p.api, p.token = banner["API"], banner["token"]
+	return p
+}
+
+// get sends a GET with the banner's token and returns the status, the
+// generation header and the body.
+func (p *serveProcess) get(client *http.Client, path string) (int, string, string, error) {
+	req, err := http.NewRequest(http.MethodGet, p.api+path, nil)
+	if err != nil {
+		return 0, "", "", err
+	}
+	req.Header.Set("Authorization", "Bearer "+p.token)
+	resp, err := client.Do(req)
+	if err != nil {
+		return 0, "", "", err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	return resp.StatusCode, resp.Header.Get("Catalog-Generation"), string(body), err
+}
+
+// logged returns the first log line with msg, waiting up to timeout.
+func (p *serveProcess) logged(t *testing.T, msg string, timeout time.Duration) map[string]any {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		s := bufio.NewScanner(strings.NewReader(p.stderr.String()))
+		for s.Scan() {
+			var line map[string]any
+			if json.Unmarshal(s.Bytes(), &line) == nil && line["msg"] == msg {
+				return line
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("serve did not log %q in %s", msg, timeout)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// stop sends SIGTERM and wants a clean exit.
+func (p *serveProcess) stop(t *testing.T) {
+	t.Helper()
+	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-p.exited:
+		if err != nil {
+			t.Fatalf("serve after SIGTERM: %v", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("serve did not exit after SIGTERM")
+	}
+}
+
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
+}
+
+// TestServeReloadsImportsUnderLoad runs the real binary under a steady
+// request loop while catalogd import replaces the catalogue three times:
+// every request must succeed, and each new catalogue must answer within 2
+// seconds of its import (DESIGN section 8).
+func TestServeReloadsImportsUnderLoad(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "catalog.db")
+	first, _ := sampleVariant(t, dir, 0)
+	importInto(t, db, first)
+	p := startServe(t, "--db", db, "--metrics-addr", "127.0.0.1:0")
+
+	// The load: a few clients on every catalogue route, without pause.
+	var (
+		wg       sync.WaitGroup
+		mu       sync.Mutex
+		answered int
+		failures []string
+	)
+	stop := make(chan struct{})
+	paths := []string{"/catalog/sets", "/catalog/cards/jp-SV1a-001", "/catalog/sets/base1/cards?pageSize=20", "/catalog/search?q=pikachu"}
+	for i := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			client := &http.Client{Transport: &http.Transport{}, Timeout: 10 * time.Second}
+			for n := i; ; n++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				path := paths[n%len(paths)]
+				status, _, body, err := p.get(client, path)
+				mu.Lock()
+				answered++
+				if err != nil || status != http.StatusOK {
+					failures = append(failures, fmt.Sprintf("%s: %d %v %.200s", path, status, err, body))
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+
+	client := &http.Client{Timeout: 10 * time.Second}
+	_, generation, _, err := p.get(client, "/catalog/sets")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for n := 1; n <= 3; n++ {
+		snapshot, name := sampleVariant(t, dir, n)
+		if out, err := catalogdCommand(t, "import", "--db", db, snapshot).CombinedOutput(); err != nil {
+			t.Fatalf("import %d: %v\n%s", n, err, out)
+		}
+		imported := time.Now()
+		for {
+			status, gen, body, err := p.get(client, "/catalog/sets")
+			if err == nil && status == http.StatusOK && strings.Contains(body, name) {
+				if gen == generation {
+					t.Fatalf("import %d: new data under the old generation %s", n, gen)
+				}
+				generation = gen
+				break
+			}
+			if time.Since(imported) > 2*time.Second {
+				t.Fatalf("import %d: not served 2 s after the import finished", n)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		t.Logf("import %d served %s after it finished", n, time.Since(imported).Round(time.Millisecond))
+		// Let the loop run on the new catalogue, and the old one close.
+		time.Sleep(200 * time.Millisecond)
+	}
+	close(stop)
+	wg.Wait()
+	if len(failures) > 0 {
+		t.Fatalf("%d of %d requests failed during the reloads, first: %s", len(failures), answered, failures[0])
+	}
+	if answered < 100 {
+		t.Fatalf("only %d requests were made during the reloads", answered)
+	}
+	t.Logf("%d requests, all 200", answered)
+
+	// The metrics endpoint tells the same story.
+	metricsAddr, _ := p.logged(t, "serving", time.Second)["metrics_addr"].(string)
+	resp, err := http.Get("http://" + metricsAddr + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	for _, want := range []string{
+		`catalogd_catalog_reloads_total{result="success"} 3`,
+		`catalogd_catalog_info{generation="` + generation + `"} 1`,
+		`catalogd_http_requests_total{route="getCard",status="200"} `,
+		`catalogd_catalog_cards{zone="jp"} `,
+		`go_goroutines `,
+		`process_resident_memory_bytes `,
+	} {
+		if !bytes.Contains(page, []byte(want)) {
+			t.Errorf("metrics lack %s", want)
+		}
+	}
+
+	// SIGHUP reopens on demand.
+	if err := p.cmd.Process.Signal(syscall.SIGHUP); err != nil {
+		t.Fatal(err)
+	}
+	p.logged(t, "catalogue unchanged", 5*time.Second)
+
+	p.stop(t)
+	// Thousands of requests with a token, and never the token in the log.
+	if log := p.stderr.String(); strings.Contains(log, p.token[strings.LastIndexByte(p.token, '.')+1:]) {
+		t.Error("the token's signature appears in the log")
+	}
+	if n := strings.Count(p.stderr.String(), `"msg":"request"`); n < answered {
+		t.Errorf("%d access-log lines for %d requests", n, answered)
+	}
+}
+
+// TestServeDrainsInFlightRequest sends SIGTERM while a request's body is
+// still arriving: serve stops accepting connections, finishes that request,
+// then exits 0.
+func TestServeDrainsInFlightRequest(t *testing.T) {
+	p := startServe(t, "--db", filepath.Join(t.TempDir(), "catalog.db"))
+	u, err := url.Parse(p.api)
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn, err := net.Dial("tcp", u.Host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	body := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"drain-test","version":"1"}}}`
+	half := len(body) / 2
+	fmt.Fprintf(conn, "POST %s/mcp HTTP/1.1\r\nHost: %s\r\nAuthorization: Bearer %s\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: %d\r\n\r\n%s",
+		u.Path, u.Host, p.token, len(body), body[:half])
+	// The server is now reading the body inside the handler.
+	time.Sleep(300 * time.Millisecond)
+
+	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	p.logged(t, "shutting down: finishing requests in flight", 5*time.Second)
+	// Draining: no new connections, and the process waits for ours.
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		c, err := net.DialTimeout("tcp", u.Host, time.Second)
+		if err != nil {
+			break
+		}
+		c.Close()
+		if time.Now().After(deadline) {
+			t.Fatal("serve still accepts connections after SIGTERM")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	select {
+	case err := <-p.exited:
+		t.Fatalf("serve exited with a request in flight: %v", err)
+	case <-time.After(500 * time.Millisecond):
+	}
+
+	if _, err := io.WriteString(conn, body[half:]); err != nil {
+		t.Fatal(err)
+	}
+	conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		t.Fatalf("the in-flight request got no answer: %v", err)
+	}
+	answer, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || !bytes.Contains(answer, []byte(`"protocolVersion"`)) {
+		t.Fatalf("the in-flight request: %d %s", resp.StatusCode, answer)
+	}
+	select {
+	case err := <-p.exited:
+		if err != nil {
+			t.Fatalf("serve after draining: %v", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("serve did not exit after its last request")
+	}
+	p.logged(t, "stopped", time.Second)
+}

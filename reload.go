@@ -1,0 +1,103 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"io/fs"
+	"log/slog"
+	"os"
+	"time"
+
+	"github.com/catalogd/catalogd/catalog"
+	"github.com/catalogd/catalogd/server"
+)
+
+// reloadEvery is how often serve looks for a new catalogue file. Polling
+// the file's identity costs one stat a second and works on every
+// filesystem a catalogue may be delivered on, network and container
+// volumes included, where change notifications do not.
+const reloadEvery = time.Second
+
+// reloader keeps a Live serving the newest catalogue at path: catalogd
+// import renames a finished file over it, so a file with another identity
+// at path is a new catalogue, complete.
+type reloader struct {
+	path    string
+	live    *catalog.Live
+	log     *slog.Logger
+	metrics *server.Metrics
+	// seen is the file last opened or tried, so that a file that cannot be
+	// opened is reported once, not every second.
+	seen fs.FileInfo
+}
+
+// newReloader watches path for the Live; seen is the file's state taken
+// before the current catalogue was opened (nil if there was none), so that
+// a rename in between is noticed on the first look.
+func newReloader(path string, live *catalog.Live, seen fs.FileInfo, log *slog.Logger, metrics *server.Metrics) *reloader {
+	return &reloader{path: path, live: live, seen: seen, log: log, metrics: metrics}
+}
+
+// run looks at the file every interval, and at once when hup delivers,
+// until ctx ends.
+func (rl *reloader) run(ctx context.Context, every time.Duration, hup <-chan os.Signal) {
+	tick := time.NewTicker(every)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+			rl.check(false)
+		case <-hup:
+			rl.log.Info("SIGHUP: reopening the catalogue", slog.String("catalogue", rl.path))
+			rl.check(true)
+		}
+	}
+}
+
+// check swaps in the file at path if it is new, or, when forced, if it
+// holds another generation than the one being served. A file that cannot
+// be opened is logged and the current catalogue stays.
+func (rl *reloader) check(force bool) {
+	st, err := os.Stat(rl.path)
+	if err != nil {
+		if force || !errors.Is(err, fs.ErrNotExist) || rl.seen != nil {
+			rl.log.Warn("catalogue file unavailable; serving the current catalogue",
+				slog.String("catalogue", rl.path), slog.String("error", err.Error()))
+		}
+		rl.seen = nil
+		if force {
+			rl.metrics.Reloaded(false)
+		}
+		return
+	}
+	if !force && rl.seen != nil && sameFile(rl.seen, st) {
+		return
+	}
+	rl.seen = st
+	db, err := catalog.Open(rl.path)
+	if err != nil {
+		rl.log.Error("catalogue reload failed; serving the current catalogue",
+			slog.String("catalogue", rl.path), slog.String("error", err.Error()))
+		rl.metrics.Reloaded(false)
+		return
+	}
+	current := rl.live.Current().Generation()
+	if db.Generation() == current {
+		db.Close()
+		if force {
+			rl.log.Info("catalogue unchanged", slog.String("generation", current))
+		}
+		return
+	}
+	rl.live.Swap(db)
+	rl.metrics.Reloaded(true)
+	rl.log.Info("catalogue reloaded", slog.String("catalogue", rl.path),
+		slog.String("generation", db.Generation()), slog.String("previous", current))
+}
+
+// sameFile reports whether two looks at a path saw the same file, unchanged.
+func sameFile(a, b fs.FileInfo) bool {
+	return os.SameFile(a, b) && a.Size() == b.Size() && a.ModTime().Equal(b.ModTime())
+}

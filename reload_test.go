@@ -1,0 +1,137 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/catalogd/catalogd/catalog"
+	"github.com/catalogd/catalogd/data"
+	"github.com/catalogd/catalogd/importer"
+	"github.com/catalogd/catalogd/server"
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// sampleVariant is the built-in sample with a set renamed, so that
+// each import of a variant is visibly a different catalogue.
+func sampleVariant(t *testing.T, dir string, n int) (path, setName string) {
+	t.Helper()
+	setName = "Base Set (edition " + strconv.Itoa(n) + ")"
+	b := bytes.ReplaceAll(data.Sample(), []byte(`"Base Set"`), []byte(`"`+setName+`"`))
+	if bytes.Equal(b, data.Sample()) {
+		t.Fatal("the sample no longer has a set named Base Set")
+	}
+	path = filepath.Join(dir, "sample-"+strconv.Itoa(n)+".json")
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path, setName
+}
+
+// importInto imports snapshot over db in process, as catalogd import does.
+func importInto(t *testing.T, db, snapshot string) {
+	t.Helper()
+	if _, err := importer.Import(context.Background(), importer.Config{DB: db, Inputs: []string{snapshot}}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestReloaderSwapsNewImportsAndKeepsServingOnBadFiles(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "catalog.db")
+	first, _ := sampleVariant(t, dir, 1)
+	importInto(t, path, first)
+	seen, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db, err := catalog.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	live := catalog.NewLive(db)
+	defer live.Close()
+	var logs bytes.Buffer
+	metrics, err := server.NewMetrics(prometheus.NewRegistry(), live)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rl := newReloader(path, live, seen, slog.New(slog.NewJSONHandler(&logs, nil)), metrics)
+	generation := func() string { return live.Current().Generation() }
+
+	gen1 := generation()
+	rl.check(false)
+	if generation() != gen1 || logs.Len() != 0 {
+		t.Fatalf("an unchanged file was reloaded: %s", logs.String())
+	}
+
+	// A new import is swapped in, and the old catalogue closes once the
+	// request holding it lets go.
+	held, release := live.Acquire()
+	second, name2 := sampleVariant(t, dir, 2)
+	importInto(t, path, second)
+	rl.check(false)
+	gen2 := generation()
+	if gen2 == gen1 || !strings.Contains(logs.String(), `"msg":"catalogue reloaded"`) {
+		t.Fatalf("the new import was not swapped in (generation %s): %s", gen2, logs.String())
+	}
+	if sets := string(live.Current().SetsJSON("intl")); !strings.Contains(sets, name2) {
+		t.Errorf("the new catalogue lacks %q", name2)
+	}
+	if held.Generation() != gen1 || !strings.Contains(string(held.SetsJSON("intl")), "Base Set (edition 1)") {
+		t.Error("a request holding the old catalogue lost it")
+	}
+	release()
+
+	// A file that is not a catalogue is reported once; the current one stays.
+	logs.Reset()
+	garbage := filepath.Join(dir, "garbage")
+	if err := os.WriteFile(garbage, []byte("not a catalogue"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(garbage, path); err != nil {
+		t.Fatal(err)
+	}
+	rl.check(false)
+	rl.check(false)
+	if generation() != gen2 {
+		t.Fatal("a bad file replaced the catalogue")
+	}
+	if n := strings.Count(logs.String(), `"msg":"catalogue reload failed; serving the current catalogue"`); n != 1 {
+		t.Errorf("a bad file was reported %d times, want once:\n%s", n, logs.String())
+	}
+	if !strings.Contains(logs.String(), `"level":"ERROR"`) || !strings.Contains(logs.String(), path) {
+		t.Errorf("the failure does not say what and where: %s", logs.String())
+	}
+
+	// SIGHUP retries; a good file then swaps in.
+	logs.Reset()
+	third, name3 := sampleVariant(t, dir, 3)
+	importInto(t, path, third)
+	rl.check(true)
+	if generation() == gen2 || !strings.Contains(string(live.Current().SetsJSON("intl")), name3) {
+		t.Fatalf("SIGHUP did not load the new import: %s", logs.String())
+	}
+	logs.Reset()
+	rl.check(true)
+	if !strings.Contains(logs.String(), `"msg":"catalogue unchanged"`) {
+		t.Errorf("SIGHUP on an unchanged file: %s", logs.String())
+	}
+
+	// A file that disappears leaves the catalogue being served.
+	logs.Reset()
+	if err := os.Remove(path); err != nil {
+		t.Fatal(err)
+	}
+	gen3 := generation()
+	rl.check(false)
+	rl.check(false)
+	if generation() != gen3 || strings.Count(logs.String(), "catalogue file unavailable") != 1 {
+		t.Errorf("a removed file: generation %s, log %s", generation(), logs.String())
+	}
+}
