@@ -149,15 +149,7 @@ func runServe(ctx context.Context, e *env, o serveOptions) error {
 		var h http.Handler = devOnly
 		handler.Store(&h)
 	}
-	srv := &http.Server{
-		Handler:           root,
-		ReadHeaderTimeout: 5 * time.Second,
-		ReadTimeout:       15 * time.Second,
-		WriteTimeout:      30 * time.Second,
-		IdleTimeout:       2 * time.Minute,
-		MaxHeaderBytes:    16 << 10,
-		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
-	}
+	srv := newHTTPServer(root, log, defaultLimits)
 	errc := make(chan error, 2)
 	go func() { errc <- srv.Serve(ln) }()
 	var metricsSrv *http.Server
@@ -166,14 +158,7 @@ func runServe(ctx context.Context, e *env, o serveOptions) error {
 		mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{
 			ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 		}))
-		metricsSrv = &http.Server{
-			Handler:           mux,
-			ReadHeaderTimeout: 5 * time.Second,
-			WriteTimeout:      30 * time.Second,
-			IdleTimeout:       2 * time.Minute,
-			MaxHeaderBytes:    16 << 10,
-			ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
-		}
+		metricsSrv = newHTTPServer(mux, log, defaultLimits)
 		go func() { errc <- metricsSrv.Serve(metricsLn) }()
 	}
 
@@ -233,6 +218,41 @@ func runServe(ctx context.Context, e *env, o serveOptions) error {
 	}
 	log.Info("stopped")
 	return nil
+}
+
+// serverLimits bound what one connection may cost the server.
+type serverLimits struct {
+	// readHeader cuts off a client still sending its headers (slowloris).
+	readHeader time.Duration
+	// read bounds the whole request, body included.
+	read time.Duration
+	// write bounds the answer, so a client that never reads is let go.
+	write time.Duration
+	// idle closes keep-alive connections nobody uses.
+	idle time.Duration
+	// maxHeaderBytes answers larger headers 431.
+	maxHeaderBytes int
+}
+
+var defaultLimits = serverLimits{
+	readHeader:     5 * time.Second,
+	read:           15 * time.Second,
+	write:          30 * time.Second,
+	idle:           2 * time.Minute,
+	maxHeaderBytes: 16 << 10,
+}
+
+// newHTTPServer is the hardened server of DESIGN section 8 around h.
+func newHTTPServer(h http.Handler, log *slog.Logger, l serverLimits) *http.Server {
+	return &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: l.readHeader,
+		ReadTimeout:       l.read,
+		WriteTimeout:      l.write,
+		IdleTimeout:       l.idle,
+		MaxHeaderBytes:    l.maxHeaderBytes,
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+	}
 }
 
 // check rejects combinations that cannot be served safely.
