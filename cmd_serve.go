@@ -9,6 +9,7 @@ import (
 	"io"
 	"io/fs"
 	"log/slog"
+	"math"
 	"net"
 	"net/http"
 	"net/url"
@@ -49,6 +50,8 @@ type serveOptions struct {
 	authURL     string
 	denyClients []string
 	metricsAddr string
+	rateLimit   float64
+	rateBurst   int
 	dev         bool
 	devClientID string
 	devSecret   string
@@ -77,6 +80,8 @@ built-in sample catalogue when --db does not exist and issues its own tokens.`,
 	f.StringVar(&o.authURL, "auth-url", "", "authorization server announced to clients (default {issuer})")
 	f.StringSliceVar(&o.denyClients, "deny-client", nil, "client id whose tokens are refused (repeatable)")
 	f.StringVar(&o.metricsAddr, "metrics-addr", "", "address for Prometheus metrics (off when empty)")
+	f.Float64Var(&o.rateLimit, "rate-limit", 0, "requests per second each client may make (off when 0)")
+	f.IntVar(&o.rateBurst, "rate-burst", 0, "requests a client may make at once (default: one second's worth, at least 1)")
 	f.BoolVar(&o.dev, "dev", false, "development mode: built-in sample catalogue and a local token issuer, loopback only")
 	f.StringVar(&o.devClientID, "dev-client-id", "dev", "client id of the dev token issuer")
 	f.StringVar(&o.devSecret, "dev-client-secret", "", "client secret of the dev token issuer (default: random, printed at start)")
@@ -135,7 +140,8 @@ func runServe(ctx context.Context, e *env, o serveOptions) error {
 	handler.Store(&starting)
 	root := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { (*handler.Load()).ServeHTTP(w, r) })
 
-	cfg := server.Config{Catalog: live, BaseURL: o.baseURL, Audience: o.audience, Logger: log, Metrics: metrics}
+	cfg := server.Config{Catalog: live, BaseURL: o.baseURL, Audience: o.audience, Logger: log, Metrics: metrics,
+		RateLimit: o.rateLimits()}
 	var dev *auth.DevIssuer
 	if o.dev {
 		dev, err = o.devIssuer()
@@ -220,6 +226,15 @@ func runServe(ctx context.Context, e *env, o serveOptions) error {
 	return nil
 }
 
+// rateLimits is the per-client budget of --rate-limit and --rate-burst.
+func (o *serveOptions) rateLimits() server.RateLimit {
+	burst := o.rateBurst
+	if burst == 0 {
+		burst = max(1, int(math.Ceil(o.rateLimit)))
+	}
+	return server.RateLimit{PerSecond: o.rateLimit, Burst: burst}
+}
+
 // serverLimits bound what one connection may cost the server.
 type serverLimits struct {
 	// readHeader cuts off a client still sending its headers (slowloris).
@@ -270,6 +285,9 @@ func (o *serveOptions) check() error {
 		}
 	} else if o.issuer == "" {
 		return usageErrorf("serve: no token issuer: set --issuer (CATALOGD_ISSUER) to your identity provider's URL, or use --dev for a local one; catalogd never serves without authentication")
+	}
+	if o.rateLimit < 0 || math.IsNaN(o.rateLimit) || math.IsInf(o.rateLimit, 0) || o.rateBurst < 0 {
+		return usageErrorf("serve: --rate-limit %v and --rate-burst %d: want a positive rate (0 for no limit) and a positive burst", o.rateLimit, o.rateBurst)
 	}
 	if o.baseURL != "" {
 		u, err := url.Parse(o.baseURL)

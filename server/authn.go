@@ -11,9 +11,10 @@ import (
 // audience's path follows it.
 const metadataPath = "/.well-known/oauth-protected-resource"
 
-// authenticated lets a request through to h only with a valid token. It runs
-// before anything looks at the parameters, so a request without one is a
-// 401 whatever else is wrong with it (DESIGN section 4).
+// authenticated lets a request through to h only with a valid token, and,
+// with a rate limit, only within its client's budget. It runs before
+// anything looks at the parameters, so a request without a token is a 401
+// whatever else is wrong with it (DESIGN section 4).
 func (s *Server) authenticated(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		p, err := s.auth.Verify(r.Context(), r.Header.Get("Authorization"))
@@ -22,6 +23,9 @@ func (s *Server) authenticated(h http.Handler) http.Handler {
 			return
 		}
 		setClientID(w, p.ClientID)
+		if s.limits != nil && !s.limits.allow(w, p.ClientID) {
+			return
+		}
 		h.ServeHTTP(w, r)
 	})
 }

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"net/http"
 	"net/url"
 	"strings"
@@ -44,6 +45,8 @@ type Config struct {
 	// Metrics receives the request and authentication series; nil keeps
 	// them unexported.
 	Metrics *Metrics
+	// RateLimit, when on, gives every client id its own request budget.
+	RateLimit RateLimit
 }
 
 // Authenticator checks the Authorization header of a request; its errors
@@ -70,6 +73,7 @@ type Server struct {
 	metrics          *Metrics
 	unmatched        *routeMetrics // requests no route claims
 	gzip             func(http.Handler) http.HandlerFunc
+	limits           *limiters // nil without a rate limit
 	bufs             sync.Pool
 }
 
@@ -119,6 +123,12 @@ func New(cfg Config) (*Server, error) {
 		}
 	}
 	s.unmatched = s.metrics.route("other")
+	if cfg.RateLimit.On() {
+		if cfg.RateLimit.Burst < 1 || math.IsInf(cfg.RateLimit.PerSecond, 0) || math.IsNaN(cfg.RateLimit.PerSecond) {
+			return nil, fmt.Errorf("server: rate limit %v per second with bursts of %d: want a finite rate and a burst of at least 1", cfg.RateLimit.PerSecond, cfg.RateLimit.Burst)
+		}
+		s.limits = newLimiters(cfg.RateLimit)
+	}
 	if s.gzip, err = newGzip(); err != nil {
 		return nil, err
 	}

@@ -1,0 +1,99 @@
+package server
+
+import (
+	"fmt"
+	"math"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+
+	"golang.org/x/time/rate"
+)
+
+// RateLimit is the optional per-client request budget: a token bucket of
+// Burst requests refilled at PerSecond. The zero value is off.
+type RateLimit struct {
+	PerSecond float64
+	Burst     int
+}
+
+// On reports whether the limit applies.
+func (l RateLimit) On() bool { return l.PerSecond > 0 }
+
+// sweepEvery is how often buckets that have refilled are forgotten: a full
+// bucket is the same as a new one, so forgetting it changes no answer and
+// bounds memory by the clients active in the last minute or so.
+const sweepEvery = time.Minute
+
+// limiters holds one token bucket per client id.
+type limiters struct {
+	limit RateLimit
+	// policy is the RateLimit-Policy value: the quota and its window.
+	policy string
+
+	mu        sync.Mutex
+	byClient  map[string]*rate.Limiter
+	lastSweep time.Time
+}
+
+func newLimiters(l RateLimit) *limiters {
+	window := math.Ceil(float64(l.Burst) / l.PerSecond)
+	return &limiters{
+		limit:    l,
+		policy:   strconv.Itoa(l.Burst) + ";w=" + strconv.FormatFloat(window, 'f', -1, 64),
+		byClient: make(map[string]*rate.Limiter),
+	}
+}
+
+func (ls *limiters) get(clientID string, now time.Time) *rate.Limiter {
+	ls.mu.Lock()
+	defer ls.mu.Unlock()
+	if now.Sub(ls.lastSweep) >= sweepEvery {
+		for id, lim := range ls.byClient {
+			if lim.TokensAt(now) >= float64(ls.limit.Burst) {
+				delete(ls.byClient, id)
+			}
+		}
+		ls.lastSweep = now
+	}
+	lim := ls.byClient[clientID]
+	if lim == nil {
+		lim = rate.NewLimiter(rate.Limit(ls.limit.PerSecond), ls.limit.Burst)
+		ls.byClient[clientID] = lim
+	}
+	return lim
+}
+
+// allow takes one request from the client's budget and sets the RateLimit
+// headers (draft-ietf-httpapi-ratelimit-headers): the quota, what is left
+// and when it is whole again. When the budget is spent it answers 429 with
+// Retry-After and reports false.
+func (ls *limiters) allow(w http.ResponseWriter, clientID string) bool {
+	now := time.Now()
+	lim := ls.get(clientID, now)
+	h := w.Header()
+	h.Set("RateLimit-Policy", ls.policy)
+	h.Set("RateLimit-Limit", strconv.Itoa(ls.limit.Burst))
+	res := lim.ReserveN(now, 1)
+	if delay := res.DelayFrom(now); delay > 0 {
+		res.CancelAt(now)
+		retry := strconv.FormatInt(ceilSeconds(delay), 10)
+		h.Set("RateLimit-Remaining", "0")
+		h.Set("RateLimit-Reset", retry)
+		h.Set("Retry-After", retry)
+		writeProblem(w, http.StatusTooManyRequests, fmt.Sprintf(
+			"client %q is over its limit of %s requests per second (bursts of %d); retry after %s s",
+			clientID, strconv.FormatFloat(ls.limit.PerSecond, 'f', -1, 64), ls.limit.Burst, retry))
+		return false
+	}
+	left := lim.TokensAt(now)
+	h.Set("RateLimit-Remaining", strconv.Itoa(int(math.Max(0, math.Floor(left)))))
+	full := (float64(ls.limit.Burst) - left) / ls.limit.PerSecond
+	h.Set("RateLimit-Reset", strconv.FormatInt(ceilSeconds(time.Duration(full*float64(time.Second))), 10))
+	return true
+}
+
+func ceilSeconds(d time.Duration) int64 {
+	return int64(math.Ceil(d.Seconds()))
+}
