@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"time"
 
 	"github.com/catalogd/catalogd/importer"
@@ -65,7 +66,7 @@ func runImport(cmd *cobra.Command, e *env, db string, dryRun bool, inputs []stri
 			if verr.Truncated {
 				more = " (stopped looking after that many; there may be more)"
 			}
-			fmt.Fprintf(e.stderr, "catalogd: import failed: %d problems%s; the catalogue %s was not changed\n", len(verr.Errors), more, db)
+			fmt.Fprintf(e.stderr, "catalogd: import failed: %s%s; the catalogue %s was not changed\n", countOf(len(verr.Errors), "problem"), more, db)
 			return &reportedError{err: err}
 		}
 		return fmt.Errorf("%w; the catalogue %s was not changed", err, db)
@@ -99,4 +100,12 @@ func newProgress(w io.Writer) *progressbar.ProgressBar {
 		progressbar.OptionThrottle(100*time.Millisecond),
 		progressbar.OptionSetPredictTime(true),
 	)
+}
+
+// countOf is n and the noun, plural unless n is 1.
+func countOf(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return strconv.Itoa(n) + " " + noun + "s"
 }

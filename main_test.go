@@ -151,6 +151,11 @@ func TestImportReportsEveryProblem(t *testing.T) {
 			t.Errorf("stderr lacks %q:\n%s", want, errOut)
 		}
 	}
+
+	os.WriteFile(bad, []byte(`{"sets":[{"id":"a","code":"a","name":"A","zone":"mars","cardCount":0}],"cards":[]}`), 0o644)
+	if _, _, errOut := runCLI(t, nil, "import", "--db", filepath.Join(dir, "c.db"), bad); !strings.Contains(errOut, "import failed: 1 problem;") {
+		t.Errorf("one problem reported as:\n%s", errOut)
+	}
 }
 
 // importSample imports the sample into a new catalogue and returns its
