@@ -10,11 +10,13 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/MicahParks/jwkset"
 	"github.com/MicahParks/keyfunc/v3"
+	"github.com/golang-jwt/jwt/v5"
 	"golang.org/x/time/rate"
 )
 
@@ -30,6 +32,9 @@ const (
 	firstRetry = 500 * time.Millisecond
 	// maxDiscoveryBody bounds the OpenID configuration document we read.
 	maxDiscoveryBody = 1 << 20
+	// maxJWKSBody bounds a JWKS: a real one holds a few keys in a few
+	// kilobytes, and jwkset would otherwise read whatever the URL returns.
+	maxJWKSBody = 1 << 20
 )
 
 // keySet is a loaded JWKS: the keyfunc that reads it and refreshes it.
@@ -42,6 +47,35 @@ type keySet struct {
 	ctx context.Context
 	// stop ends the set's refreshes; the verifier's own cancel does too.
 	stop context.CancelFunc
+
+	mu sync.Mutex
+	// inFlight is closed when the unknown-kid refresh under way ends; nil
+	// when none is.
+	inFlight chan struct{}
+}
+
+// refresh starts a refresh of the set for the unknown kid of t, or joins
+// the one under way, and returns a channel closed when it has ended. jwkset
+// rate-limits the refreshes themselves.
+func (set *keySet) refresh(t *jwt.Token, timeout time.Duration) <-chan struct{} {
+	set.mu.Lock()
+	defer set.mu.Unlock()
+	if set.inFlight != nil {
+		return set.inFlight
+	}
+	done := make(chan struct{})
+	set.inFlight = done
+	go func() {
+		ctx, cancel := context.WithTimeout(set.ctx, timeout)
+		defer cancel()
+		// Looking up an unknown kid is what makes jwkset refresh.
+		set.keyfunc.KeyfuncCtx(ctx)(t)
+		set.mu.Lock()
+		set.inFlight = nil
+		set.mu.Unlock()
+		close(done)
+	}()
+	return done
 }
 
 // keyLoader fetches the JWKS of the issuer until it has one, then hands the
@@ -101,7 +135,7 @@ func (l *keyLoader) load(ctx context.Context) error {
 	tracked := &trackedStorage{MemoryJWKSet: jwkset.NewMemoryStorage(), log: l.log, url: l.jwksURL}
 	jwksURL := l.jwksURL
 	store, err := jwkset.NewStorageFromHTTP(jwksURL, jwkset.HTTPClientStorageOptions{
-		Client:          l.client,
+		Client:          limitBodies(l.client, maxJWKSBody),
 		Ctx:             storeCtx,
 		HTTPTimeout:     l.timeout,
 		RefreshInterval: l.cfg.RefreshInterval,
@@ -231,4 +265,50 @@ func (s *trackedStorage) KeyReplaceAll(ctx context.Context, given []jwkset.JWK) 
 	}
 	s.loaded.Store(int64(len(given)))
 	return nil
+}
+
+// limitBodies returns a copy of c whose responses fail to read past max
+// bytes. The limit sits in the transport because jwkset reads the body
+// itself.
+func limitBodies(c *http.Client, max int64) *http.Client {
+	limited := *c
+	base := c.Transport
+	if base == nil {
+		base = http.DefaultTransport
+	}
+	limited.Transport = limitedTransport{base: base, max: max}
+	return &limited
+}
+
+type limitedTransport struct {
+	base http.RoundTripper
+	max  int64
+}
+
+func (t limitedTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	resp, err := t.base.RoundTrip(r)
+	if err != nil {
+		return nil, err
+	}
+	resp.Body = &limitedBody{ReadCloser: resp.Body, left: t.max, max: t.max}
+	return resp, nil
+}
+
+// limitedBody reads up to max bytes, then fails instead of reading on.
+type limitedBody struct {
+	io.ReadCloser
+	left, max int64
+}
+
+func (b *limitedBody) Read(p []byte) (int, error) {
+	if int64(len(p)) > b.left+1 {
+		p = p[:b.left+1]
+	}
+	n, err := b.ReadCloser.Read(p)
+	if int64(n) > b.left {
+		b.left = 0
+		return 0, fmt.Errorf("the document is larger than %d bytes", b.max)
+	}
+	b.left -= int64(n)
+	return n, err
 }
