@@ -149,6 +149,10 @@ func NewVerifier(ctx context.Context, cfg Config) (*Verifier, error) {
 		now: now,
 		parser: jwt.NewParser(
 			jwt.WithValidMethods(acceptedAlgs),
+			// One token, one spelling: without it, the unused low bits of
+			// the last base64 character of the signature can be changed
+			// and the token still verifies.
+			jwt.WithStrictDecoding(),
 			jwt.WithIssuer(cfg.Issuer),
 			jwt.WithAudience(cfg.Audience),
 			jwt.WithExpirationRequired(),
@@ -319,10 +323,13 @@ var (
 )
 
 // key returns the verification key of t. A known kid is a lookup; an
-// unknown one may refresh the JWKS, which runs apart from the request, so
-// that the request waits at most RefreshWait while the refresh, once
-// started, completes within the fetch timeout and lands for the requests
-// that follow, however slow the identity provider or impatient the client.
+// unknown one joins the JWKS refresh in flight, or starts one. The refresh
+// runs apart from the requests, so that each waits at most RefreshWait
+// while the refresh, once started, completes within the fetch timeout and
+// lands for the requests that follow, however slow the identity provider
+// or impatient the client. Sharing it means that when a new key appears,
+// every request that names it during the refresh gets it, not only the
+// one whose unknown kid won the refresh rate limit.
 func (v *Verifier) key(ctx context.Context, set *keySet, t *jwt.Token) (any, error) {
 	kid, _ := t.Header["kid"].(string)
 	if kid == "" {
@@ -331,27 +338,20 @@ func (v *Verifier) key(ctx context.Context, set *keySet, t *jwt.Token) (any, err
 	if _, err := set.store.KeyRead(ctx, kid); err == nil {
 		return set.keyfunc.KeyfuncCtx(ctx)(t)
 	}
-	type result struct {
-		key any
-		err error
-	}
-	done := make(chan result, 1)
-	go func() {
-		rctx, cancel := context.WithTimeout(set.ctx, v.keys.timeout)
-		defer cancel()
-		key, err := set.keyfunc.KeyfuncCtx(rctx)(t)
-		done <- result{key, err}
-	}()
+	refreshed := set.refresh(t, v.keys.timeout)
 	wait := time.NewTimer(v.cfg.RefreshWait)
 	defer wait.Stop()
 	select {
-	case r := <-done:
-		return r.key, r.err
+	case <-refreshed:
 	case <-wait.C:
 		return nil, fmt.Errorf("%w: key %q: the JWKS refresh is still running", errUnknownKey, kid)
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
+	if _, err := set.store.KeyRead(ctx, kid); err != nil {
+		return nil, fmt.Errorf("%w: key %q", errUnknownKey, kid)
+	}
+	return set.keyfunc.KeyfuncCtx(ctx)(t)
 }
 
 // verify checks the signature and claims of a token not in the cache and
