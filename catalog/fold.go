@@ -23,6 +23,12 @@ func Fold(s string) string {
 	if isPlainASCII(s) {
 		return foldASCII(s)
 	}
+	if !utf8.ValidString(s) {
+		// The transforms of the chain do not agree on invalid bytes (one
+		// can swallow the diacritic that follows them): each run of them
+		// becomes one U+FFFD first.
+		s = strings.ToValidUTF8(s, "\uFFFD")
+	}
 	f := folders.Get().(transform.Transformer)
 	f.Reset()
 	out, _, err := transform.String(f, s)
@@ -32,8 +38,30 @@ func Fold(s string) string {
 		// U+FFFD; keep the input's ASCII fold rather than lose the name.
 		out = s
 	}
-	out = foldKana(out)
+	out = foldKana(foldCherokee(out))
 	return collapseSpace(out)
+}
+
+// foldCherokee finishes the case folding of Cherokee, which Unicode folds to
+// the capital letters (the small ones came later) but cases.Fold maps to
+// the other case either way, so that folding twice would undo it.
+func foldCherokee(s string) string {
+	if !strings.ContainsFunc(s, isCherokeeSmall) {
+		return s
+	}
+	return strings.Map(func(r rune) rune {
+		switch {
+		case r >= '\uAB70' && r <= '\uABBF':
+			return r - 0xAB70 + 0x13A0
+		case r >= '\u13F8' && r <= '\u13FD':
+			return r - 8
+		}
+		return r
+	}, s)
+}
+
+func isCherokeeSmall(r rune) bool {
+	return (r >= '\uAB70' && r <= '\uABBF') || (r >= '\u13F8' && r <= '\u13FD')
 }
 
 // folders recycles transform chains: building one costs more than folding a
@@ -61,17 +89,20 @@ func isDiacritic(r rune) bool {
 	return unicode.In(r, unicode.Mn, unicode.Cf)
 }
 
-// foldKana maps hiragana to the katakana of the same sound.
+// foldKana maps hiragana to the katakana of the same sound. Some katakana
+// compose with the voicing mark where their hiragana do not (ワ and U+3099
+// are ヷ; わ and U+3099 stay two runes), so the result is composed again
+// and Fold stays idempotent.
 func foldKana(s string) string {
 	if !strings.ContainsFunc(s, isHiragana) {
 		return s
 	}
-	return strings.Map(func(r rune) rune {
+	return norm.NFC.String(strings.Map(func(r rune) rune {
 		if isHiragana(r) {
 			return r + 0x60
 		}
 		return r
-	}, s)
+	}, s))
 }
 
 // isHiragana covers the letters ぁ..ゖ and the iteration marks ゝ ゞ, which have

@@ -19,10 +19,12 @@ import (
 // The key is self-delimiting: a card id may follow it in a composite key
 // without changing the order.
 
-// NormalizeNumber returns the normalized printed number of printed.
+// NormalizeNumber returns the normalized printed number of printed. The
+// number is folded before it is cut at the first "/", so that a full-width
+// "／" cuts it too.
 func NormalizeNumber(printed string) string {
-	before, _, _ := strings.Cut(printed, "/")
-	folded := Fold(before)
+	before, _, _ := strings.Cut(Fold(printed), "/")
+	folded := strings.TrimSpace(before)
 	if !strings.ContainsAny(folded, "0123456789") {
 		return folded
 	}
