@@ -1,0 +1,370 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// server is catalogd serve --dev, started by the soak.
+type server struct {
+	cmd     *exec.Cmd
+	api     string // the base URL of the API
+	token   string
+	metrics string // the URL of /metrics
+	log     *serverLog
+	done    chan struct{} // closed once the process has exited
+	err     error         // how it exited, once done is closed
+}
+
+// startServer starts bin serve --dev on db, its log going to logPath, and
+// waits for its start message and its metrics address.
+func startServer(ctx context.Context, bin, db, logPath string) (*server, error) {
+	logFile, err := os.Create(logPath)
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(bin, "serve", "--dev", "--addr", "127.0.0.1:0", "--db", db, "--metrics-addr", "127.0.0.1:0")
+	cmd.Env = childEnv()
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		logFile.Close()
+		return nil, err
+	}
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		logFile.Close()
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		logFile.Close()
+		return nil, err
+	}
+	s := &server{cmd: cmd, done: make(chan struct{}), log: newServerLog(logFile)}
+	banner := make(chan map[string]string, 1)
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() {
+		defer wg.Done()
+		banner <- readBanner(stdout)
+		io.Copy(io.Discard, stdout)
+	}()
+	go func() {
+		defer wg.Done()
+		s.log.read(stderr)
+	}()
+	go func() {
+		wg.Wait() // the pipes are read to the end before Wait closes them
+		s.err = cmd.Wait()
+		logFile.Close()
+		close(s.done)
+	}()
+
+	timeout := time.NewTimer(60 * time.Second)
+	defer timeout.Stop()
+	select {
+	case b := <-banner:
+		s.api, s.token = b["API"], b["token"]
+	case <-timeout.C:
+	case <-ctx.Done():
+	}
+	if s.api == "" || s.token == "" {
+		s.kill()
+		return nil, fmt.Errorf("catalogd serve --dev printed no API and token (its log: %s): %v", logPath, s.err)
+	}
+	// The "serving" line comes before the start message.
+	for range 100 {
+		if addr := s.log.metricsAddr(); addr != "" {
+			s.metrics = "http://" + addr + "/metrics"
+			return s, nil
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	s.kill()
+	return nil, fmt.Errorf("catalogd serve logged no metrics_addr (its log: %s)", logPath)
+}
+
+// readBanner reads serve --dev's start message: its "name  value" lines
+// and the token of its curl line. It returns what it has when the token is
+// read or the output ends.
+func readBanner(r io.Reader) map[string]string {
+	b := map[string]string{}
+	sc := bufio.NewScanner(r)
+	for sc.Scan() {
+		line := sc.Text()
+		if f := strings.Fields(line); len(f) >= 2 {
+			b[strings.Join(f[:len(f)-1], " ")] = f[len(f)-1]
+		}
+		if _, rest, ok := strings.Cut(line, "Bearer "); ok {
+			b["token"], _, _ = strings.Cut(rest, "'")
+			return b
+		}
+	}
+	return b
+}
+
+// childEnv is this environment without catalogd's own settings, which
+// would add to the flags given.
+func childEnv() []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "CATALOGD_") {
+			env = append(env, kv)
+		}
+	}
+	return env
+}
+
+func (s *server) pid() int { return s.cmd.Process.Pid }
+
+func (s *server) exited() bool {
+	select {
+	case <-s.done:
+		return true
+	default:
+		return false
+	}
+}
+
+func (s *server) kill() {
+	s.cmd.Process.Kill()
+	<-s.done
+}
+
+// stop sends SIGTERM and waits up to grace for the process to exit. It
+// returns how long that took and the process's error (nil for status 0).
+func (s *server) stop(grace time.Duration) (time.Duration, error) {
+	start := time.Now()
+	if err := s.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		return 0, err
+	}
+	select {
+	case <-s.done:
+		return time.Since(start), s.err
+	case <-time.After(grace):
+		s.kill()
+		return time.Since(start), fmt.Errorf("still running %s after SIGTERM; killed", grace)
+	}
+}
+
+// serverLog copies catalogd's JSON log to a file and keeps what the soak
+// reports of it.
+type serverLog struct {
+	w io.Writer
+
+	mu       sync.Mutex
+	lines    int
+	requests int
+	levels   map[string]int
+	reloads  int // "catalogue reloaded"
+	stopped  bool
+	metrics  string
+	notable  []string // the first WARN and ERROR lines
+	failures []string // the first access-log lines with a status other than 200 and 304
+	statuses map[int]int
+	// durations are the access log's: from the request read to the
+	// answer written, in the server.
+	durations []time.Duration
+}
+
+const keepLines = 5
+
+func newServerLog(w io.Writer) *serverLog {
+	return &serverLog{w: w, levels: map[string]int{}, statuses: map[int]int{}}
+}
+
+// logLine is what the soak reads of a log line.
+type logLine struct {
+	Level       string  `json:"level"`
+	Msg         string  `json:"msg"`
+	Status      int     `json:"status"`
+	DurationMS  float64 `json:"duration_ms"`
+	MetricsAddr string  `json:"metrics_addr"`
+}
+
+func (l *serverLog) read(r io.Reader) {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for sc.Scan() {
+		b := sc.Bytes()
+		l.w.Write(b)
+		l.w.Write([]byte{'\n'})
+		var ll logLine
+		// The access log is most of it: read the status without decoding.
+		if bytes.Contains(b, []byte(`"msg":"request"`)) {
+			ll.Msg, ll.Level = "request", "INFO"
+			ll.Status = int(numberAfter(b, `"status":`))
+			ll.DurationMS = numberAfter(b, `"duration_ms":`)
+		} else if err := json.Unmarshal(b, &ll); err != nil {
+			ll.Level = "TEXT"
+		}
+		l.mu.Lock()
+		l.lines++
+		l.levels[ll.Level]++
+		switch ll.Msg {
+		case "request":
+			l.requests++
+			l.statuses[ll.Status]++
+			l.durations = append(l.durations, time.Duration(ll.DurationMS*float64(time.Millisecond)))
+			if ll.Status != http.StatusOK && ll.Status != http.StatusNotModified && len(l.failures) < keepLines {
+				l.failures = append(l.failures, string(b))
+			}
+		case "catalogue reloaded":
+			l.reloads++
+		case "stopped":
+			l.stopped = true
+		case "serving":
+			l.metrics = ll.MetricsAddr
+		}
+		if (ll.Level == "WARN" || ll.Level == "ERROR" || ll.Level == "TEXT") && len(l.notable) < keepLines {
+			l.notable = append(l.notable, string(b))
+		}
+		l.mu.Unlock()
+	}
+}
+
+// numberAfter reads the number that follows key in a log line, 0 if none.
+func numberAfter(line []byte, key string) float64 {
+	_, rest, ok := bytes.Cut(line, []byte(key))
+	if !ok {
+		return 0
+	}
+	end := bytes.IndexFunc(rest, func(r rune) bool { return (r < '0' || r > '9') && r != '.' })
+	if end < 0 {
+		end = len(rest)
+	}
+	n, _ := strconv.ParseFloat(string(rest[:end]), 64)
+	return n
+}
+
+func (l *serverLog) metricsAddr() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.metrics
+}
+
+func (l *serverLog) reloaded() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.reloads
+}
+
+// scrape reads the series of a Prometheus text exposition: the key is the
+// series as written ("name" or `name{label="value"}`).
+func scrape(ctx context.Context, client *http.Client, url string) (map[string]float64, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("GET %s: %s", url, resp.Status)
+	}
+	out := map[string]float64{}
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		if line == "" || line[0] == '#' {
+			continue
+		}
+		i := strings.LastIndexByte(line, ' ')
+		if i < 0 {
+			continue
+		}
+		v, err := strconv.ParseFloat(line[i+1:], 64)
+		if err != nil {
+			continue
+		}
+		out[line[:i]] = v
+	}
+	if err := sc.Err(); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// procStatus reads resident memory from /proc/PID/status, in bytes.
+func procStatus(pid int) (rss, anon, file int64, err error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0, 0, 0, err
+	}
+	for line := range strings.SplitSeq(string(b), "\n") {
+		name, value, ok := strings.Cut(line, ":")
+		if !ok {
+			continue
+		}
+		var dst *int64
+		switch name {
+		case "VmRSS":
+			dst = &rss
+		case "RssAnon":
+			dst = &anon
+		case "RssFile":
+			dst = &file
+		default:
+			continue
+		}
+		kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(value), " kB"), 10, 64)
+		if err != nil {
+			return 0, 0, 0, fmt.Errorf("/proc/%d/status: %s: %w", pid, line, err)
+		}
+		*dst = kb << 10
+	}
+	if rss == 0 {
+		return 0, 0, 0, errors.New("no VmRSS in /proc/PID/status")
+	}
+	return rss, anon, file, nil
+}
+
+// openFiles counts the process's open descriptors, and among them those
+// on a catalogue file at db (the current one, or one renamed over since).
+func openFiles(pid int, db string) (fds, catalogues int, err error) {
+	dir := fmt.Sprintf("/proc/%d/fd", pid)
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return 0, 0, err
+	}
+	for _, e := range ents {
+		if target, err := os.Readlink(dir + "/" + e.Name()); err == nil && strings.HasPrefix(target, db) {
+			catalogues++
+		}
+	}
+	return len(ents), catalogues, nil
+}
+
+// mappedCatalogues counts the distinct catalogue files at db (the current
+// one, or one renamed over since) that the process has mapped.
+func mappedCatalogues(pid int, db string) (int, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/maps", pid))
+	if err != nil {
+		return 0, err
+	}
+	inodes := map[string]bool{}
+	for line := range strings.SplitSeq(string(b), "\n") {
+		// address perms offset dev inode pathname
+		f := strings.Fields(line)
+		if len(f) >= 6 && strings.HasPrefix(f[5], db) {
+			inodes[f[3]+":"+f[4]] = true
+		}
+	}
+	return len(inodes), nil
+}
