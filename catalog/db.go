@@ -1,6 +1,7 @@
 package catalog
 
 import (
+	"bytes"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
@@ -27,7 +28,8 @@ type DB struct {
 
 type storedSet struct {
 	Set
-	total int64 // cards actually in the file, which is what listing returns
+	total  int64  // cards actually in the file, which is what listing returns
+	prefix []byte // of the keys of its cards in the cards bucket
 }
 
 // Open opens the catalogue file at path read-only. It takes a shared lock,
@@ -51,12 +53,12 @@ func (db *DB) load(tx *bolt.Tx) error {
 		return errors.New("not a catalogd catalogue (no meta bucket)")
 	}
 	if f := meta.Get(keyFormat); string(f) != formatVersion {
-		return fmt.Errorf("catalogue format %q, this catalogd reads %q: import the snapshot again", f, formatVersion)
+		return fmt.Errorf("catalogue format %q, this catalogd reads %q: run catalogd import again to rebuild the catalogue", f, formatVersion)
 	}
 	if err := json.Unmarshal(meta.Get(keyInfo), &db.info); err != nil {
 		return fmt.Errorf("read info: %w", err)
 	}
-	for _, name := range [][]byte{bucketSets, bucketCards, bucketSetCards, bucketNumbers, bucketPostings} {
+	for _, name := range [][]byte{bucketSets, bucketCards, bucketNumbers, bucketPostings} {
 		if tx.Bucket(name) == nil {
 			return fmt.Errorf("bucket %s missing", name)
 		}
@@ -73,6 +75,7 @@ func (db *DB) load(tx *bolt.Tx) error {
 		if err := json.Unmarshal(v[8:], &s.Set); err != nil {
 			return fmt.Errorf("set %q: %w", k, err)
 		}
+		s.prefix = appendSetPrefix(nil, s.Zone, s.Code)
 		db.setsByID[s.ID] = s
 		db.setsByCode[s.Code] = append(db.setsByCode[s.Code], s)
 		all = append(all, s)
@@ -188,16 +191,12 @@ func (db *DB) SetCards(ref string, page, pageSize int64, fn func(card []byte)) (
 		return s.Set, s.total, nil
 	}
 	err = db.db.View(func(tx *bolt.Tx) error {
-		b := tx.Bucket(bucketSetCards).Bucket(setCardsBucket(s.Zone, s.Code))
-		if b == nil {
-			return fmt.Errorf("set %q: cards bucket missing", s.ID)
-		}
-		c := b.Cursor()
-		k, v := c.First()
-		for i := int64(0); k != nil && i < offset; i++ {
+		c := tx.Bucket(bucketCards).Cursor()
+		k, v := c.Seek(s.prefix)
+		for i := int64(0); bytes.HasPrefix(k, s.prefix) && i < offset; i++ {
 			k, v = c.Next()
 		}
-		for n := int64(0); k != nil && n < pageSize; n++ {
+		for n := int64(0); bytes.HasPrefix(k, s.prefix) && n < pageSize; n++ {
 			fn(v)
 			k, v = c.Next()
 		}
@@ -214,10 +213,20 @@ func (db *DB) SetCards(ref string, page, pageSize int64, fn func(card []byte)) (
 func (db *DB) AppendCard(dst []byte, id string) ([]byte, error) {
 	found := false
 	err := db.db.View(func(tx *bolt.Tx) error {
-		if v := tx.Bucket(bucketCards).Get([]byte(id)); v != nil {
-			dst = append(dst, v...)
-			found = true
+		var buf [128]byte
+		key := append(append(buf[:0], keyCardID), id...)
+		c := tx.Bucket(bucketCards).Cursor()
+		k, loc := c.Seek(key)
+		if !bytes.Equal(k, key) {
+			return nil
 		}
+		key = append(append(key[:0], loc...), id...)
+		k, v := c.Seek(key)
+		if !bytes.Equal(k, key) {
+			return fmt.Errorf("card %q of the id index is missing", id)
+		}
+		dst = append(dst, v...)
+		found = true
 		return nil
 	})
 	if err != nil {
@@ -233,7 +242,7 @@ func (db *DB) AppendCard(dst []byte, id string) ([]byte, error) {
 func (db *DB) Generation() string { return db.info.Generation }
 
 // Sizes returns the bytes of pages each part of the file takes: "sets",
-// "cards", "setCards" and, for search, "numbers" and "postings".
+// "cards" and, for search, "numbers" and "postings".
 func (db *DB) Sizes() (map[string]int64, error) {
 	sizes := make(map[string]int64)
 	err := db.db.View(func(tx *bolt.Tx) error {

@@ -3,43 +3,85 @@ package catalog
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"container/heap"
 	"encoding/binary"
 	"fmt"
 	"io"
 	"os"
 	"slices"
+	"unsafe"
 )
 
 // sorter orders key/value entries with bounded memory: it keeps up to limit
-// bytes in memory, spills each full buffer as a sorted run to a temporary
-// file in dir, and merges the runs at the end. Bulk loading bbolt in key
-// order writes each page once; random order would rewrite pages over and
-// over.
+// bytes of entries (keys, values and their index) in memory, spills each full buffer as a sorted
+// run to a temporary file in dir, and merges the runs at the end. Bulk
+// loading bbolt in key order writes each page once; random order would
+// rewrite pages over and over.
+//
+// The buffered entries live back to back in one byte slice and are sorted
+// through an index of offsets: no allocation per entry, and nothing in the
+// buffer for the garbage collector to scan.
 type sorter struct {
-	dir     string
-	limit   int
-	size    int
-	entries []sortEntry
-	runs    []*os.File
+	dir   string
+	limit int
+	data  []byte    // keys and values of the buffered entries
+	index []sortRef // one per buffered entry
+	runs  []*os.File
 }
 
-type sortEntry struct{ key, value []byte }
+// sortRef locates one buffered entry in data. prefix holds the first eight
+// bytes of the key, so that most comparisons never read data.
+type sortRef struct {
+	prefix     uint64
+	off        uint32
+	klen, vlen uint32
+}
 
 func newSorter(dir string, limit int) *sorter { return &sorter{dir: dir, limit: limit} }
 
-// add takes ownership of key and value.
+// sortRefSize is the memory of one sortRef.
+const sortRefSize = int(unsafe.Sizeof(sortRef{}))
+
+// add copies key and value into the sorter.
 func (s *sorter) add(key, value []byte) error {
-	s.entries = append(s.entries, sortEntry{key, value})
-	s.size += len(key) + len(value) + 64
-	if s.size >= s.limit {
-		return s.spill()
+	n := len(key) + len(value)
+	if len(s.index) > 0 && len(s.data)+n+(len(s.index)+1)*sortRefSize > s.limit {
+		if err := s.spill(); err != nil {
+			return err
+		}
 	}
+	if need := len(s.data) + n; need > cap(s.data) {
+		// Grow in steps up to the limit rather than allocating it all for
+		// a small catalogue.
+		c := min(max(2*cap(s.data), 1<<20, need), max(s.limit, need))
+		s.data = append(make([]byte, 0, c), s.data...)
+	}
+	off := len(s.data)
+	s.data = append(append(s.data, key...), value...)
+	s.index = append(s.index, sortRef{prefix: keyPrefix(key), off: uint32(off), klen: uint32(len(key)), vlen: uint32(len(value))})
 	return nil
 }
 
+func keyPrefix(key []byte) uint64 {
+	var b [8]byte
+	copy(b[:], key)
+	return binary.BigEndian.Uint64(b[:])
+}
+
+func (s *sorter) key(r *sortRef) []byte { return s.data[r.off : r.off+r.klen] }
+
+func (s *sorter) value(r *sortRef) []byte {
+	return s.data[r.off+r.klen : r.off+r.klen+r.vlen]
+}
+
 func (s *sorter) sortBuffer() {
-	slices.SortFunc(s.entries, func(a, b sortEntry) int { return bytes.Compare(a.key, b.key) })
+	slices.SortFunc(s.index, func(a, b sortRef) int {
+		if c := cmp.Compare(a.prefix, b.prefix); c != 0 {
+			return c
+		}
+		return bytes.Compare(s.key(&a), s.key(&b))
+	})
 }
 
 func (s *sorter) spill() error {
@@ -54,39 +96,41 @@ func (s *sorter) spill() error {
 	s.runs = append(s.runs, f)
 	w := bufio.NewWriterSize(f, 1<<20)
 	var hdr [2 * binary.MaxVarintLen64]byte
-	for _, e := range s.entries {
-		n := binary.PutUvarint(hdr[:], uint64(len(e.key)))
-		n += binary.PutUvarint(hdr[n:], uint64(len(e.value)))
+	for i := range s.index {
+		r := &s.index[i]
+		n := binary.PutUvarint(hdr[:], uint64(r.klen))
+		n += binary.PutUvarint(hdr[n:], uint64(r.vlen))
 		w.Write(hdr[:n])
-		w.Write(e.key)
-		w.Write(e.value)
+		w.Write(s.data[r.off : r.off+r.klen+r.vlen])
 	}
 	if err := w.Flush(); err != nil {
 		return fmt.Errorf("write sort run %s: %w", f.Name(), err)
 	}
-	clear(s.entries)
-	s.entries = s.entries[:0]
-	s.size = 0
+	s.data = s.data[:0]
+	s.index = s.index[:0]
 	return nil
 }
 
 // each calls fn for every entry in key order. The slices passed to fn are
-// valid only until fn returns.
+// valid only until fn returns. The sorter is spent afterwards.
 func (s *sorter) each(fn func(key, value []byte) error) error {
 	if len(s.runs) == 0 {
 		s.sortBuffer()
-		for _, e := range s.entries {
-			if err := fn(e.key, e.value); err != nil {
+		for i := range s.index {
+			r := &s.index[i]
+			if err := fn(s.key(r), s.value(r)); err != nil {
 				return err
 			}
 		}
 		return nil
 	}
-	if len(s.entries) > 0 {
+	if len(s.index) > 0 {
 		if err := s.spill(); err != nil {
 			return err
 		}
 	}
+	// The buffer is no longer needed: free it for what fn builds.
+	s.data, s.index = nil, nil
 	h := make(runHeap, 0, len(s.runs))
 	for _, f := range s.runs {
 		if _, err := f.Seek(0, io.SeekStart); err != nil {
@@ -126,7 +170,7 @@ func (s *sorter) close() {
 		f.Close()
 	}
 	s.runs = nil
-	s.entries = nil
+	s.data, s.index = nil, nil
 }
 
 type runReader struct {

@@ -1,6 +1,7 @@
 package catalog
 
 import (
+	"encoding/binary"
 	"errors"
 	"time"
 )
@@ -10,24 +11,33 @@ import (
 //
 //	meta       "format" -> formatVersion; "info" -> Info as JSON
 //	sets       set id -> 8-byte card total, then the set's canonical JSON
-//	cards      card id -> the card's canonical JSON
-//	setCards   one sub-bucket per set, named zone byte + set code:
-//	           NumberKey(number) + card id -> the card's canonical JSON
-//	numbers    the search index entries, one per card, in result order:
-//	           4-byte big-endian ordinal -> zone byte, then the card id, the
-//	           set code and the normalized number, each uvarint-prefixed,
-//	           then the folded name
-//	postings   "g" + a bigram of folded names, "n" + a normalized number,
+//	cards      the cards, under two kinds of keys:
+//	           set prefix + NumberKey(number) + card id -> the card's
+//	           canonical JSON, where the set prefix is the zone byte, then
+//	           the set code, uvarint-length-prefixed;
+//	           keyCardID + card id -> the card's key of the first kind
+//	           without the id (set prefix + NumberKey(number))
+//	numbers    the search index entries, one per card, numbered by their
+//	           position in result order (the ordinal), in blocks of
+//	           indexBlockSize: 4-byte big-endian ordinal / indexBlockSize ->
+//	           a byte counting the entries of the block, the end of each as
+//	           a 4-byte big-endian offset, then the entries back to back. An
+//	           entry is the zone byte, then the card id, the set code and
+//	           NumberKey(number), each uvarint-prefixed, then the folded name
+//	postings   "g" + a bigram of folded names, "n" + a NumberKey,
 //	           "s" + zone byte + set code -> uvarint count, then the
 //	           ordinals of its cards as uvarint deltas (see postings.go)
 //
-// The cards of a set are stored twice, by id and in printed-number order, so
-// that a page of a set is one contiguous range of ready-to-send JSON.
+// Each card's JSON is stored once, grouped by set and in printed-number
+// order within its set: a page of a set is one contiguous range of
+// ready-to-send JSON, and a card by id is two lookups with one cursor, its
+// locator and then its JSON. The set prefix delimits itself, so the range of
+// one set never holds a card of another; it starts with a zone byte, below
+// keyCardID, so no set's range holds a locator either.
 var (
 	bucketMeta     = []byte("meta")
 	bucketSets     = []byte("sets")
 	bucketCards    = []byte("cards")
-	bucketSetCards = []byte("setCards")
 	bucketNumbers  = []byte("numbers")
 	bucketPostings = []byte("postings")
 
@@ -35,9 +45,22 @@ var (
 	keyInfo   = []byte("info")
 )
 
+// keyCardID starts the keys of the cards bucket that map a card id to the
+// card.
+const keyCardID byte = 0xFF
+
+// indexBlockSize is the number of search index entries in one value of the
+// numbers bucket: a key per entry cost more to write and to store than the
+// entry itself.
+const indexBlockSize = 16
+
 // formatVersion changes whenever the layout does; Open refuses other versions
-// so that a newer file never serves wrong answers from an older binary.
-const formatVersion = "catalogd/1"
+// so that a newer file never serves wrong answers from an older binary, nor
+// an older file from a newer one.
+//
+// catalogd/1 stored each card twice (by id and by set); catalogd/2 stores it
+// once and maps ids to it.
+const formatVersion = "catalogd/2"
 
 // Errors of the catalogue. Callers compare with errors.Is.
 var (
@@ -69,8 +92,10 @@ type ZoneCount struct {
 	Cards int64  `json:"cards"`
 }
 
-// setCardsBucket names the sub-bucket of the cards of the set (zone, code).
-func setCardsBucket(zone, code string) []byte {
-	b := make([]byte, 0, 1+len(code))
-	return append(append(b, byte(ZoneIndex(zone))), code...)
+// appendSetPrefix appends the prefix of the keys of the cards of the set
+// (zone, code) in the cards bucket.
+func appendSetPrefix(dst []byte, zone, code string) []byte {
+	dst = append(dst, byte(ZoneIndex(zone)))
+	dst = binary.AppendUvarint(dst, uint64(len(code)))
+	return append(dst, code...)
 }

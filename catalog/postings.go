@@ -7,7 +7,7 @@ import (
 )
 
 // The search index has two parts (see layout.go). The numbers bucket holds
-// one entry per card, keyed by its ordinal: its position in result order
+// one entry per card, found by its ordinal: its position in result order
 // (printed-number key, then id). The postings bucket maps a bigram of folded
 // names, a normalized printed number, or a set to the ordered list of the
 // ordinals of its cards. A query walks the shortest list that every result
@@ -16,7 +16,7 @@ import (
 // order, which for a common term also stops early.
 const (
 	postingGram   byte = 'g' // + two runes of a folded name
-	postingNumber byte = 'n' // + a normalized printed number
+	postingNumber byte = 'n' // + the key of a normalized printed number
 	postingSet    byte = 's' // + zone byte + set code
 )
 
@@ -30,20 +30,37 @@ type postingList struct {
 
 type postingBuilder struct {
 	lists map[string]*postingList
-	key   []byte
+	// names holds, for recent folded names, the lists of their bigrams:
+	// names repeat, and finding a name's lists once saves a lookup per
+	// bigram for every other card of that name.
+	names map[string][]*postingList
+	// numberList is the list of lastNumber, the number key last added:
+	// cards come in number order.
+	lastNumber []byte
+	numberList *postingList
+	key        []byte
 }
+
+// nameCacheSize bounds the names whose lists the builder remembers.
+const nameCacheSize = 1 << 16
 
 func newPostingBuilder() *postingBuilder {
-	return &postingBuilder{lists: make(map[string]*postingList)}
+	return &postingBuilder{lists: make(map[string]*postingList), names: make(map[string][]*postingList)}
 }
 
-// add appends ord, which never decreases, to the list of key.
-func (b *postingBuilder) add(key []byte, ord uint32) {
+// list returns the list of key, making it when there is none.
+func (b *postingBuilder) list(key []byte) *postingList {
 	l, ok := b.lists[string(key)]
 	if !ok {
 		l = &postingList{}
 		b.lists[string(key)] = l
-	} else if l.last == ord {
+	}
+	return l
+}
+
+// add appends ord, which never decreases, to the list.
+func (l *postingList) add(ord uint32) {
+	if l.n > 0 && l.last == ord {
 		return // a bigram twice in one name
 	}
 	delta := ord - l.last
@@ -58,13 +75,27 @@ func (b *postingBuilder) add(key []byte, ord uint32) {
 // addCard adds the lists a card belongs to.
 func (b *postingBuilder) addCard(ord uint32, e *indexEntry) {
 	b.key = append(append(append(b.key[:0], postingSet), e.zone), e.setCode...)
-	b.add(b.key, ord)
-	b.key = append(append(b.key[:0], postingNumber), e.number...)
-	b.add(b.key, ord)
-	eachBigram(e.name, func(gram []byte) {
-		b.key = append(append(b.key[:0], postingGram), gram...)
-		b.add(b.key, ord)
-	})
+	b.list(b.key).add(ord)
+	if b.numberList == nil || string(e.number) != string(b.lastNumber) {
+		b.key = append(append(b.key[:0], postingNumber), e.number...)
+		b.numberList = b.list(b.key)
+		b.lastNumber = append(b.lastNumber[:0], e.number...)
+	}
+	b.numberList.add(ord)
+	grams, ok := b.names[string(e.name)]
+	if !ok {
+		eachBigram(e.name, func(gram []byte) {
+			b.key = append(append(b.key[:0], postingGram), gram...)
+			grams = append(grams, b.list(b.key))
+		})
+		if len(b.names) >= nameCacheSize {
+			clear(b.names)
+		}
+		b.names[string(e.name)] = grams
+	}
+	for _, l := range grams {
+		l.add(ord)
+	}
 }
 
 // eachBigram calls fn with every pair of neighbouring characters of a folded
@@ -86,6 +117,7 @@ func eachBigram(text []byte, fn func(gram []byte)) {
 
 // each calls fn with every list, in key order, encoded as stored.
 func (b *postingBuilder) each(fn func(key, value []byte) error) error {
+	b.names = nil
 	keys := make([]string, 0, len(b.lists))
 	for k := range b.lists {
 		keys = append(keys, k)

@@ -25,7 +25,9 @@ type SearchQuery struct {
 	Limit int
 }
 
-// term is one folded query term, with its normalized printed number.
+// term is one folded query term, with the key of its normalized printed
+// number (see appendNormalizedKey): two numbers are equal when their keys
+// are.
 type term struct {
 	text   []byte
 	number string
@@ -39,8 +41,9 @@ func Terms(q string) []string {
 func searchTerms(q string) []term {
 	fields := Terms(q)
 	terms := make([]term, len(fields))
+	var key [64]byte
 	for i, f := range fields {
-		terms[i] = term{text: []byte(f), number: NormalizeNumber(f)}
+		terms[i] = term{text: []byte(f), number: string(AppendNumberKey(key[:0], f))}
 	}
 	return terms
 }
@@ -50,7 +53,7 @@ type indexEntry struct {
 	zone    byte
 	id      []byte
 	setCode []byte
-	number  []byte
+	number  []byte // the key of the normalized printed number
 	name    []byte
 }
 
@@ -80,6 +83,15 @@ func lengthPrefixed(v []byte) (field, rest []byte, ok bool) {
 		return nil, nil, false
 	}
 	return v[w : w+int(n)], v[w+int(n):], true
+}
+
+// appendCardKey appends the key of the entry's card in the cards bucket.
+func (e *indexEntry) appendCardKey(dst []byte) []byte {
+	dst = append(dst, e.zone)
+	dst = binary.AppendUvarint(dst, uint64(len(e.setCode)))
+	dst = append(dst, e.setCode...)
+	dst = append(dst, e.number...)
+	return append(dst, e.id...)
 }
 
 // matches reports whether every term is a substring of the folded name or
@@ -151,8 +163,9 @@ func (s *searcher) run(limit int, fn func([]byte)) error {
 		if (s.zone >= 0 && int(e.zone) != s.zone) || !s.inSets(e) || !e.matches(s.terms) {
 			return nil
 		}
-		k, card := cardCursor.Seek(e.id)
-		if !bytes.Equal(k, e.id) {
+		s.key = e.appendCardKey(s.key[:0])
+		k, card := cardCursor.Seek(s.key)
+		if !bytes.Equal(k, s.key) {
 			return fmt.Errorf("card %q of the index is missing", e.id)
 		}
 		fn(card)
@@ -162,23 +175,27 @@ func (s *searcher) run(limit int, fn func([]byte)) error {
 	if !ok {
 		c := s.entries.Cursor()
 		for k, v := c.First(); k != nil && found < limit; k, v = c.Next() {
-			e, err := decodeIndexEntry(v)
+			block, err := readIndexBlock(v)
 			if err != nil {
-				return fmt.Errorf("index entry %x: %w", k, err)
+				return fmt.Errorf("index block %x: %w", k, err)
 			}
-			if err := emit(&e); err != nil {
-				return err
+			for i := 0; i < block.len() && found < limit; i++ {
+				e, err := decodeIndexEntry(block.entry(i))
+				if err != nil {
+					return fmt.Errorf("index block %x: %w", k, err)
+				}
+				if err := emit(&e); err != nil {
+					return err
+				}
 			}
 		}
 		return nil
 	}
-	var key [4]byte
-	entries := s.entries.Cursor()
+	entries := indexBlocks{c: s.entries.Cursor()}
 	for ord, more := driver.seek(0); more && found < limit; ord, more = driver.seek(ord + 1) {
-		binary.BigEndian.PutUint32(key[:], ord)
-		k, v := entries.Seek(key[:])
-		if !bytes.Equal(k, key[:]) {
-			return fmt.Errorf("index entry %d is missing", ord)
+		v, err := entries.entry(ord)
+		if err != nil {
+			return err
 		}
 		e, err := decodeIndexEntry(v)
 		if err != nil {
@@ -192,6 +209,79 @@ func (s *searcher) run(limit int, fn func([]byte)) error {
 		}
 	}
 	return nil
+}
+
+// indexBlock is a value of the numbers bucket: the count of its entries,
+// the end of each entry as a 4-byte big-endian offset into the entries,
+// then the entries.
+type indexBlock struct {
+	ends    []byte
+	entries []byte
+}
+
+func readIndexBlock(v []byte) (indexBlock, error) {
+	if len(v) < 1 || len(v) < 1+4*int(v[0]) {
+		return indexBlock{}, errBadEntry
+	}
+	n := int(v[0])
+	return indexBlock{ends: v[1 : 1+4*n], entries: v[1+4*n:]}, nil
+}
+
+func (b indexBlock) len() int { return len(b.ends) / 4 }
+
+// entry returns entry i, which must be below len(), or nil when the
+// offsets are out of order or out of bounds.
+func (b indexBlock) entry(i int) []byte {
+	start := uint32(0)
+	if i > 0 {
+		start = binary.BigEndian.Uint32(b.ends[4*(i-1):])
+	}
+	end := binary.BigEndian.Uint32(b.ends[4*i:])
+	if start > end || end > uint32(len(b.entries)) {
+		return nil
+	}
+	return b.entries[start:end]
+}
+
+// appendIndexBlock appends the value of a block of the given entries, which
+// ends holds the end offsets of, in data.
+func appendIndexBlock(dst []byte, ends []uint32, data []byte) []byte {
+	dst = append(dst, byte(len(ends)))
+	for _, end := range ends {
+		dst = binary.BigEndian.AppendUint32(dst, end)
+	}
+	return append(dst, data...)
+}
+
+// indexBlocks reads entries of the numbers bucket by ordinal, in increasing
+// order, keeping the block it read last.
+type indexBlocks struct {
+	c      *bolt.Cursor
+	loaded bool
+	number uint32 // of the block loaded
+	block  indexBlock
+}
+
+// entry returns the entry of ordinal ord, valid for the transaction.
+func (b *indexBlocks) entry(ord uint32) ([]byte, error) {
+	if number := ord / indexBlockSize; !b.loaded || number != b.number {
+		var key [4]byte
+		binary.BigEndian.PutUint32(key[:], number)
+		k, v := b.c.Seek(key[:])
+		if !bytes.Equal(k, key[:]) {
+			return nil, fmt.Errorf("index block %d is missing", number)
+		}
+		block, err := readIndexBlock(v)
+		if err != nil {
+			return nil, fmt.Errorf("index block %d: %w", number, err)
+		}
+		b.loaded, b.number, b.block = true, number, block
+	}
+	i := int(ord % indexBlockSize)
+	if i >= b.block.len() {
+		return nil, fmt.Errorf("index entry %d is missing", ord)
+	}
+	return b.block.entry(i), nil
 }
 
 func (s *searcher) inSets(e *indexEntry) bool {

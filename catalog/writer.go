@@ -1,12 +1,16 @@
 package catalog
 
 import (
+	"bytes"
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"hash/maphash"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
+	"strings"
 
 	bolt "go.etcd.io/bbolt"
 )
@@ -20,33 +24,68 @@ type Writer struct {
 	path string
 	tx   *bolt.Tx
 
-	txBytes int // bytes put since the last commit
+	txBytes  int // bytes put or pending since the last commit
+	commitAt int // txBytes that end a transaction: commitEvery, but for tests
 
-	cards    *bolt.Bucket
-	setCards *bolt.Bucket
-	curSet   []byte       // name of the set sub-bucket last written
-	curSetB  *bolt.Bucket // and the bucket itself, in the current transaction
+	// The cards of the current transaction. They are put when it commits,
+	// sorted by key (see flushCards); pendingIDs finds them by the hash of
+	// their id, so that a duplicate id is caught at once.
+	pending    []pendingCard
+	spare      []pendingCard    // as long as pending, for sorting it
+	pendingIDs map[uint64]int32 // index into pending of the first card with that hash
+	seed       maphash.Seed
+	ids        *bolt.Cursor // on the cards bucket, for the ids of earlier transactions
 
-	sets       map[string]*Set  // by id
-	setsByCode map[string]*Set  // by setCardsBucket(zone, code)
-	cardTotals map[string]int64 // by setCardsBucket(zone, code)
+	sets       map[string]*Set   // by id
+	setsByCode map[string]*Set   // by appendSetPrefix(zone, code)
+	cardTotals map[string]*int64 // by set prefix, for sets not yet added too
+	lastTotal  *int64            // the card total of the set last written, and its
+	lastSet    []byte            // set prefix
 	zoneCards  [3]int64
 
 	numbers *sorter
+	folded  map[string]string // recent names and their Fold
 	buf     []byte
+	key     []byte
+	entry   []byte
 	// held keeps the keys and values of the current transaction: bbolt
 	// holds on to the slices given to Put until the transaction commits,
 	// so buffers that are reused must be copied first.
 	held arena
 }
 
+// pendingCard is a card not yet put. key is its key in the cards bucket,
+// which ends with its id; json its value.
+type pendingCard struct {
+	key   []byte
+	json  []byte
+	idLen int
+}
+
+func (p *pendingCard) id() []byte      { return p.key[len(p.key)-p.idLen:] }
+func (p *pendingCard) locator() []byte { return p.key[:len(p.key)-p.idLen] }
+
 // commitEvery bounds the memory of one write transaction: bbolt keeps every
 // dirty page of a transaction in memory until it commits.
-const commitEvery = 16 << 20
+const commitEvery = 8 << 20
 
 // sortMemory bounds the memory of the search index sort before it spills to
 // disk.
-const sortMemory = 32 << 20
+const sortMemory = 16 << 20
+
+// initialMmapSize is the address space the Writer maps at once. Each time
+// bbolt outgrows its mapping it copies every key and value of the open
+// transaction to the heap before it maps again, doubling from 32 KiB: a
+// mapping that starts large makes that happen never for a catalogue under
+// 1 GiB, and once a GiB above it. Mapping costs address space only; the
+// file grows with what is written.
+// On 32-bit platforms, whose address space is scarce, it is left to bbolt.
+const initialMmapSize = strconv.IntSize / 64 << 30
+
+// foldCacheSize bounds the names whose Fold the Writer remembers: names
+// repeat (every printing of a card, every language of a zone), and folding a
+// name that is not ASCII costs microseconds.
+const foldCacheSize = 1 << 16
 
 // Create starts a new catalogue file at path, which must not exist. The
 // file is written without fsync until Finish, which syncs it once; a file
@@ -56,10 +95,11 @@ func Create(path string) (*Writer, error) {
 		return nil, fmt.Errorf("create catalogue %s: file exists", path)
 	}
 	db, err := bolt.Open(path, 0o644, &bolt.Options{
-		NoSync:         true,
-		NoFreelistSync: true,
-		FreelistType:   bolt.FreelistMapType,
-		NoGrowSync:     true,
+		NoSync:          true,
+		NoFreelistSync:  true,
+		FreelistType:    bolt.FreelistMapType,
+		NoGrowSync:      true,
+		InitialMmapSize: initialMmapSize,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("create catalogue %s: %w", path, err)
@@ -67,10 +107,14 @@ func Create(path string) (*Writer, error) {
 	w := &Writer{
 		db:         db,
 		path:       path,
+		commitAt:   commitEvery,
+		pendingIDs: make(map[uint64]int32),
+		seed:       maphash.MakeSeed(),
 		sets:       make(map[string]*Set),
 		setsByCode: make(map[string]*Set),
-		cardTotals: make(map[string]int64),
+		cardTotals: make(map[string]*int64),
 		numbers:    newSorter(filepath.Dir(path), sortMemory),
+		folded:     make(map[string]string),
 	}
 	if err := w.begin(); err != nil {
 		w.Abort()
@@ -85,25 +129,28 @@ func (w *Writer) begin() error {
 		return fmt.Errorf("write catalogue %s: %w", w.path, err)
 	}
 	w.tx = tx
-	for _, name := range [][]byte{bucketMeta, bucketSets, bucketCards, bucketSetCards, bucketNumbers, bucketPostings} {
-		if _, err := tx.CreateBucketIfNotExists(name); err != nil {
+	for _, name := range [][]byte{bucketMeta, bucketSets, bucketCards, bucketNumbers, bucketPostings} {
+		b, err := tx.CreateBucketIfNotExists(name)
+		if err != nil {
 			return fmt.Errorf("write catalogue %s: bucket %s: %w", w.path, name, err)
 		}
+		// bbolt splits the nodes a transaction touched only when it
+		// commits; filling pages whole then leaves half as many as the
+		// default, and the file is never written to again.
+		b.FillPercent = 1.0
 	}
-	// bbolt splits the nodes a transaction touched only when it commits;
-	// filling pages whole then leaves half as many as the default, and the
-	// file is never written to again.
-	w.cards = tx.Bucket(bucketCards)
-	w.cards.FillPercent = 1.0
-	w.setCards = tx.Bucket(bucketSetCards)
-	w.setCards.FillPercent = 1.0
-	w.curSet, w.curSetB = nil, nil
+	// One cursor for every lookup: Get makes a new one each time.
+	w.ids = tx.Bucket(bucketCards).Cursor()
 	w.txBytes = 0
 	return nil
 }
 
-// commit ends the current transaction and, unless last, starts the next.
+// commit puts the pending cards, ends the current transaction and, unless
+// last, starts the next.
 func (w *Writer) commit(last bool) error {
+	if err := w.flushCards(); err != nil {
+		return err
+	}
 	if err := w.tx.Commit(); err != nil {
 		w.tx = nil
 		return fmt.Errorf("write catalogue %s: commit: %w", w.path, err)
@@ -125,7 +172,7 @@ func (w *Writer) put(b *bolt.Bucket, key, value []byte) error {
 }
 
 func (w *Writer) maybeCommit() error {
-	if w.txBytes < commitEvery {
+	if w.txBytes < w.commitAt {
 		return nil
 	}
 	return w.commit(false)
@@ -150,7 +197,7 @@ func (w *Writer) AddSet(s Set) error {
 	if _, ok := w.sets[s.ID]; ok {
 		return &DuplicateError{"id", s.ID}
 	}
-	key := string(setCardsBucket(s.Zone, s.Code))
+	key := string(appendSetPrefix(nil, s.Zone, s.Code))
 	if _, ok := w.setsByCode[key]; ok {
 		return &DuplicateError{"code", s.Code}
 	}
@@ -161,7 +208,8 @@ func (w *Writer) AddSet(s Set) error {
 
 // SetName returns the name of the set (zone, code) added so far, if any.
 func (w *Writer) SetName(zone, code string) (string, bool) {
-	s, ok := w.setsByCode[string(setCardsBucket(zone, code))]
+	w.key = appendSetPrefix(w.key[:0], zone, code)
+	s, ok := w.setsByCode[string(w.key)]
 	if !ok {
 		return "", false
 	}
@@ -172,36 +220,162 @@ func (w *Writer) SetName(zone, code string) (string, bool) {
 // is already in the catalogue. That the card's set exists is the caller's
 // to check, once every set is known.
 func (w *Writer) AddCard(c *Card) error {
-	id := []byte(c.ID)
-	if w.cards.Get(id) != nil {
+	h := maphash.String(w.seed, c.ID)
+	if w.hasCard(h, c.ID) {
 		return &DuplicateError{"id", c.ID}
 	}
+	w.key = appendSetPrefix(w.key[:0], c.Zone, c.SetCode)
+	setLen := len(w.key)
+	w.key = AppendNumberKey(w.key, c.Number)
+	numberLen := len(w.key) - setLen
+	w.key = append(w.key, c.ID...)
+	if len(w.key) > bolt.MaxKeySize {
+		return fmt.Errorf("write catalogue %s: card %q: %w", w.path, c.ID, bolt.ErrKeyTooLarge)
+	}
 	w.buf = c.AppendJSON(w.buf[:0])
-	if err := w.put(w.cards, id, w.buf); err != nil {
-		return err
+	key := w.held.copy(w.key)
+	if _, ok := w.pendingIDs[h]; !ok {
+		w.pendingIDs[h] = int32(len(w.pending))
 	}
+	w.pending = append(w.pending, pendingCard{key: key, json: w.held.copy(w.buf), idLen: len(c.ID)})
+	w.txBytes += 2*len(key) + len(w.buf)
 
-	setName := setCardsBucket(c.Zone, c.SetCode)
-	if w.curSetB == nil || string(setName) != string(w.curSet) {
-		b, err := w.setCards.CreateBucketIfNotExists(setName)
-		if err != nil {
-			return fmt.Errorf("write catalogue %s: set bucket %q: %w", w.path, c.SetCode, err)
+	if w.lastTotal == nil || !bytes.Equal(key[:setLen], w.lastSet) {
+		t, ok := w.cardTotals[string(key[:setLen])]
+		if !ok {
+			t = new(int64)
+			w.cardTotals[string(key[:setLen])] = t
 		}
-		b.FillPercent = 1.0
-		w.curSet, w.curSetB = setName, b
+		w.lastTotal, w.lastSet = t, append(w.lastSet[:0], key[:setLen]...)
 	}
-	numberKey := NumberKey(c.Number)
-	key := append(slices.Clip(numberKey), id...)
-	if err := w.put(w.curSetB, key, w.buf); err != nil {
-		return err
-	}
-	w.cardTotals[string(setName)]++
+	*w.lastTotal++
 	w.zoneCards[ZoneIndex(c.Zone)]++
 
-	if err := w.numbers.add(key, appendIndexEntry(nil, c)); err != nil {
+	// The index sorts by number key and id: the card's key without its set.
+	w.entry = appendIndexEntry(w.entry[:0], c, key[setLen:setLen+numberLen], w.fold(c.Name))
+	if err := w.numbers.add(key[setLen:], w.entry); err != nil {
 		return fmt.Errorf("write catalogue %s: search index: %w", w.path, err)
 	}
 	return w.maybeCommit()
+}
+
+// hasCard reports whether a card with id, whose hash is h, was added
+// before.
+func (w *Writer) hasCard(h uint64, id string) bool {
+	if i, ok := w.pendingIDs[h]; ok {
+		if string(w.pending[i].id()) == id {
+			return true
+		}
+		// Two ids with one hash: look at every pending card.
+		for i := range w.pending {
+			if string(w.pending[i].id()) == id {
+				return true
+			}
+		}
+	}
+	w.key = append(append(w.key[:0], keyCardID), id...)
+	k, _ := w.ids.Seek(w.key)
+	return k != nil && bytes.Equal(k, w.key)
+}
+
+// flushCards puts the pending cards, their JSON and then their locators,
+// each in key order. Keys that arrive
+// in order fill pages from left to right; keys in the order of the input
+// would land in the middle of nodes that grow until the commit splits them,
+// and every insertion would move the rest of the node.
+func (w *Writer) flushCards() error {
+	if len(w.pending) == 0 {
+		return nil
+	}
+	cards := w.tx.Bucket(bucketCards)
+	w.sortPending(func(p *pendingCard) []byte { return p.key })
+	for i := range w.pending {
+		p := &w.pending[i]
+		if err := cards.Put(p.key, p.json); err != nil {
+			return fmt.Errorf("write catalogue %s: card %q: %w", w.path, p.id(), err)
+		}
+	}
+	w.sortPending((*pendingCard).id)
+	for i := range w.pending {
+		p := &w.pending[i]
+		// Put copies the key, not the value.
+		w.key = append(append(w.key[:0], keyCardID), p.id()...)
+		if err := cards.Put(w.key, p.locator()); err != nil {
+			return fmt.Errorf("write catalogue %s: card %q: %w", w.path, p.id(), err)
+		}
+	}
+	clear(w.pending)
+	w.pending = w.pending[:0]
+	clear(w.pendingIDs)
+	return nil
+}
+
+// sortPending sorts the pending cards by key, which is unique. Cards come
+// in runs already in order (a set in printed-number order; ids 1 to 9, then
+// 10 to 99), so it merges those runs, not sorting from scratch: a merge of
+// two runs that do not overlap, such as two sets, is a copy.
+func (w *Writer) sortPending(key func(*pendingCard) []byte) {
+	ps := w.pending
+	bounds := []int{0}
+	for i := 1; i < len(ps); i++ {
+		if bytes.Compare(key(&ps[i-1]), key(&ps[i])) > 0 {
+			bounds = append(bounds, i)
+		}
+	}
+	bounds = append(bounds, len(ps))
+	src, dst := ps, slices.Grow(w.spare[:0], len(ps))[:len(ps)]
+	for len(bounds) > 2 {
+		merged := bounds[:1]
+		for i := 0; i+1 < len(bounds); i += 2 {
+			lo, mid, hi := bounds[i], bounds[i+1], bounds[i+1]
+			if i+2 < len(bounds) {
+				hi = bounds[i+2]
+			}
+			mergeRuns(dst[lo:hi], src[lo:mid], src[mid:hi], key)
+			merged = append(merged, hi)
+		}
+		bounds = merged
+		src, dst = dst, src
+	}
+	w.pending, w.spare = src, dst
+}
+
+// mergeRuns merges the sorted runs a and b into dst.
+func mergeRuns(dst, a, b []pendingCard, key func(*pendingCard) []byte) {
+	switch {
+	case len(b) == 0 || bytes.Compare(key(&a[len(a)-1]), key(&b[0])) < 0:
+		copy(dst[copy(dst, a):], b)
+		return
+	case bytes.Compare(key(&b[len(b)-1]), key(&a[0])) < 0:
+		copy(dst[copy(dst, b):], a)
+		return
+	}
+	i, j, k := 0, 0, 0
+	for i < len(a) && j < len(b) {
+		if bytes.Compare(key(&a[i]), key(&b[j])) < 0 {
+			dst[k] = a[i]
+			i++
+		} else {
+			dst[k] = b[j]
+			j++
+		}
+		k++
+	}
+	k += copy(dst[k:], a[i:])
+	copy(dst[k:], b[j:])
+}
+
+// fold is Fold, remembering recent names.
+func (w *Writer) fold(name string) string {
+	if f, ok := w.folded[name]; ok {
+		return f
+	}
+	f := Fold(name)
+	if len(w.folded) >= foldCacheSize {
+		clear(w.folded)
+	}
+	w.folded[strings.Clone(name)] = f
+	return f
 }
 
 // Finish writes the sets, the search index and info, syncs the file and
@@ -214,15 +388,21 @@ func (w *Writer) Finish(info Info) (_ Info, err error) {
 	}()
 	defer w.numbers.close()
 
+	if err := w.flushCards(); err != nil {
+		return info, err
+	}
+	w.folded = nil
 	if err := w.writeIndex(); err != nil {
 		return info, err
 	}
 
 	sets := w.tx.Bucket(bucketSets)
-	sets.FillPercent = 1.0
 	var zoneSets [3]int64
 	for id, s := range w.sets {
-		total := w.cardTotals[string(setCardsBucket(s.Zone, s.Code))]
+		var total int64
+		if t := w.cardTotals[string(appendSetPrefix(w.key[:0], s.Zone, s.Code))]; t != nil {
+			total = *t
+		}
 		w.buf = binary.BigEndian.AppendUint64(w.buf[:0], uint64(total))
 		w.buf = s.AppendJSON(w.buf)
 		if err := w.put(sets, []byte(id), w.buf); err != nil {
@@ -275,23 +455,40 @@ func (w *Writer) Abort() {
 }
 
 // writeIndex writes the search index entries in result order, numbering
-// them, and the posting lists of those numbers.
+// them, in blocks of indexBlockSize, and the posting lists of those numbers.
 func (w *Writer) writeIndex() error {
 	postings := newPostingBuilder()
 	var ord uint32
+	var ends []uint32
+	var data, value []byte
 	var key [4]byte
-	err := w.numbers.each(func(_, value []byte) error {
-		e, err := decodeIndexEntry(value)
+	flush := func() error {
+		binary.BigEndian.PutUint32(key[:], (ord-1)/indexBlockSize)
+		value = appendIndexBlock(value[:0], ends, data)
+		ends, data = ends[:0], data[:0]
+		return w.putOrdered(bucketNumbers, key[:], value)
+	}
+	err := w.numbers.each(func(_, entry []byte) error {
+		e, err := decodeIndexEntry(entry)
 		if err != nil {
 			return fmt.Errorf("write catalogue %s: search index: %w", w.path, err)
 		}
 		postings.addCard(ord, &e)
-		binary.BigEndian.PutUint32(key[:], ord)
+		data = append(data, entry...)
+		ends = append(ends, uint32(len(data)))
 		ord++
-		return w.putOrdered(bucketNumbers, key[:], value)
+		if ord%indexBlockSize == 0 {
+			return flush()
+		}
+		return nil
 	})
 	if err != nil {
 		return err
+	}
+	if len(ends) > 0 {
+		if err := flush(); err != nil {
+			return err
+		}
 	}
 	return postings.each(func(key, value []byte) error {
 		return w.putOrdered(bucketPostings, key, value)
@@ -301,29 +498,27 @@ func (w *Writer) writeIndex() error {
 // putOrdered puts into a bucket whose keys arrive in order, committing as
 // the transaction grows.
 func (w *Writer) putOrdered(bucket, key, value []byte) error {
-	b := w.tx.Bucket(bucket)
-	b.FillPercent = 1.0
-	if err := w.put(b, key, value); err != nil {
+	if err := w.put(w.tx.Bucket(bucket), key, value); err != nil {
 		return err
 	}
-	if w.txBytes >= commitEvery {
+	if w.txBytes >= w.commitAt {
 		return w.commit(false)
 	}
 	return nil
 }
 
 // appendIndexEntry encodes what search needs of a card without reading the
-// card: zone, id, set code, normalized number and folded name.
-func appendIndexEntry(dst []byte, c *Card) []byte {
+// card: zone, id, set code, the key of its normalized number and its folded
+// name.
+func appendIndexEntry(dst []byte, c *Card, numberKey []byte, folded string) []byte {
 	dst = append(dst, byte(ZoneIndex(c.Zone)))
 	dst = binary.AppendUvarint(dst, uint64(len(c.ID)))
 	dst = append(dst, c.ID...)
 	dst = binary.AppendUvarint(dst, uint64(len(c.SetCode)))
 	dst = append(dst, c.SetCode...)
-	norm := NormalizeNumber(c.Number)
-	dst = binary.AppendUvarint(dst, uint64(len(norm)))
-	dst = append(dst, norm...)
-	return append(dst, Fold(c.Name)...)
+	dst = binary.AppendUvarint(dst, uint64(len(numberKey)))
+	dst = append(dst, numberKey...)
+	return append(dst, folded...)
 }
 
 // arena hands out copies of byte slices from large chunks, which are reused

@@ -91,17 +91,22 @@ type value struct {
 	present bool
 	null    bool
 	bad     bool // already reported: a wrong type, say
+	text    bool // str is to be cut from the record's text, at [off, end)
 	str     string
 	num     int64
 	line    int
 	col     int
+	off     int
+	end     int
 }
 
 // record is one decoded object: its position and the values of its members,
-// indexed like its field table.
+// indexed like its field table. The string values of a record are decoded
+// into text, and become strings together, with one allocation.
 type record struct {
 	line, col int
 	values    [maxFields]value
+	text      []byte
 }
 
 func (r *record) str(i int) string { return r.values[i].str }
@@ -140,7 +145,7 @@ type problem struct {
 // returned, not fatal; only a syntax error (the returned error) ends the
 // file.
 func decodeRecord(s *scanner, fields []field, rec *record) ([]problem, error) {
-	*rec = record{}
+	*rec = record{text: rec.text[:0]}
 	rec.line, rec.col = s.start()
 	var problems []problem
 	kind, err := s.kind()
@@ -162,14 +167,26 @@ func decodeRecord(s *scanner, fields []field, rec *record) ([]problem, error) {
 	more, err := s.first('{', '}', "an object")
 	for err == nil && more {
 		line, col := s.start()
-		name, kerr := s.readString()
+		key, n, kerr := s.scanString(true)
 		if kerr != nil && !errors.Is(kerr, errTooLong) {
 			return nil, kerr
+		}
+		// The name of a known member is the field table's: no allocation.
+		i := -1
+		var name string
+		switch {
+		case kerr != nil:
+			name = fmt.Sprintf("a string of %d bytes", n)
+		default:
+			if i = fieldIndexBytes(fields, key); i >= 0 {
+				name = fields[i].name
+			} else {
+				name = string(key)
+			}
 		}
 		if err := s.expect(':', "':'"); err != nil {
 			return nil, err
 		}
-		i := fieldIndex(fields, name)
 		switch {
 		case i < 0 || kerr != nil:
 			found, err := s.skipValue()
@@ -194,7 +211,7 @@ func decodeRecord(s *scanner, fields []field, rec *record) ([]problem, error) {
 			rec.values[i].bad = true
 			problems = append(problems, problem{line, col, name, "each member once", "a duplicate member"})
 		default:
-			p, err := decodeValue(s, fields[i], &rec.values[i])
+			p, err := decodeValue(s, fields[i], &rec.values[i], &rec.text)
 			if err != nil {
 				return nil, err
 			}
@@ -205,6 +222,14 @@ func decodeRecord(s *scanner, fields []field, rec *record) ([]problem, error) {
 	if err != nil {
 		return nil, err
 	}
+	if len(rec.text) > 0 {
+		text := string(rec.text)
+		for i := range rec.values {
+			if v := &rec.values[i]; v.text {
+				v.str, v.text = text[v.off:v.end], false
+			}
+		}
+	}
 	for i, f := range fields {
 		if f.required && !rec.values[i].present {
 			problems = append(problems, problem{rec.line, rec.col, f.name, "the member " + strconv.Quote(f.name), "none (required member missing)"})
@@ -212,6 +237,16 @@ func decodeRecord(s *scanner, fields []field, rec *record) ([]problem, error) {
 		}
 	}
 	return problems, nil
+}
+
+// fieldIndexBytes is fieldIndex for a name still in bytes.
+func fieldIndexBytes(fields []field, name []byte) int {
+	for i := range fields {
+		if fields[i].name == string(name) {
+			return i
+		}
+	}
+	return -1
 }
 
 func fieldIndex(fields []field, name string) int {
@@ -224,8 +259,8 @@ func fieldIndex(fields []field, name string) int {
 }
 
 // decodeValue reads the value of a known member, not seen before in the
-// record, into v.
-func decodeValue(s *scanner, f field, v *value) ([]problem, error) {
+// record, into v; the bytes of a string go to the end of text.
+func decodeValue(s *scanner, f field, v *value, text *[]byte) ([]problem, error) {
 	line, col := s.start()
 	*v = value{present: true, line: line, col: col}
 	kind, err := s.kind()
@@ -251,15 +286,17 @@ func decodeValue(s *scanner, f field, v *value) ([]problem, error) {
 		v.null = true
 		return nil, nil
 	case f.kind == kindString && kind == "string":
-		str, err := s.readString()
+		off := len(*text)
+		b, n, err := s.appendString(*text, true)
+		*text = b
 		if errors.Is(err, errTooLong) {
 			v.bad = true
-			return []problem{{line, col, f.name, fmt.Sprintf("a string of at most %d bytes", maxString), str}}, nil
+			return []problem{{line, col, f.name, fmt.Sprintf("a string of at most %d bytes", maxString), fmt.Sprintf("a string of %d bytes", n)}}, nil
 		}
 		if err != nil {
 			return nil, err
 		}
-		v.str = str
+		v.text, v.off, v.end = true, off, len(b)
 		return nil, nil
 	case f.kind == kindInteger && kind == "number":
 		text, err := s.readNumber()
@@ -267,9 +304,9 @@ func decodeValue(s *scanner, f field, v *value) ([]problem, error) {
 			return nil, err
 		}
 		n, err := strconv.ParseInt(text, 10, 64)
-		if err != nil {
-			// A fraction, an exponent or a value past int64: integers are
-			// whole numbers written in plain digits.
+		if err != nil || n == 0 && text[0] == '-' {
+			// A fraction, an exponent, a value past int64 or -0: integers
+			// are whole numbers written in plain digits.
 			v.bad = true
 			return []problem{{line, col, f.name, fmt.Sprintf("an integer in plain digits, at most %d", int64(catalog.MaxInteger)), text}}, nil
 		}

@@ -224,10 +224,22 @@ func (s *scanner) readString() (string, error) {
 // scanString consumes a string; when keep, it returns the decoded bytes
 // (valid until the next call). It returns the decoded length in bytes.
 func (s *scanner) scanString(keep bool) ([]byte, int, error) {
-	if err := s.expect('"', "a string"); err != nil {
-		return nil, 0, err
+	b, n, err := s.appendString(s.str[:0], keep)
+	s.str = b[:0]
+	if err != nil {
+		return nil, n, err
 	}
-	s.str = s.str[:0]
+	return b, n, nil
+}
+
+// appendString consumes a string and, when keep, appends its decoded bytes
+// to dst. It returns the decoded length in bytes. A string over maxString
+// bytes appends nothing and returns errTooLong.
+func (s *scanner) appendString(dst []byte, keep bool) ([]byte, int, error) {
+	if err := s.expect('"', "a string"); err != nil {
+		return dst, 0, err
+	}
+	start := len(dst)
 	n := 0
 	tooLong := false
 	emit := func(b ...byte) {
@@ -235,14 +247,15 @@ func (s *scanner) scanString(keep bool) ([]byte, int, error) {
 		if keep && !tooLong {
 			if n > maxString {
 				tooLong = true
+				dst = dst[:start]
 				return
 			}
-			s.str = append(s.str, b...)
+			dst = append(dst, b...)
 		}
 	}
 	for {
 		if s.pos >= s.end && !s.fill() {
-			return nil, n, s.readErr("inside a string")
+			return dst[:start], n, s.readErr("inside a string")
 		}
 		// The plain run up to the next quote, escape, control or non-ASCII byte.
 		i := s.pos
@@ -263,15 +276,15 @@ func (s *scanner) scanString(keep bool) ([]byte, int, error) {
 		case c == '"':
 			s.pos++
 			if tooLong {
-				return nil, n, errTooLong
+				return dst[:start], n, errTooLong
 			}
-			return s.str, n, nil
+			return dst, n, nil
 		case c < 0x20:
-			return nil, n, s.fail("control character %#02x inside a string (escape it)", c)
+			return dst[:start], n, s.fail("control character %#02x inside a string (escape it)", c)
 		case c == '\\':
 			r, err := s.scanEscape()
 			if err != nil {
-				return nil, n, err
+				return dst[:start], n, err
 			}
 			var enc [utf8.UTFMax]byte
 			emit(enc[:utf8.EncodeRune(enc[:], r)]...)
@@ -279,12 +292,12 @@ func (s *scanner) scanString(keep bool) ([]byte, int, error) {
 			// A multi-byte UTF-8 sequence: make sure all of it is buffered.
 			for s.end-s.pos < utf8.UTFMax && !utf8.FullRune(s.buf[s.pos:s.end]) {
 				if !s.fill() {
-					return nil, n, s.readErr("inside a string")
+					return dst[:start], n, s.readErr("inside a string")
 				}
 			}
 			r, size := utf8.DecodeRune(s.buf[s.pos:s.end])
 			if r == utf8.RuneError && size <= 1 {
-				return nil, n, s.fail("invalid UTF-8 inside a string")
+				return dst[:start], n, s.fail("invalid UTF-8 inside a string")
 			}
 			emit(s.buf[s.pos : s.pos+size]...)
 			s.pos += size

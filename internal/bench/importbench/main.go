@@ -4,6 +4,10 @@
 // peak RSS and the size of the file it wrote.
 //
 //	go run ./internal/bench/importbench -cards 1000000
+//
+// With -runs N it decodes and imports the same snapshot N times, each
+// import timed against the decode just before it: on a shared machine the
+// spread between runs says how far one figure can be trusted.
 package main
 
 import (
@@ -25,14 +29,19 @@ func main() {
 	cards := flag.Int("cards", 1_000_000, "cards in the generated snapshot")
 	seed := flag.Uint64("seed", 1, "generator seed")
 	keep := flag.Bool("keep", false, "keep the working directory")
+	runs := flag.Int("runs", 1, "decode and import the snapshot this many times")
 	flag.Parse()
-	if err := run(*cards, *seed, *keep); err != nil {
+	if *runs < 1 {
+		fmt.Fprintln(os.Stderr, "importbench: -runs must be at least 1")
+		os.Exit(2)
+	}
+	if err := run(*cards, *seed, *keep, *runs); err != nil {
 		fmt.Fprintln(os.Stderr, "importbench:", err)
 		os.Exit(1)
 	}
 }
 
-func run(cards int, seed uint64, keep bool) error {
+func run(cards int, seed uint64, keep bool, runs int) error {
 	dir, err := os.MkdirTemp("", "catalogd-importbench-")
 	if err != nil {
 		return err
@@ -56,7 +65,21 @@ func run(cards int, seed uint64, keep bool) error {
 	st, _ := os.Stat(snapshot)
 	fmt.Printf("snapshot        %d sets, %d cards, %.1f MB, generated in %s\n", stats.Sets, stats.Cards, mb(st.Size()), since(start))
 
-	start = time.Now()
+	for i := range runs {
+		if runs > 1 {
+			fmt.Printf("run %d of %d\n", i+1, runs)
+		}
+		if err := measure(dir, bin, snapshot); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// measure times one decode of snapshot with encoding/json, then one import
+// of it into a new catalogue.
+func measure(dir, bin, snapshot string) error {
+	start := time.Now()
 	n, err := decodeWithEncodingJSON(snapshot)
 	if err != nil {
 		return err
@@ -65,6 +88,9 @@ func run(cards int, seed uint64, keep bool) error {
 	fmt.Printf("encoding/json   decoded %d records in %s\n", n, decode.Round(time.Millisecond))
 
 	db := filepath.Join(dir, "catalog.db")
+	if err := os.Remove(db); err != nil && !os.IsNotExist(err) {
+		return err
+	}
 	imp := exec.Command(bin, "import", "--db", db, snapshot)
 	imp.Stderr = os.Stderr
 	start = time.Now()

@@ -1,0 +1,108 @@
+package catalog_test
+
+import (
+	"encoding/json"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/catalogd/catalogd/catalog"
+)
+
+// The read paths of getCard and listSetCards, in process, over the bbolt
+// file (page cache warm):
+//
+//	go test ./catalog -run '^$' -bench 'AppendCard|SetCards' -benchmem -args -gen-cards=1000000
+
+// cardIDs returns the id of every card of db and the id and size of every
+// set, through the public API.
+func cardIDs(b *testing.B, db *catalog.DB) (cards []string, sets map[string]int64) {
+	b.Helper()
+	var list []struct {
+		ID string `json:"id"`
+	}
+	if err := json.Unmarshal(db.SetsJSON(""), &list); err != nil {
+		b.Fatal(err)
+	}
+	sets = make(map[string]int64, len(list))
+	for _, s := range list {
+		for page := int64(1); ; page++ {
+			n := 0
+			_, total, err := db.SetCards(s.ID, page, 200, func(card []byte) {
+				var c struct {
+					ID string `json:"id"`
+				}
+				if err := json.Unmarshal(card, &c); err != nil {
+					b.Fatal(err)
+				}
+				cards = append(cards, c.ID)
+				n++
+			})
+			if err != nil {
+				b.Fatal(err)
+			}
+			sets[s.ID] = total
+			if n < 200 {
+				break
+			}
+		}
+	}
+	if len(cards) == 0 {
+		b.Fatal("no cards")
+	}
+	return cards, sets
+}
+
+func benchmarkAppendCard(b *testing.B, db *catalog.DB) {
+	ids, _ := cardIDs(b, db)
+	rng := rand.New(rand.NewPCG(1, 2))
+	rng.Shuffle(len(ids), func(i, j int) { ids[i], ids[j] = ids[j], ids[i] })
+	buf := make([]byte, 0, 4<<10)
+	// Every page mapped once (cardIDs read every card by set): what is
+	// timed is a lookup, not the page faults of a first one.
+	for _, id := range ids {
+		buf, _ = db.AppendCard(buf[:0], id)
+	}
+	i := 0
+	b.ReportAllocs()
+	for b.Loop() {
+		var err error
+		if buf, err = db.AppendCard(buf[:0], ids[i%len(ids)]); err != nil {
+			b.Fatal(err)
+		}
+		i++
+	}
+}
+
+// benchmarkSetCards reads the first page of 50 (the default page size) of
+// sets taken at random, copying each card as the server does into its
+// answer.
+func benchmarkSetCards(b *testing.B, db *catalog.DB) {
+	_, sizes := cardIDs(b, db)
+	var sets []string
+	for id, n := range sizes {
+		if n > 0 {
+			sets = append(sets, id)
+		}
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	buf := make([]byte, 0, 64<<10)
+	i, n := 0, 0
+	b.ReportAllocs()
+	for b.Loop() {
+		buf = buf[:0]
+		_, _, err := db.SetCards(sets[rng.IntN(len(sets))], 1, 50, func(card []byte) {
+			buf = append(buf, card...)
+			n++
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
+		i++
+	}
+	b.ReportMetric(float64(n)/float64(i), "cards/op")
+}
+
+func BenchmarkAppendCardReal(b *testing.B)      { benchmarkAppendCard(b, openReal(b)) }
+func BenchmarkAppendCardGenerated(b *testing.B) { benchmarkAppendCard(b, openGenerated(b)) }
+func BenchmarkSetCardsReal(b *testing.B)        { benchmarkSetCards(b, openReal(b)) }
+func BenchmarkSetCardsGenerated(b *testing.B)   { benchmarkSetCards(b, openGenerated(b)) }
