@@ -430,15 +430,15 @@ func writeFile(t *testing.T, path, data string) {
 	}
 }
 
-func gzipBytes(t *testing.T, data []byte) []byte {
-	t.Helper()
+func gzipBytes(tb testing.TB, data []byte) []byte {
+	tb.Helper()
 	var b bytes.Buffer
 	zw := gzip.NewWriter(&b)
 	if _, err := zw.Write(data); err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 	if err := zw.Close(); err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 	return b.Bytes()
 }

@@ -1,0 +1,156 @@
+package importer
+
+import (
+	"context"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+// These tests make the file system fail under an import with real faults:
+// a directory that cannot be written, a file that cannot grow (as on a full
+// disk), a rename that cannot happen. Each asserts a clear error, the
+// previous catalogue byte-identical and no temporary file left behind.
+
+// TestTargetDirectoryNotWritable: the directory of --db cannot be written.
+// Where chmod does not stop this process (root), the directory of --db is
+// made impossible another way: its parent is the catalogue file itself.
+func TestTargetDirectoryNotWritable(t *testing.T) {
+	c := newCatalogueDir(t)
+	if err := os.Chmod(c.dir, 0o500); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.Chmod(c.dir, 0o700) })
+	probe := filepath.Join(c.dir, ".probe")
+	chmodBinds := os.WriteFile(probe, nil, 0o600) != nil
+	if !chmodBinds {
+		os.Remove(probe)
+	}
+
+	if chmodBinds {
+		t.Run("ExistingCatalogue", func(t *testing.T) {
+			_, err := Import(context.Background(), Config{DB: c.db, Inputs: []string{filepath.Join("testdata", "valid.json")}})
+			if !errors.Is(err, fs.ErrPermission) || !strings.Contains(err.Error(), c.dir) {
+				t.Fatalf("error %v, want permission denied naming %s", err, c.dir)
+			}
+			c.assertKept(t)
+		})
+		t.Run("FirstImport", func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "ro")
+			if err := os.Mkdir(dir, 0o500); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { os.Chmod(dir, 0o700) })
+			db := filepath.Join(dir, "catalog.db")
+			_, err := Import(context.Background(), Config{DB: db, Inputs: []string{filepath.Join("testdata", "valid.json")}})
+			if !errors.Is(err, fs.ErrPermission) || !strings.Contains(err.Error(), db) {
+				t.Fatalf("error %v, want permission denied naming %s", err, db)
+			}
+			assertDirHolds(t, dir)
+		})
+		return
+	}
+
+	t.Logf("chmod 0500 does not stop this process from writing %s; the catalogue path is put under a regular file instead", c.dir)
+	os.Chmod(c.dir, 0o700)
+	db := filepath.Join(c.db, "catalog.db")
+	_, err := Import(context.Background(), Config{DB: db, Inputs: []string{filepath.Join("testdata", "valid.json")}})
+	if !errors.Is(err, syscall.ENOTDIR) || !strings.Contains(err.Error(), db) {
+		t.Fatalf("error %v, want not a directory naming %s", err, db)
+	}
+	c.assertKept(t)
+}
+
+// withFileSizeLimit runs fn with the largest file this process may write
+// set to limit bytes (RLIMIT_FSIZE): past it, writes and truncations fail
+// with EFBIG, at the point where a full disk fails them with ENOSPC. The
+// limit is the whole process's, so fn must be short and nothing else may
+// write meanwhile; Go ignores the SIGXFSZ that comes with it.
+func withFileSizeLimit(t *testing.T, limit uint64, fn func()) {
+	t.Helper()
+	var old syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_FSIZE, &old); err != nil {
+		t.Fatal(err)
+	}
+	if limit > old.Max {
+		t.Fatalf("limit %d above the hard limit %d", limit, old.Max)
+	}
+	if err := syscall.Setrlimit(syscall.RLIMIT_FSIZE, &syscall.Rlimit{Cur: limit, Max: old.Max}); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		if err := syscall.Setrlimit(syscall.RLIMIT_FSIZE, &old); err != nil {
+			t.Fatal(err)
+		}
+	}()
+	fn()
+}
+
+// TestDiskFull stops the new catalogue from growing past N bytes, for N
+// from nothing (the file cannot even be initialised) to one byte short of
+// its full size (the last write fails), importing the built-in sample.
+func TestDiskFull(t *testing.T) {
+	sample := filepath.Join("..", "data", "sample.json")
+
+	// The size the new catalogue reaches when nothing stops it, and proof
+	// that the limit stops nothing else: an import under a limit above it
+	// succeeds.
+	full := filepath.Join(t.TempDir(), "catalog.db")
+	mustImport(t, Config{DB: full, Inputs: []string{sample}})
+	st, err := os.Stat(full)
+	if err != nil {
+		t.Fatal(err)
+	}
+	size := uint64(st.Size())
+	withFileSizeLimit(t, size+1<<20, func() {
+		_, err = Import(context.Background(), Config{DB: full, Inputs: []string{sample}})
+	})
+	if err != nil {
+		t.Fatalf("import under a limit above the catalogue's size: %v", err)
+	}
+
+	c := newCatalogueDir(t)
+	for _, limit := range []uint64{0, 4 << 10, 32 << 10, size / 4, size / 2, size - 4<<10, size - 1} {
+		var err error
+		withFileSizeLimit(t, limit, func() {
+			_, err = Import(context.Background(), Config{DB: c.db, Inputs: []string{sample}})
+		})
+		if err == nil {
+			t.Fatalf("limit %d of %d bytes: the import succeeded", limit, size)
+		}
+		if msg := err.Error(); !strings.Contains(msg, syscall.EFBIG.Error()) || !strings.Contains(msg, c.dir) {
+			t.Errorf("limit %d of %d bytes: error %q, want one naming the catalogue being written and saying %q", limit, size, msg, syscall.EFBIG.Error())
+		}
+		c.assertKept(t)
+	}
+}
+
+// TestRenameFails: the new catalogue is complete but cannot take the place
+// of --db, which is a directory.
+func TestRenameFails(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "catalog.db")
+	if err := os.Mkdir(db, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	inside := filepath.Join(db, "keep")
+	if err := os.WriteFile(inside, []byte("kept"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	before := snapshotFile(t, inside)
+	_, err := Import(context.Background(), Config{DB: db, Inputs: []string{filepath.Join("testdata", "valid.json")}})
+	if err == nil || !strings.Contains(err.Error(), "replace "+db) {
+		t.Fatalf("error %v, want one about replacing %s", err, db)
+	}
+	var le *os.LinkError
+	if !errors.As(err, &le) || le.Op != "rename" {
+		t.Errorf("error %v, want the rename's", err)
+	}
+	before.assertUnchanged(t)
+	assertDirHolds(t, dir, "catalog.db", "catalog.db.lock")
+	assertDirHolds(t, db, "keep")
+}
