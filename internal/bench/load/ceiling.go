@@ -1,0 +1,127 @@
+package main
+
+import (
+	"bufio"
+	"encoding/binary"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"strconv"
+	"time"
+)
+
+// The ceiling is the least a net/http server can do to give the same
+// answers: look the request target up in a map and write the bytes catalogd
+// wrote, with Content-Type and Content-Length. No routing, no token check, no
+// catalogue, no logging. Its server has catalogd's timeouts and header
+// limit, so that both pay for the same connection handling.
+
+// writeBodies stores every request target of routes with its answer, for
+// the ceiling: for each, the length of the target and the target, then the
+// length of the answer and the answer, lengths as uvarints.
+func writeBodies(path string, routes []route) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	w := bufio.NewWriter(f)
+	var n [binary.MaxVarintLen64]byte
+	for _, r := range routes {
+		for _, t := range r.targets {
+			w.Write(n[:binary.PutUvarint(n[:], uint64(len(t.uri)))])
+			w.WriteString(t.uri)
+			w.Write(n[:binary.PutUvarint(n[:], uint64(len(t.body)))])
+			w.Write(t.body)
+		}
+	}
+	err = w.Flush()
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// answer is one stored answer, with its header values ready to assign.
+type answer struct {
+	body   []byte
+	length []string
+}
+
+func readBodies(path string) (map[string]answer, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	r := bufio.NewReader(f)
+	out := map[string]answer{}
+	next := func() ([]byte, error) {
+		n, err := binary.ReadUvarint(r)
+		if err != nil {
+			return nil, err
+		}
+		b := make([]byte, n)
+		_, err = io.ReadFull(r, b)
+		return b, err
+	}
+	for {
+		uri, err := next()
+		if errors.Is(err, io.EOF) {
+			return out, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		body, err := next()
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", path, io.ErrUnexpectedEOF)
+		}
+		out[string(uri)] = answer{body: body, length: []string{strconv.Itoa(len(body))}}
+	}
+}
+
+// runCeiling serves the stored answers until it is killed.
+func runCeiling(args []string) error {
+	fs := flag.NewFlagSet("ceiling", flag.ContinueOnError)
+	addr := fs.String("addr", "127.0.0.1:0", "address to listen on")
+	bodies := fs.String("bodies", "", "file of stored answers")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	answers, err := readBodies(*bodies)
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", *addr)
+	if err != nil {
+		return err
+	}
+	contentType := []string{"application/json"}
+	ready := answer{body: []byte(`{"status":"ok"}`)}
+	ready.length = []string{strconv.Itoa(len(ready.body))}
+	answers["/readyz"] = ready
+	srv := &http.Server{
+		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			a, ok := answers[r.RequestURI]
+			if !ok {
+				http.NotFound(w, r)
+				return
+			}
+			h := w.Header()
+			h["Content-Type"] = contentType
+			h["Content-Length"] = a.length
+			w.WriteHeader(http.StatusOK)
+			w.Write(a.body)
+		}),
+		ReadHeaderTimeout: 5 * time.Second,
+		ReadTimeout:       15 * time.Second,
+		WriteTimeout:      30 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		MaxHeaderBytes:    16 << 10,
+	}
+	return srv.Serve(ln)
+}

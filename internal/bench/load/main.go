@@ -1,0 +1,125 @@
+// Command load compares catalogd serve under load with a ceiling: a minimal
+// net/http server that answers the same four catalogue routes with the same
+// bytes from a map in memory and checks no token. The ratio of their
+// throughputs is what catalogd's routing, token check, catalogue reads and
+// logging cost on top of net/http itself.
+//
+//	go run ./internal/bench/load -cards 100000 [-duration 5s] [-conns 16,64] [-rate 2000] [-keep] [-perf DIR]
+//
+// It builds catalogd, generates a snapshot with internal/gen, imports it with
+// the real binary, runs an identity provider in this process and signs one
+// RS256 token that every catalogd request carries. It starts catalogd serve
+// several times to time how long it takes to answer /readyz, chooses the
+// requests from the catalogue (seeded, so the same flags give the same
+// requests), fetches every answer once from catalogd and hands those bytes to
+// the ceiling.
+//
+// Both servers run on CPU 0 and the load generator on CPU 1 (taskset). Only
+// one server is loaded at a time: each route and mode runs against catalogd,
+// then against the ceiling, so the two figures of a row are measured seconds
+// apart. Closed-loop runs keep N connections busy; the open-loop run sends at
+// a fixed rate (at most half what the slower server managed closed-loop) and
+// measures each latency from the time the request was due, so a slow answer
+// counts against every request queued behind it. Every latency is kept and
+// the percentiles are exact. The server's peak resident memory (VmRSS, and
+// its anonymous and file-backed parts) is sampled during each run.
+//
+// On a shared machine other processes take CPU time from the servers: before
+// each run the harness waits for both CPUs to be quiet (-quiet-wait), and it
+// repeats a run in which others took more than 10% of either CPU, keeping the
+// least disturbed of -attempts runs. The second table shows how much was
+// taken, and how busy the servers and the load generator were.
+//
+// With -perf DIR, perf records each server's stacks during each closed-loop
+// run (perf report -i DIR/catalogd-getCard-16.perf.data); perf costs the
+// servers a few percent, so keep those figures apart from the comparison.
+//
+// The same binary plays the ceiling and the load generator when its first
+// argument is "ceiling" or "drive"; those roles are internal to the harness.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+func main() {
+	if len(os.Args) > 1 {
+		switch os.Args[1] {
+		case "ceiling":
+			exit("load ceiling", runCeiling(os.Args[2:]))
+			return
+		case "drive":
+			exit("load drive", runDrive(os.Stdin, os.Stdout))
+			return
+		}
+	}
+	var o options
+	flag.IntVar(&o.cards, "cards", 100_000, "cards in the generated catalogue")
+	flag.Uint64Var(&o.seed, "seed", 1, "seed of the generator and of the choice of requests")
+	flag.DurationVar(&o.duration, "duration", 5*time.Second, "measured time of each run")
+	flag.DurationVar(&o.warmup, "warmup", time.Second, "unmeasured time before each run")
+	conns := flag.String("conns", "16,64", "connections of the closed-loop runs, comma-separated")
+	flag.Float64Var(&o.rate, "rate", 2000, "requests per second of the open-loop run (capped per route at half the slower server's closed-loop rate)")
+	flag.IntVar(&o.openConns, "open-conns", 32, "connections of the open-loop run")
+	flag.IntVar(&o.attempts, "attempts", 3, "times a run is made while other processes take more than 10% of either CPU")
+	flag.DurationVar(&o.quietWait, "quiet-wait", 10*time.Second, "longest wait before a run for other processes to leave both CPUs quiet")
+	flag.IntVar(&o.starts, "starts", 5, "times catalogd serve is started to time its readiness")
+	flag.StringVar(&o.perfDir, "perf", "", "record perf profiles of both servers during the closed-loop runs into this directory")
+	flag.BoolVar(&o.keep, "keep", false, "keep the working directory (catalogue, snapshot, server logs)")
+	flag.Parse()
+	var err error
+	if o.conns, err = parseConns(*conns); err != nil {
+		fmt.Fprintln(os.Stderr, "load: -conns:", err)
+		os.Exit(2)
+	}
+	if o.cards < 1 || o.duration <= 0 || o.warmup < 0 || o.rate <= 0 || o.openConns < 1 || o.starts < 1 || o.attempts < 1 || o.quietWait < 0 || flag.NArg() > 0 {
+		flag.Usage()
+		os.Exit(2)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	exit("load", run(ctx, o))
+}
+
+func exit(prefix string, err error) {
+	if err != nil {
+		fmt.Fprintln(os.Stderr, prefix+":", err)
+		os.Exit(1)
+	}
+}
+
+// options are the command line of a comparison.
+type options struct {
+	cards     int
+	seed      uint64
+	duration  time.Duration
+	warmup    time.Duration
+	conns     []int
+	rate      float64
+	openConns int
+	starts    int
+	attempts  int
+	quietWait time.Duration
+	perfDir   string
+	keep      bool
+}
+
+func parseConns(s string) ([]int, error) {
+	var out []int
+	for f := range strings.SplitSeq(s, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 1 {
+			return nil, fmt.Errorf("%q is not a positive number of connections", f)
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}

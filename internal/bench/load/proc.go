@@ -1,0 +1,262 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// process is a server started on serverCPU.
+type process struct {
+	cmd  *exec.Cmd
+	done chan struct{} // closed once the process has exited
+	err  error         // how it exited, once done is closed
+}
+
+// startPinned starts name with args on cpu, its output going to log. The
+// process gets SIGKILL if this one dies first.
+func startPinned(cpu string, log *os.File, name string, args ...string) (*process, error) {
+	cmd := exec.Command("taskset", append([]string{"-c", cpu, name}, args...)...)
+	cmd.Env = childEnv()
+	cmd.Stdout, cmd.Stderr = log, log
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	p := &process{cmd: cmd, done: make(chan struct{})}
+	go func() {
+		p.err = cmd.Wait()
+		close(p.done)
+	}()
+	return p, nil
+}
+
+// childEnv is this environment without what would change how the servers
+// and the load generator run: catalogd's own settings, which would add to
+// the flags given, and GOMAXPROCS, which would override the CPU pinning.
+func childEnv() []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		if strings.HasPrefix(kv, "CATALOGD_") || strings.HasPrefix(kv, "GOMAXPROCS=") {
+			continue
+		}
+		env = append(env, kv)
+	}
+	return env
+}
+
+// pid is the server's process id: taskset executes the server in its own
+// process.
+func (p *process) pid() int { return p.cmd.Process.Pid }
+
+// stop sends SIGTERM and waits; after 10 s, SIGKILL.
+func (p *process) stop() error {
+	select {
+	case <-p.done:
+		return nil
+	default:
+	}
+	p.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-p.done:
+	case <-time.After(10 * time.Second):
+		p.cmd.Process.Kill()
+		<-p.done
+		return errors.New("did not stop within 10 s of SIGTERM")
+	}
+	var ee *exec.ExitError
+	if errors.As(p.err, &ee) && ee.Exited() && ee.ExitCode() != 0 {
+		return fmt.Errorf("exited with status %d", ee.ExitCode())
+	}
+	return nil
+}
+
+// readyPoll is how often /readyz is asked while a server starts.
+const readyPoll = 2 * time.Millisecond
+
+// startReady starts a server pinned to serverCPU and returns once its
+// /readyz answers 200, with the time from starting the process to that
+// answer.
+func startReady(ctx context.Context, addr string, log *os.File, name string, args ...string) (*process, time.Duration, error) {
+	client := &http.Client{
+		Transport: &http.Transport{DisableKeepAlives: true},
+		Timeout:   time.Second,
+	}
+	url := "http://" + addr + "/readyz"
+	start := time.Now()
+	p, err := startPinned(serverCPU, log, name, args...)
+	if err != nil {
+		return nil, 0, err
+	}
+	deadline := start.Add(30 * time.Second)
+	for {
+		if resp, err := client.Get(url); err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return p, time.Since(start), nil
+			}
+		}
+		select {
+		case <-p.done:
+			return nil, 0, fmt.Errorf("exited before it was ready: %v", p.err)
+		case <-ctx.Done():
+			p.stop()
+			return nil, 0, ctx.Err()
+		default:
+		}
+		if time.Now().After(deadline) {
+			p.stop()
+			return nil, 0, errors.New("not ready after 30 s")
+		}
+		time.Sleep(readyPoll)
+	}
+}
+
+// memStat is the resident memory of a process (/proc/PID/status): all of it,
+// and its anonymous and file-backed parts. A catalogue file mapped into
+// memory counts in File for the pages that were read.
+type memStat struct {
+	RSS, Anon, File int64 // bytes
+}
+
+func (m *memStat) max(o memStat) {
+	m.RSS, m.Anon, m.File = max(m.RSS, o.RSS), max(m.Anon, o.Anon), max(m.File, o.File)
+}
+
+func readMem(pid int) (memStat, error) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
+	if err != nil {
+		return memStat{}, err
+	}
+	var m memStat
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	for sc.Scan() {
+		name, value, ok := strings.Cut(sc.Text(), ":")
+		if !ok {
+			continue
+		}
+		var dst *int64
+		switch name {
+		case "VmRSS":
+			dst = &m.RSS
+		case "RssAnon":
+			dst = &m.Anon
+		case "RssFile":
+			dst = &m.File
+		default:
+			continue
+		}
+		kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(value), " kB"), 10, 64)
+		if err != nil {
+			return m, fmt.Errorf("/proc/%d/status %s: %w", pid, name, err)
+		}
+		*dst = kb << 10
+	}
+	return m, nil
+}
+
+// clockTick is the unit of /proc/PID/stat times: USER_HZ, 100 on every
+// Linux platform Go supports.
+const clockTick = 10 * time.Millisecond
+
+// readCPU is the processor time a process has used, user and system.
+func readCPU(pid int) (time.Duration, error) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0, err
+	}
+	// The command name, in parentheses, may hold spaces: count fields
+	// after its closing parenthesis. utime and stime are fields 14 and 15.
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return 0, errors.New("unexpected /proc/PID/stat")
+	}
+	f := strings.Fields(string(b[i+1:]))
+	if len(f) < 13 {
+		return 0, errors.New("unexpected /proc/PID/stat")
+	}
+	utime, err1 := strconv.ParseInt(f[11], 10, 64)
+	stime, err2 := strconv.ParseInt(f[12], 10, 64)
+	if err1 != nil || err2 != nil {
+		return 0, errors.New("unexpected /proc/PID/stat")
+	}
+	return time.Duration(utime+stime) * clockTick, nil
+}
+
+// readCPUBusy is the time a CPU has spent running tasks (user, nice,
+// system) or taken by the hypervisor (steal), from /proc/stat. Interrupt
+// time is left out: the loopback network's work lands there, whoever
+// caused it.
+func readCPUBusy(cpu string) (time.Duration, error) {
+	b, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return 0, err
+	}
+	prefix := "cpu" + cpu + " "
+	for line := range strings.Lines(string(b)) {
+		if !strings.HasPrefix(line, prefix) {
+			continue
+		}
+		f := strings.Fields(line)
+		if len(f) < 9 {
+			break
+		}
+		var ticks int64
+		for _, i := range []int{1, 2, 3, 8} { // user nice system steal
+			v, err := strconv.ParseInt(f[i], 10, 64)
+			if err != nil {
+				return 0, fmt.Errorf("/proc/stat: %w", err)
+			}
+			ticks += v
+		}
+		return time.Duration(ticks) * clockTick, nil
+	}
+	return 0, fmt.Errorf("/proc/stat: no cpu%s", cpu)
+}
+
+// memSampler records the peak resident memory of a process.
+type memSampler struct {
+	stopc chan struct{}
+	wg    sync.WaitGroup
+	peak  memStat
+}
+
+// sampleEvery is how often memory is read during a run; a read costs the
+// server nothing and this process a few microseconds.
+const sampleEvery = 10 * time.Millisecond
+
+func sampleMem(pid int) *memSampler {
+	s := &memSampler{stopc: make(chan struct{})}
+	s.wg.Go(func() {
+		t := time.NewTicker(sampleEvery)
+		defer t.Stop()
+		for {
+			if m, err := readMem(pid); err == nil {
+				s.peak.max(m)
+			}
+			select {
+			case <-s.stopc:
+				return
+			case <-t.C:
+			}
+		}
+	})
+	return s
+}
+
+// stop ends the sampling and returns the peaks.
+func (s *memSampler) stop() memStat {
+	close(s.stopc)
+	s.wg.Wait()
+	return s.peak
+}

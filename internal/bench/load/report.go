@@ -1,0 +1,221 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// row is one route in one mode, measured on both servers.
+type row struct {
+	route, mode string
+	closed      bool
+	conns       int
+	rate        float64 // open loop
+	minRatio    float64 // closed loop: least catalogd/ceiling throughput
+	maxP99      time.Duration
+	bodyBytes   int64 // mean answer
+	res         [2]driveResult
+}
+
+const (
+	catalogd = 0
+	ceiling  = 1
+)
+
+func (r *row) ratio() float64 {
+	if c := r.res[ceiling].reqPerSec(); c > 0 {
+		return r.res[catalogd].reqPerSec() / c
+	}
+	return 0
+}
+
+// check says whether the row meets its targets: the throughput ratio and
+// p99 bound of a closed-loop row, and no errors on either server.
+func (r *row) check() string {
+	var miss []string
+	if r.closed && r.ratio() < r.minRatio {
+		miss = append(miss, "ratio")
+	}
+	if r.maxP99 > 0 && r.res[catalogd].P99 >= r.maxP99 {
+		miss = append(miss, "p99")
+	}
+	if r.res[catalogd].Errors > 0 || r.res[ceiling].Errors > 0 {
+		miss = append(miss, "errors")
+	}
+	switch {
+	case len(miss) > 0:
+		return "MISS " + strings.Join(miss, ", ")
+	case r.closed:
+		return "ok"
+	}
+	return "-"
+}
+
+// report is the whole comparison.
+type report struct {
+	cards, sets      int
+	dbBytes          int64
+	duration, warmup time.Duration
+	readies          []time.Duration
+	idle             memStat
+	rows             []row
+	requests         []route
+}
+
+func (rep *report) print(w io.Writer) {
+	var reqs []string
+	for _, r := range rep.requests {
+		reqs = append(reqs, fmt.Sprintf("%s %d", r.name, len(r.targets)))
+	}
+	fmt.Fprintf(w, "\ncatalogue: %s cards, %s sets, file %.0f MB; distinct requests: %s\n",
+		thousands(int64(rep.cards)), thousands(int64(rep.sets)), mb(rep.dbBytes), strings.Join(reqs, ", "))
+	fmt.Fprintf(w, "each run: %s warm-up, %s measured; servers on CPU %s, load generator on CPU %s; catalogd requests carry an RS256 token\n\n",
+		rep.warmup, rep.duration, serverCPU, driverCPU)
+
+	var rows [][]string
+	for i := range rep.rows {
+		r := &rep.rows[i]
+		c, x := &r.res[catalogd], &r.res[ceiling]
+		ratio, target := "-", "-"
+		if r.closed {
+			ratio, target = fmt.Sprintf("%.2f", r.ratio()), fmt.Sprintf("≥ %.2f", r.minRatio)
+		}
+		if r.maxP99 > 0 {
+			target += ", p99 < " + fmtDur(r.maxP99)
+		}
+		rows = append(rows, []string{
+			r.route, r.mode,
+			thousands(int64(c.reqPerSec())), thousands(int64(x.reqPerSec())), ratio, target,
+			fmtDur(c.P50), fmtDur(c.P99), fmtDur(x.P50), fmtDur(x.P99),
+			fmt.Sprintf("%d / %d", c.Errors, x.Errors),
+			fmt.Sprintf("%.1f", mb(c.Mem.RSS)), fmt.Sprintf("%.1f", mb(x.Mem.RSS)),
+			r.check(),
+		})
+	}
+	writeTable(w, []string{"route", "mode", "catalogd req/s", "ceiling req/s", "ratio", "target",
+		"catalogd p50", "catalogd p99", "ceiling p50", "ceiling p99", "errors c / x", "catalogd RSS MB", "ceiling RSS MB", "check"},
+		[]bool{false, false, true, true, true, false, true, true, true, true, true, true, true, false}, rows)
+
+	fmt.Fprintln(w)
+	rows = rows[:0]
+	for i := range rep.rows {
+		r := &rep.rows[i]
+		c, x := &r.res[catalogd], &r.res[ceiling]
+		lag := "-"
+		if !r.closed {
+			lag = fmtDur(c.LagP99) + " / " + fmtDur(x.LagP99)
+		}
+		rows = append(rows, []string{
+			r.route, r.mode, thousands(r.bodyBytes),
+			fmt.Sprintf("%.0f%% / %.0f%%", 100*c.disturbance(), 100*x.disturbance()),
+			fmt.Sprintf("%d / %d", c.Attempts, x.Attempts),
+			pct(c.ServerCPU, c.Wall), pct(x.ServerCPU, x.Wall),
+			pct(c.DriverCPU, c.Wall) + " / " + pct(x.DriverCPU, x.Wall),
+			fmt.Sprintf("%.1f", mb(c.Mem.Anon)), fmt.Sprintf("%.1f", mb(c.Mem.File)),
+			fmtDur(c.Max) + " / " + fmtDur(x.Max),
+			lag,
+		})
+	}
+	writeTable(w, []string{"route", "mode", "body bytes", "others' CPU c / x", "attempts c / x", "catalogd CPU", "ceiling CPU", "load CPU c / x",
+		"catalogd RssAnon MB", "catalogd RssFile MB", "max latency c / x", "send lag p99 c / x"},
+		[]bool{false, false, true, true, true, true, true, true, true, true, true, true}, rows)
+
+	var peak memStat
+	for _, r := range rep.rows {
+		peak.max(r.res[catalogd].Mem)
+	}
+	fmt.Fprintf(w, "\ncatalogd serve ready in %s; RSS when ready %.1f MB\n", fmtDurs(rep.readies), mb(rep.idle.RSS))
+	fmt.Fprintf(w, "catalogd peak RSS under load %.1f MB (RssAnon %.1f MB, RssFile %.1f MB, each at its own peak)\n",
+		mb(peak.RSS), mb(peak.Anon), mb(peak.File))
+	var misses []string
+	for _, r := range rep.rows {
+		if c := r.check(); strings.HasPrefix(c, "MISS") {
+			misses = append(misses, r.route+" "+r.mode+" ("+strings.TrimPrefix(c, "MISS ")+")")
+		}
+	}
+	if len(misses) == 0 {
+		fmt.Fprintln(w, "targets: all met")
+	} else {
+		fmt.Fprintln(w, "targets missed:", strings.Join(misses, "; "))
+	}
+}
+
+// writeTable writes a Markdown table with its columns padded, so that it
+// reads in a terminal and pastes into a document.
+func writeTable(w io.Writer, header []string, right []bool, rows [][]string) {
+	width := make([]int, len(header))
+	for i, h := range header {
+		width[i] = max(len([]rune(h)), 3)
+	}
+	for _, r := range rows {
+		for i, c := range r {
+			width[i] = max(width[i], len([]rune(c)))
+		}
+	}
+	line := func(cells []string) {
+		var b strings.Builder
+		b.WriteString("|")
+		for i, c := range cells {
+			pad := strings.Repeat(" ", width[i]-len([]rune(c)))
+			if right[i] {
+				b.WriteString(" " + pad + c + " |")
+			} else {
+				b.WriteString(" " + c + pad + " |")
+			}
+		}
+		fmt.Fprintln(w, b.String())
+	}
+	line(header)
+	sep := make([]string, len(header))
+	for i := range sep {
+		sep[i] = strings.Repeat("-", width[i])
+		if right[i] {
+			sep[i] = strings.Repeat("-", width[i]-1) + ":"
+		}
+	}
+	line(sep)
+	for _, r := range rows {
+		line(r)
+	}
+}
+
+// fmtDur shows a latency in microseconds below a millisecond, else in
+// milliseconds.
+func fmtDur(d time.Duration) string {
+	switch {
+	case d < time.Millisecond:
+		return strconv.FormatInt(d.Microseconds(), 10) + " µs"
+	case d < time.Second:
+		return fmt.Sprintf("%.2f ms", float64(d)/float64(time.Millisecond))
+	}
+	return fmt.Sprintf("%.2f s", d.Seconds())
+}
+
+// pct is part as a percentage of one CPU over whole.
+func pct(part, whole time.Duration) string {
+	if whole <= 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.0f%%", 100*part.Seconds()/whole.Seconds())
+}
+
+// thousands writes n with comma separators.
+func thousands(n int64) string {
+	s := strconv.FormatInt(n, 10)
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	var b strings.Builder
+	for i, c := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(c)
+	}
+	if neg {
+		return "-" + b.String()
+	}
+	return b.String()
+}

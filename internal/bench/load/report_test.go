@@ -1,0 +1,126 @@
+package main
+
+import (
+	"bufio"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestPercentile(t *testing.T) {
+	hundred := make([]time.Duration, 100)
+	for i := range hundred {
+		hundred[i] = time.Duration(i + 1)
+	}
+	for _, tc := range []struct {
+		name   string
+		sorted []time.Duration
+		p      float64
+		want   time.Duration
+	}{
+		{"Empty", nil, 0.5, 0},
+		{"One", []time.Duration{7}, 0.99, 7},
+		{"MedianOfTwo", []time.Duration{1, 2}, 0.5, 1},
+		{"MedianOfThree", []time.Duration{1, 2, 3}, 0.5, 2},
+		{"P50OfHundred", hundred, 0.50, 50},
+		{"P99OfHundred", hundred, 0.99, 99},
+		{"P100", hundred, 1, 100},
+		{"P99OfTen", hundred[:10], 0.99, 10},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := percentile(tc.sorted, tc.p); got != tc.want {
+				t.Fatalf("percentile(%d values, %v) = %d, want %d", len(tc.sorted), tc.p, got, tc.want)
+			}
+		})
+	}
+}
+
+func TestMerge(t *testing.T) {
+	res := merge([]tally{
+		{lat: []time.Duration{5, 1, 3}, requests: 3, bytes: 30},
+		{lat: []time.Duration{4, 2}, requests: 2, errors: 1, bytes: 10, firstError: "status 500"},
+	}, time.Second)
+	if res.Requests != 5 || res.Errors != 1 || res.Bytes != 40 || res.FirstError != "status 500" {
+		t.Fatalf("merge = %+v", res)
+	}
+	if res.P50 != 3 || res.Max != 5 {
+		t.Fatalf("p50=%d max=%d, want 3 and 5", res.P50, res.Max)
+	}
+	if got, want := res.reqPerSec(), 4.0; got != want {
+		t.Fatalf("req/s=%v, want %v (errors do not count)", got, want)
+	}
+}
+
+func TestCheck(t *testing.T) {
+	ok := func(rps float64) driveResult { return driveResult{Requests: int64(rps), Window: time.Second} }
+	for _, tc := range []struct {
+		name string
+		r    row
+		want string
+	}{
+		{"Met", row{closed: true, minRatio: 0.85, res: [2]driveResult{ok(900), ok(1000)}}, "ok"},
+		{"Ratio", row{closed: true, minRatio: 0.85, res: [2]driveResult{ok(800), ok(1000)}}, "MISS ratio"},
+		{"P99", row{closed: true, minRatio: 0.5, maxP99: time.Millisecond,
+			res: [2]driveResult{{Requests: 900, Window: time.Second, P99: 2 * time.Millisecond}, ok(1000)}}, "MISS p99"},
+		{"Errors", row{closed: true, minRatio: 0.5, res: [2]driveResult{ok(900), {Requests: 1000, Errors: 1, Window: time.Second}}}, "MISS errors"},
+		{"OpenLoop", row{res: [2]driveResult{ok(100), ok(100)}}, "-"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := tc.r.check(); got != tc.want {
+				t.Fatalf("check = %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestWriteTable(t *testing.T) {
+	var b strings.Builder
+	writeTable(&b, []string{"route", "req/s"}, []bool{false, true}, [][]string{{"getCard", "12,345"}, {"listSets", "7"}})
+	want := `| route    |  req/s |
+| -------- | -----: |
+| getCard  | 12,345 |
+| listSets |      7 |
+`
+	if got := b.String(); got != want {
+		t.Fatalf("table:\n%s\nwant:\n%s", got, want)
+	}
+}
+
+func TestThousands(t *testing.T) {
+	for n, want := range map[int64]string{0: "0", 999: "999", 1000: "1,000", 1234567: "1,234,567", -45678: "-45,678"} {
+		if got := thousands(n); got != want {
+			t.Fatalf("thousands(%d) = %q, want %q", n, got, want)
+		}
+	}
+}
+
+func TestReadResponse(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		raw        string
+		status     int
+		n          int64
+		keep, fail bool
+	}{
+		{"ContentLength", "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 5\r\n\r\nhello", 200, 5, true, false},
+		{"Chunked", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n2;x=y\r\nde\r\n0\r\nTrailer: 1\r\n\r\n", 200, 5, true, false},
+		{"Close", "HTTP/1.1 404 Not Found\r\nConnection: close\r\nContent-Length: 2\r\n\r\nno", 404, 2, false, false},
+		{"HTTP10", "HTTP/1.0 200 OK\r\nContent-Length: 0\r\n\r\n", 200, 0, false, false},
+		{"ToEOF", "HTTP/1.1 200 OK\r\n\r\nabcdef", 200, 6, false, false},
+		{"Garbage", "SSH-2.0-OpenSSH\r\n\r\n", 0, 0, false, true},
+		{"Truncated", "HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nabc", 200, 3, false, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			status, n, keep, err := readResponse(bufio.NewReader(strings.NewReader(tc.raw)))
+			if (err != nil) != tc.fail {
+				t.Fatalf("err = %v, want failure %v", err, tc.fail)
+			}
+			if tc.fail {
+				return
+			}
+			if status != tc.status || n != tc.n || keep != tc.keep {
+				t.Fatalf("status=%d n=%d keep=%v, want %d %d %v", status, n, keep, tc.status, tc.n, tc.keep)
+			}
+		})
+	}
+}

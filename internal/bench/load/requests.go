@@ -1,0 +1,324 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"mime"
+	"net/http"
+	"net/url"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/catalogd/catalogd/internal/gen"
+)
+
+// How many distinct requests each route cycles through.
+const (
+	sampleCards   = 1000 // getCard: card ids
+	sampleSets    = 200  // listSetCards: set codes, one page of each
+	sampleQueries = 100  // search: cards whose name gives a query
+	setPageSize   = 50
+)
+
+// The routes, with what catalogd must reach against the ceiling.
+const (
+	routeGetCard      = "getCard"
+	routeListSetCards = "listSetCards"
+	routeSearch       = "search"
+	routeListSets     = "listSets"
+
+	// getCardMaxP99 bounds getCard's p99 at 16 connections.
+	getCardMaxP99 = 5 * time.Millisecond
+)
+
+// route is one of the four catalogue routes with the requests the load
+// cycles through and catalogd's answer to each.
+type route struct {
+	name     string
+	minRatio float64 // least catalogd/ceiling throughput
+	targets  []request
+}
+
+// request is one request target (path and query, as sent) and its answer.
+type request struct {
+	uri  string
+	body []byte
+}
+
+func (r *route) meanBody() int64 {
+	var n int64
+	for _, t := range r.targets {
+		n += int64(len(t.body))
+	}
+	return n / int64(len(r.targets))
+}
+
+func (r *route) driveTargets() []driveTarget {
+	out := make([]driveTarget, len(r.targets))
+	for i, t := range r.targets {
+		out[i] = driveTarget{URI: t.uri, Len: int64(len(t.body))}
+	}
+	return out
+}
+
+// sample is what the requests are made of, chosen from the snapshot.
+type sample struct {
+	cardIDs []string
+	codes   []string // set codes, shuffled; those of sets with cards are used
+	queries []string
+}
+
+// snapshotCard and snapshotSet are the fields of the snapshot's records the
+// choice needs.
+type snapshotCard struct {
+	ID   string `json:"id"`
+	Name string `json:"name"`
+}
+
+type snapshotSet struct {
+	Code      string `json:"code"`
+	Zone      string `json:"zone"`
+	CardCount int64  `json:"cardCount"`
+}
+
+// sampleSnapshot chooses card ids, set codes and search queries uniformly
+// from the snapshot internal/gen wrote: one record per line, sets first.
+// Only the chosen cards' lines are decoded.
+func sampleSnapshot(path string, st gen.Stats, seed uint64) (sample, error) {
+	rng := rand.New(rand.NewPCG(seed, 0x10ad))
+	byCard := map[int][]func(snapshotCard){}
+	var smp sample
+	for _, i := range pick(rng, st.Cards, sampleCards) {
+		slot := len(smp.cardIDs)
+		smp.cardIDs = append(smp.cardIDs, "")
+		byCard[i] = append(byCard[i], func(c snapshotCard) { smp.cardIDs[slot] = c.ID })
+	}
+	for _, i := range pick(rng, st.Cards, sampleQueries) {
+		slot := len(smp.queries)
+		smp.queries = append(smp.queries, "")
+		byCard[i] = append(byCard[i], func(c snapshotCard) { smp.queries[slot] = typicalQuery(c.Name) })
+	}
+
+	f, err := os.Open(path)
+	if err != nil {
+		return sample{}, err
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 0, 1<<20), 1<<24)
+	var sets []snapshotSet
+	section, card := "", 0
+	for sc.Scan() {
+		line := sc.Bytes()
+		switch {
+		case bytes.Equal(line, []byte(`{"sets":[`)):
+			section = "sets"
+			continue
+		case bytes.HasPrefix(line, []byte(`],"cards":[`)):
+			section = "cards"
+			continue
+		case len(line) == 0 || line[0] != '{':
+			continue
+		}
+		line = bytes.TrimSuffix(line, []byte(","))
+		switch section {
+		case "sets":
+			var s snapshotSet
+			if err := json.Unmarshal(line, &s); err != nil {
+				return sample{}, fmt.Errorf("%s: set %d: %w", path, len(sets), err)
+			}
+			sets = append(sets, s)
+		case "cards":
+			if fns := byCard[card]; fns != nil {
+				var c snapshotCard
+				if err := json.Unmarshal(line, &c); err != nil {
+					return sample{}, fmt.Errorf("%s: card %d: %w", path, card, err)
+				}
+				for _, fn := range fns {
+					fn(c)
+				}
+			}
+			card++
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return sample{}, err
+	}
+	if card != st.Cards || len(sets) != st.Sets {
+		return sample{}, fmt.Errorf("%s: read %d sets and %d cards, the generator wrote %d and %d", path, len(sets), card, st.Sets, st.Cards)
+	}
+
+	// A code names the set of the first zone that has it (DESIGN section
+	// 4): keep the codes whose set has cards.
+	zoneRank := map[string]int{"intl": 0, "jp": 1, "chn": 2}
+	resolved := map[string]snapshotSet{}
+	var codes []string
+	for _, s := range sets {
+		prev, seen := resolved[s.Code]
+		if !seen {
+			codes = append(codes, s.Code)
+		}
+		if !seen || zoneRank[s.Zone] < zoneRank[prev.Zone] {
+			resolved[s.Code] = s
+		}
+	}
+	for _, c := range codes {
+		if resolved[c].CardCount > 0 {
+			smp.codes = append(smp.codes, c)
+		}
+	}
+	rng.Shuffle(len(smp.codes), func(i, j int) { smp.codes[i], smp.codes[j] = smp.codes[j], smp.codes[i] })
+	return smp, nil
+}
+
+// pick returns k distinct numbers below n (all of them if k >= n) in the
+// order they were drawn.
+func pick(rng *rand.Rand, n, k int) []int {
+	if k >= n {
+		return rng.Perm(n)
+	}
+	seen := make(map[int]bool, k)
+	out := make([]int, 0, k)
+	for len(out) < k {
+		i := rng.IntN(n)
+		if !seen[i] {
+			seen[i] = true
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+// typicalQuery is what a partner types to find a card: the longest word of
+// its name, in lower case ("Charizard ex" gives "charizard"; a Japanese or
+// Chinese name, which has no spaces, is kept whole). It is "" for a name
+// too short to search for.
+func typicalQuery(name string) string {
+	best := ""
+	for w := range strings.FieldsSeq(name) {
+		if utf8.RuneCountInString(w) > utf8.RuneCountInString(best) {
+			best = w
+		}
+	}
+	if utf8.RuneCountInString(best) < 2 {
+		// Search needs 2 characters ("N" is a card): the whole name, if long
+		// enough, else nothing.
+		best = strings.Join(strings.Fields(name), " ")
+		if utf8.RuneCountInString(best) < 2 {
+			return ""
+		}
+	}
+	return strings.ToLower(best)
+}
+
+// fetchTargets builds the requests of the four routes and fetches each
+// answer once from catalogd at origin.
+func fetchTargets(ctx context.Context, origin, token string, smp sample, seed uint64) ([]route, error) {
+	rng := rand.New(rand.NewPCG(seed, 0x9a9e))
+	client := &http.Client{
+		Transport: &http.Transport{DisableCompression: true},
+		Timeout:   30 * time.Second,
+	}
+	get := func(uri string) ([]byte, error) {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, origin+uri, nil)
+		if err != nil {
+			return nil, err
+		}
+		req.Header.Set("Authorization", "Bearer "+token)
+		resp, err := client.Do(req)
+		if err != nil {
+			return nil, err
+		}
+		defer resp.Body.Close()
+		body, err := io.ReadAll(resp.Body)
+		if err != nil {
+			return nil, fmt.Errorf("GET %s: %w", uri, err)
+		}
+		if resp.StatusCode != http.StatusOK {
+			return nil, fmt.Errorf("GET %s: status %d: %s", uri, resp.StatusCode, body)
+		}
+		if mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); mt != "application/json" {
+			return nil, fmt.Errorf("GET %s: Content-Type %q", uri, resp.Header.Get("Content-Type"))
+		}
+		return body, nil
+	}
+
+	cards := route{name: routeGetCard, minRatio: 0.85}
+	for _, id := range smp.cardIDs {
+		uri := apiPath + "/catalog/cards/" + url.PathEscape(id)
+		body, err := get(uri)
+		if err != nil {
+			return nil, err
+		}
+		cards.targets = append(cards.targets, request{uri, body})
+	}
+
+	pages := route{name: routeListSetCards, minRatio: 0.7}
+	for _, code := range smp.codes {
+		if len(pages.targets) == sampleSets {
+			break
+		}
+		prefix := apiPath + "/catalog/sets/" + url.PathEscape(code) + "/cards?page="
+		suffix := "&pageSize=" + strconv.Itoa(setPageSize)
+		first, err := get(prefix + "1" + suffix)
+		if err != nil {
+			return nil, err
+		}
+		var page struct {
+			Meta struct{ Total int64 } `json:"meta"`
+		}
+		if err := json.Unmarshal(first, &page); err != nil {
+			return nil, fmt.Errorf("listSetCards %s: %w", code, err)
+		}
+		if page.Meta.Total == 0 {
+			continue
+		}
+		n := 1 + rng.Int64N((page.Meta.Total+setPageSize-1)/setPageSize)
+		uri, body := prefix+"1"+suffix, first
+		if n > 1 {
+			uri = prefix + strconv.FormatInt(n, 10) + suffix
+			if body, err = get(uri); err != nil {
+				return nil, err
+			}
+		}
+		pages.targets = append(pages.targets, request{uri, body})
+	}
+
+	search := route{name: routeSearch, minRatio: 0.5}
+	seen := map[string]bool{}
+	for _, q := range smp.queries {
+		if q == "" || seen[q] {
+			continue
+		}
+		seen[q] = true
+		uri := apiPath + "/catalog/search?q=" + url.QueryEscape(q)
+		body, err := get(uri)
+		if err != nil {
+			return nil, err
+		}
+		search.targets = append(search.targets, request{uri, body})
+	}
+
+	sets := route{name: routeListSets, minRatio: 0.7}
+	body, err := get(apiPath + "/catalog/sets")
+	if err != nil {
+		return nil, err
+	}
+	sets.targets = []request{{apiPath + "/catalog/sets", body}}
+
+	routes := []route{cards, pages, search, sets}
+	for _, r := range routes {
+		if len(r.targets) == 0 {
+			return nil, fmt.Errorf("%s: the catalogue gave no request to make", r.name)
+		}
+	}
+	return routes, nil
+}

@@ -1,0 +1,358 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/catalogd/catalogd/internal/gen"
+)
+
+// The CPUs of the comparison: each server alone on one, the load generator
+// on the other.
+const (
+	serverCPU = "0"
+	driverCPU = "1"
+)
+
+// run is the whole comparison.
+func run(ctx context.Context, o options) error {
+	if _, err := exec.LookPath("taskset"); err != nil {
+		return errors.New("taskset (util-linux) is needed to pin the servers and the load generator to their CPUs")
+	}
+	if o.perfDir != "" {
+		if _, err := exec.LookPath("perf"); err != nil {
+			return errors.New("-perf needs perf (linux-perf) on the PATH")
+		}
+		if err := os.MkdirAll(o.perfDir, 0o755); err != nil {
+			return err
+		}
+	}
+	if runtime.NumCPU() < 2 {
+		return fmt.Errorf("needs 2 CPUs (one for the server, one for the load generator), this process may use %d", runtime.NumCPU())
+	}
+	dir, err := os.MkdirTemp("", "catalogd-load-")
+	if err != nil {
+		return err
+	}
+	if o.keep {
+		fmt.Fprintln(os.Stderr, "working directory", dir)
+	} else {
+		defer os.RemoveAll(dir)
+	}
+
+	// The ceiling and the load generator are this command's own roles, built
+	// like catalogd (go run leaves out the symbol table perf reads).
+	bin, self := filepath.Join(dir, "catalogd"), filepath.Join(dir, "load")
+	for _, b := range [][2]string{{bin, "."}, {self, "./internal/bench/load"}} {
+		build := exec.CommandContext(ctx, "go", "build", "-o", b[0], b[1])
+		build.Stdout, build.Stderr = os.Stderr, os.Stderr
+		if err := build.Run(); err != nil {
+			return fmt.Errorf("build %s (run from the repository root): %w", b[1], err)
+		}
+	}
+
+	snapshot := filepath.Join(dir, "snapshot.json")
+	start := time.Now()
+	stats, err := writeSnapshot(snapshot, o.cards, o.seed)
+	if err != nil {
+		return err
+	}
+	logf("snapshot: %d sets, %d cards, generated in %s", stats.Sets, stats.Cards, since(start))
+	db := filepath.Join(dir, "catalog.db")
+	imp := exec.CommandContext(ctx, bin, "import", "--db", db, snapshot)
+	imp.Stderr = os.Stderr
+	start = time.Now()
+	if err := imp.Run(); err != nil {
+		return fmt.Errorf("catalogd import: %w", err)
+	}
+	dbSize := fileSize(db)
+	logf("import: %s, catalogue file %.0f MB", since(start), mb(dbSize))
+	smp, err := sampleSnapshot(snapshot, stats, o.seed)
+	if err != nil {
+		return err
+	}
+
+	idp, err := startIdP()
+	if err != nil {
+		return err
+	}
+	defer idp.close()
+
+	port, err := freePort()
+	if err != nil {
+		return err
+	}
+	addr := "127.0.0.1:" + strconv.Itoa(port)
+	token, err := idp.token("http://" + addr + apiPath + "/mcp")
+	if err != nil {
+		return err
+	}
+	serveArgs := []string{"serve", "--db", db, "--addr", addr, "--issuer", idp.issuer, "--jwks-url", idp.issuer + jwksPath}
+	catLog, err := os.Create(filepath.Join(dir, "catalogd.log"))
+	if err != nil {
+		return err
+	}
+	defer catLog.Close()
+
+	// Time to ready: each start but the last is stopped at once; the last
+	// one serves the load.
+	var readies []time.Duration
+	var cat *process
+	for i := range o.starts {
+		p, ready, err := startReady(ctx, addr, catLog, bin, serveArgs...)
+		if err != nil {
+			return fmt.Errorf("catalogd serve: %w (log: %s)", err, catLog.Name())
+		}
+		readies = append(readies, ready)
+		if i < o.starts-1 {
+			if err := p.stop(); err != nil {
+				return fmt.Errorf("catalogd serve: %w", err)
+			}
+			continue
+		}
+		cat = p
+	}
+	defer cat.stop()
+	idle, _ := readMem(cat.pid())
+	logf("catalogd ready in %s (%d starts), RSS when ready %.1f MB", fmtDurs(readies), len(readies), mb(idle.RSS))
+
+	routes, err := fetchTargets(ctx, "http://"+addr, token, smp, o.seed)
+	if err != nil {
+		return err
+	}
+	bodies := filepath.Join(dir, "bodies.bin")
+	if err := writeBodies(bodies, routes); err != nil {
+		return err
+	}
+	ceilPort, err := freePort()
+	if err != nil {
+		return err
+	}
+	ceilAddr := "127.0.0.1:" + strconv.Itoa(ceilPort)
+	ceilLog, err := os.Create(filepath.Join(dir, "ceiling.log"))
+	if err != nil {
+		return err
+	}
+	defer ceilLog.Close()
+	ceil, _, err := startReady(ctx, ceilAddr, ceilLog, self, "ceiling", "-addr", ceilAddr, "-bodies", bodies)
+	if err != nil {
+		return fmt.Errorf("ceiling: %w (log: %s)", err, ceilLog.Name())
+	}
+	defer ceil.stop()
+
+	servers := [2]target{{name: "catalogd", addr: addr, proc: cat}, {name: "ceiling", addr: ceilAddr, proc: ceil}}
+	rows, err := compare(ctx, &o, self, token, routes, servers)
+	if err != nil {
+		return err
+	}
+	rep := report{
+		cards: stats.Cards, sets: stats.Sets, dbBytes: dbSize,
+		duration: o.duration, warmup: o.warmup,
+		readies: readies, idle: idle, rows: rows,
+		requests: routes,
+	}
+	rep.print(os.Stdout)
+	return nil
+}
+
+// compare measures every route in every mode on both servers, one server
+// after the other.
+func compare(ctx context.Context, o *options, self, token string, routes []route, servers [2]target) ([]row, error) {
+	var rows []row
+	for _, rt := range routes {
+		for _, n := range o.conns {
+			r := row{route: rt.name, mode: strconv.Itoa(n) + " conns", closed: true, conns: n, minRatio: rt.minRatio, bodyBytes: rt.meanBody()}
+			if rt.name == routeGetCard && n == 16 {
+				r.maxP99 = getCardMaxP99
+			}
+			for i, s := range servers {
+				plan := drivePlan{Addr: s.addr, Token: token, Mode: modeClosed, Conns: n, Warmup: o.warmup, Duration: o.duration, Targets: rt.driveTargets()}
+				perfData := ""
+				if o.perfDir != "" {
+					perfData = filepath.Join(o.perfDir, fmt.Sprintf("%s-%s-%d.perf.data", s.name, rt.name, n))
+				}
+				var err error
+				if r.res[i], err = measure(ctx, self, plan, s, o, rt.name+" "+r.mode, perfData); err != nil {
+					return nil, err
+				}
+			}
+			rows = append(rows, r)
+		}
+		rate := openRate(o.rate, rows, rt.name)
+		r := row{route: rt.name, mode: fmt.Sprintf("open %.0f/s", rate), rate: rate, conns: o.openConns, bodyBytes: rt.meanBody()}
+		for i, s := range servers {
+			plan := drivePlan{Addr: s.addr, Token: token, Mode: modeOpen, Conns: o.openConns, Rate: rate, Warmup: o.warmup, Duration: o.duration, Targets: rt.driveTargets()}
+			var err error
+			if r.res[i], err = measure(ctx, self, plan, s, o, rt.name+" "+r.mode, ""); err != nil {
+				return nil, err
+			}
+		}
+		rows = append(rows, r)
+	}
+	return rows, nil
+}
+
+// target is one of the two servers under comparison.
+type target struct {
+	name string
+	addr string
+	proc *process
+}
+
+// quiet is how much of either CPU other processes may take during a run
+// before it is measured again.
+const quiet = 0.10
+
+// measure runs plan against s, again when other processes took more than
+// quiet of either CPU, up to o.attempts times, and keeps the least disturbed
+// run. Each attempt first waits up to o.quietWait for the CPUs to be quiet.
+//
+// With perfData set, perf records the server's stacks during each attempt
+// into that file.
+func measure(ctx context.Context, self string, plan drivePlan, s target, o *options, what, perfData string) (driveResult, error) {
+	var best driveResult
+	for a := 1; a <= o.attempts; a++ {
+		if err := waitQuiet(ctx, o.quietWait); err != nil {
+			return driveResult{}, err
+		}
+		var perf *exec.Cmd
+		if perfData != "" {
+			secs := strconv.FormatFloat((plan.Warmup + plan.Duration).Seconds(), 'f', 1, 64)
+			perf = exec.CommandContext(ctx, "perf", "record", "-q", "-g", "-F", "999", "-p", strconv.Itoa(s.proc.pid()), "-o", perfData, "--", "sleep", secs)
+			perf.Stderr = os.Stderr
+			if err := perf.Start(); err != nil {
+				return driveResult{}, fmt.Errorf("perf: %w", err)
+			}
+		}
+		res, err := drive(ctx, self, plan, s.proc)
+		if perf != nil {
+			if perr := perf.Wait(); perr != nil && err == nil {
+				err = fmt.Errorf("perf: %w", perr)
+			}
+		}
+		if err != nil {
+			return driveResult{}, fmt.Errorf("%s on %s: %w", what, s.name, err)
+		}
+		logf("%-24s %-8s %s  others %.0f%%", what, s.name, res.summary(), 100*res.disturbance())
+		if a == 1 || res.disturbance() < best.disturbance() {
+			best = res
+		}
+		best.Attempts = a
+		if best.disturbance() < quiet {
+			break
+		}
+	}
+	return best, nil
+}
+
+// waitQuiet waits until other processes take less than quiet of each CPU
+// over half a second, or maxWait has passed.
+func waitQuiet(ctx context.Context, maxWait time.Duration) error {
+	const window = 500 * time.Millisecond
+	start := time.Now()
+	for {
+		s0, err1 := readCPUBusy(serverCPU)
+		d0, err2 := readCPUBusy(driverCPU)
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(window):
+		}
+		s1, err3 := readCPUBusy(serverCPU)
+		d1, err4 := readCPUBusy(driverCPU)
+		if err := errors.Join(err1, err2, err3, err4); err != nil {
+			return err
+		}
+		busy := max(s1-s0, d1-d0).Seconds() / window.Seconds()
+		if busy < quiet {
+			return nil
+		}
+		if time.Since(start) > maxWait {
+			logf("other processes keep %.0f%% of a CPU busy; measuring anyway", 100*busy)
+			return nil
+		}
+	}
+}
+
+// openRate is the rate of a route's open-loop run: the rate asked for, but
+// at most half of the slower server's best closed-loop rate, so that both
+// can sustain it and the percentiles measure latency rather than a queue.
+func openRate(want float64, rows []row, route string) float64 {
+	var best [2]float64
+	for _, r := range rows {
+		if r.route != route || !r.closed {
+			continue
+		}
+		for i := range r.res {
+			best[i] = max(best[i], r.res[i].reqPerSec())
+		}
+	}
+	rate := min(want, best[catalogd]/2, best[ceiling]/2)
+	if rate >= 100 {
+		return float64(int(rate/100) * 100)
+	}
+	return max(1, float64(int(rate)))
+}
+
+func writeSnapshot(path string, cards int, seed uint64) (gen.Stats, error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return gen.Stats{}, err
+	}
+	w := bufio.NewWriterSize(f, 1<<20)
+	stats, err := gen.Write(w, gen.Options{Cards: cards, Seed: seed})
+	if err == nil {
+		err = w.Flush()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return stats, err
+}
+
+// freePort asks the kernel for a port that is free now. Another process
+// could take it before the server listens; then the start fails and says so.
+func freePort() (int, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port, nil
+}
+
+func fileSize(path string) int64 {
+	st, err := os.Stat(path)
+	if err != nil {
+		return 0
+	}
+	return st.Size()
+}
+
+// fmtDurs is the median of ds with its range.
+func fmtDurs(ds []time.Duration) string {
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	med := s[len(s)/2]
+	if len(s) == 1 {
+		return fmtDur(med)
+	}
+	return fmt.Sprintf("%s (median; %s to %s)", fmtDur(med), fmtDur(s[0]), fmtDur(s[len(s)-1]))
+}
+
+func logf(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, format+"\n", args...)
+}
+
+func mb(n int64) float64              { return float64(n) / (1 << 20) }
+func since(t time.Time) time.Duration { return time.Since(t).Round(time.Millisecond) }
