@@ -15,8 +15,10 @@
 package gen
 
 import (
+	"bufio"
 	"errors"
 	"io"
+	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -93,6 +95,23 @@ type setPlan struct {
 	scan       bool
 	noVariant  bool // a source that leaves out "variant" (it means standard)
 	totalNull  bool
+}
+
+// WriteFile writes the snapshot of opt to a new file at path.
+func WriteFile(path string, opt Options) (Stats, error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return Stats{}, err
+	}
+	w := bufio.NewWriterSize(f, 1<<20)
+	stats, err := Write(w, opt)
+	if err == nil {
+		err = w.Flush()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return stats, err
 }
 
 // Write streams a snapshot to w: all sets first, then all cards in the order

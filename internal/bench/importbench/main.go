@@ -58,7 +58,7 @@ func run(cards int, seed uint64, keep bool, runs int) error {
 
 	snapshot := filepath.Join(dir, "snapshot.json")
 	start := time.Now()
-	stats, err := writeSnapshot(snapshot, cards, seed)
+	stats, err := gen.WriteFile(snapshot, gen.Options{Cards: cards, Seed: seed})
 	if err != nil {
 		return err
 	}
@@ -107,22 +107,6 @@ func measure(dir, bin, snapshot string) error {
 		took.Round(time.Millisecond), tv(ru.Utime), tv(ru.Stime), float64(ru.Maxrss)/1024, mb(dbSt.Size()))
 	fmt.Printf("ratio           import / encoding/json decode = %.2f\n", took.Seconds()/decode.Seconds())
 	return nil
-}
-
-func writeSnapshot(path string, cards int, seed uint64) (gen.Stats, error) {
-	f, err := os.Create(path)
-	if err != nil {
-		return gen.Stats{}, err
-	}
-	w := bufio.NewWriterSize(f, 1<<20)
-	stats, err := gen.Write(w, gen.Options{Cards: cards, Seed: seed})
-	if err == nil {
-		err = w.Flush()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	return stats, err
 }
 
 // The records as encoding/json would decode them: the baseline does the same

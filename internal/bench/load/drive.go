@@ -15,6 +15,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/catalogd/catalogd/internal/bench/procfs"
 )
 
 // The load generator runs in its own process on driverCPU: the harness
@@ -56,7 +58,7 @@ type driveResult struct {
 	FirstError string
 
 	// Filled in by the harness.
-	Mem       memStat       // the server's peak during the run
+	Mem       procfs.Mem    // the server's peak during the run
 	ServerCPU time.Duration // the server's processor time during the run
 	DriverCPU time.Duration // the load generator's processor time
 	Wall      time.Duration // the load generator's lifetime
@@ -100,7 +102,8 @@ func drive(ctx context.Context, self string, plan drivePlan, server *process) (d
 	}
 	var out bytes.Buffer
 	cmd := exec.CommandContext(ctx, "taskset", "-c", driverCPU, self, "drive")
-	cmd.Env = childEnv()
+	// GOMAXPROCS would override the CPU pinning.
+	cmd.Env = procfs.ChildEnv("GOMAXPROCS=")
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = bytes.NewReader(in), &out, os.Stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 

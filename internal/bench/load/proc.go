@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"errors"
@@ -14,6 +13,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/catalogd/catalogd/internal/bench/procfs"
 )
 
 // process is a server started on serverCPU.
@@ -27,7 +28,7 @@ type process struct {
 // process gets SIGKILL if this one dies first.
 func startPinned(cpu string, log *os.File, name string, args ...string) (*process, error) {
 	cmd := exec.Command("taskset", append([]string{"-c", cpu, name}, args...)...)
-	cmd.Env = childEnv()
+	cmd.Env = procfs.ChildEnv("GOMAXPROCS=")
 	cmd.Stdout, cmd.Stderr = log, log
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
@@ -39,20 +40,6 @@ func startPinned(cpu string, log *os.File, name string, args ...string) (*proces
 		close(p.done)
 	}()
 	return p, nil
-}
-
-// childEnv is this environment without what would change how the servers
-// and the load generator run: catalogd's own settings, which would add to
-// the flags given, and GOMAXPROCS, which would override the CPU pinning.
-func childEnv() []string {
-	var env []string
-	for _, kv := range os.Environ() {
-		if strings.HasPrefix(kv, "CATALOGD_") || strings.HasPrefix(kv, "GOMAXPROCS=") {
-			continue
-		}
-		env = append(env, kv)
-	}
-	return env
 }
 
 // pid is the server's process id: taskset executes the server in its own
@@ -122,49 +109,6 @@ func startReady(ctx context.Context, addr string, log *os.File, name string, arg
 	}
 }
 
-// memStat is the resident memory of a process (/proc/PID/status): all of it,
-// and its anonymous and file-backed parts. A catalogue file mapped into
-// memory counts in File for the pages that were read.
-type memStat struct {
-	RSS, Anon, File int64 // bytes
-}
-
-func (m *memStat) max(o memStat) {
-	m.RSS, m.Anon, m.File = max(m.RSS, o.RSS), max(m.Anon, o.Anon), max(m.File, o.File)
-}
-
-func readMem(pid int) (memStat, error) {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
-	if err != nil {
-		return memStat{}, err
-	}
-	var m memStat
-	sc := bufio.NewScanner(bytes.NewReader(b))
-	for sc.Scan() {
-		name, value, ok := strings.Cut(sc.Text(), ":")
-		if !ok {
-			continue
-		}
-		var dst *int64
-		switch name {
-		case "VmRSS":
-			dst = &m.RSS
-		case "RssAnon":
-			dst = &m.Anon
-		case "RssFile":
-			dst = &m.File
-		default:
-			continue
-		}
-		kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(value), " kB"), 10, 64)
-		if err != nil {
-			return m, fmt.Errorf("/proc/%d/status %s: %w", pid, name, err)
-		}
-		*dst = kb << 10
-	}
-	return m, nil
-}
-
 // clockTick is the unit of /proc/PID/stat times: USER_HZ, 100 on every
 // Linux platform Go supports.
 const clockTick = 10 * time.Millisecond
@@ -228,7 +172,7 @@ func readCPUBusy(cpu string) (time.Duration, error) {
 type memSampler struct {
 	stopc chan struct{}
 	wg    sync.WaitGroup
-	peak  memStat
+	peak  procfs.Mem
 }
 
 // sampleEvery is how often memory is read during a run; a read costs the
@@ -241,8 +185,8 @@ func sampleMem(pid int) *memSampler {
 		t := time.NewTicker(sampleEvery)
 		defer t.Stop()
 		for {
-			if m, err := readMem(pid); err == nil {
-				s.peak.max(m)
+			if m, err := procfs.ReadMem(pid); err == nil {
+				s.peak.Max(m)
 			}
 			select {
 			case <-s.stopc:
@@ -255,7 +199,7 @@ func sampleMem(pid int) *memSampler {
 }
 
 // stop ends the sampling and returns the peaks.
-func (s *memSampler) stop() memStat {
+func (s *memSampler) stop() procfs.Mem {
 	close(s.stopc)
 	s.wg.Wait()
 	return s.peak

@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/catalogd/catalogd/internal/bench/procfs"
 )
 
 // row is one route in one mode, measured on both servers.
@@ -60,7 +62,7 @@ type report struct {
 	dbBytes          int64
 	duration, warmup time.Duration
 	readies          []time.Duration
-	idle             memStat
+	idle             procfs.Mem
 	rows             []row
 	requests         []route
 }
@@ -123,9 +125,9 @@ func (rep *report) print(w io.Writer) {
 		"catalogd RssAnon MB", "catalogd RssFile MB", "max latency c / x", "send lag p99 c / x"},
 		[]bool{false, false, true, true, true, true, true, true, true, true, true, true}, rows)
 
-	var peak memStat
+	var peak procfs.Mem
 	for _, r := range rep.rows {
-		peak.max(r.res[catalogd].Mem)
+		peak.Max(r.res[catalogd].Mem)
 	}
 	fmt.Fprintf(w, "\ncatalogd serve ready in %s; RSS when ready %.1f MB\n", fmtDurs(rep.readies), mb(rep.idle.RSS))
 	fmt.Fprintf(w, "catalogd peak RSS under load %.1f MB (RssAnon %.1f MB, RssFile %.1f MB, each at its own peak)\n",

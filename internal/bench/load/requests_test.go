@@ -4,11 +4,13 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
+
+	"github.com/catalogd/catalogd/internal/gen"
 )
 
 func TestSampleSnapshot(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "snapshot.json")
-	st, err := writeSnapshot(path, 5000, 1)
+	st, err := gen.WriteFile(path, gen.Options{Cards: 5000, Seed: 1})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -14,6 +13,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/catalogd/catalogd/internal/bench/procfs"
 	"github.com/catalogd/catalogd/internal/gen"
 )
 
@@ -63,7 +63,7 @@ func run(ctx context.Context, o options) error {
 
 	snapshot := filepath.Join(dir, "snapshot.json")
 	start := time.Now()
-	stats, err := writeSnapshot(snapshot, o.cards, o.seed)
+	stats, err := gen.WriteFile(snapshot, gen.Options{Cards: o.cards, Seed: o.seed})
 	if err != nil {
 		return err
 	}
@@ -123,7 +123,7 @@ func run(ctx context.Context, o options) error {
 		cat = p
 	}
 	defer cat.stop()
-	idle, _ := readMem(cat.pid())
+	idle, _ := procfs.ReadMem(cat.pid())
 	logf("catalogd ready in %s (%d starts), RSS when ready %.1f MB", fmtDurs(readies), len(readies), mb(idle.RSS))
 
 	routes, err := fetchTargets(ctx, "http://"+addr, token, smp, o.seed)
@@ -302,22 +302,6 @@ func openRate(want float64, rows []row, route string) float64 {
 		return float64(int(rate/100) * 100)
 	}
 	return max(1, float64(int(rate)))
-}
-
-func writeSnapshot(path string, cards int, seed uint64) (gen.Stats, error) {
-	f, err := os.Create(path)
-	if err != nil {
-		return gen.Stats{}, err
-	}
-	w := bufio.NewWriterSize(f, 1<<20)
-	stats, err := gen.Write(w, gen.Options{Cards: cards, Seed: seed})
-	if err == nil {
-		err = w.Flush()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	return stats, err
 }
 
 // freePort asks the kernel for a port that is free now. Another process

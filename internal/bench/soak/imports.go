@@ -11,6 +11,8 @@ import (
 	"regexp"
 	"strings"
 	"time"
+
+	"github.com/catalogd/catalogd/internal/bench/procfs"
 )
 
 const (
@@ -64,7 +66,7 @@ func (c *catalogue) importN(ctx context.Context, n int) importResult {
 		return res
 	}
 	cmd := exec.CommandContext(ctx, c.bin, "import", "--db", c.db, corePath, churnPath)
-	cmd.Env = childEnv()
+	cmd.Env = procfs.ChildEnv()
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	start = time.Now()

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/catalogd/catalogd/internal/bench/procfs"
 )
 
 // sample is the server's state at one moment and the traffic of the
@@ -57,11 +59,12 @@ func (s *sampler) take(ctx context.Context, at, span time.Duration, c counts) sa
 		}
 		s.lastCPU, s.lastTime = cpu, now
 	}
-	var err error
-	if sm.rss, sm.anon, sm.file, err = procStatus(s.pid); err != nil {
+	mem, err := procfs.ReadMem(s.pid)
+	if err != nil {
 		sm.err = err
 		return sm
 	}
+	sm.rss, sm.anon, sm.file = mem.RSS, mem.Anon, mem.File
 	if sm.fds, sm.catalogueFDs, err = openFiles(s.pid, s.db); err != nil {
 		sm.err = err
 		return sm

@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -16,6 +15,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/catalogd/catalogd/internal/bench/procfs"
 )
 
 // server is catalogd serve --dev, started by the soak.
@@ -37,7 +38,7 @@ func startServer(ctx context.Context, bin, db, logPath string) (*server, error) 
 		return nil, err
 	}
 	cmd := exec.Command(bin, "serve", "--dev", "--addr", "127.0.0.1:0", "--db", db, "--metrics-addr", "127.0.0.1:0")
-	cmd.Env = childEnv()
+	cmd.Env = procfs.ChildEnv()
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
@@ -114,18 +115,6 @@ func readBanner(r io.Reader) map[string]string {
 		}
 	}
 	return b
-}
-
-// childEnv is this environment without catalogd's own settings, which
-// would add to the flags given.
-func childEnv() []string {
-	var env []string
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "CATALOGD_") {
-			env = append(env, kv)
-		}
-	}
-	return env
 }
 
 func (s *server) pid() int { return s.cmd.Process.Pid }
@@ -299,40 +288,6 @@ func scrape(ctx context.Context, client *http.Client, url string) (map[string]fl
 		return nil, err
 	}
 	return out, nil
-}
-
-// procStatus reads resident memory from /proc/PID/status, in bytes.
-func procStatus(pid int) (rss, anon, file int64, err error) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return 0, 0, 0, err
-	}
-	for line := range strings.SplitSeq(string(b), "\n") {
-		name, value, ok := strings.Cut(line, ":")
-		if !ok {
-			continue
-		}
-		var dst *int64
-		switch name {
-		case "VmRSS":
-			dst = &rss
-		case "RssAnon":
-			dst = &anon
-		case "RssFile":
-			dst = &file
-		default:
-			continue
-		}
-		kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(value), " kB"), 10, 64)
-		if err != nil {
-			return 0, 0, 0, fmt.Errorf("/proc/%d/status: %s: %w", pid, line, err)
-		}
-		*dst = kb << 10
-	}
-	if rss == 0 {
-		return 0, 0, 0, errors.New("no VmRSS in /proc/PID/status")
-	}
-	return rss, anon, file, nil
 }
 
 // openFiles counts the process's open descriptors, and among them those
