@@ -258,31 +258,17 @@ func nonEmpty(s string) []string {
 // be built.
 func jsonDocument(buildErr error, body []byte) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		h := w.Header()
-		switch r.Method {
-		case http.MethodGet, http.MethodHead:
-		case http.MethodOptions:
-			// A browser-based client's preflight, as for the metadata.
-			h.Set("Access-Control-Allow-Origin", "*")
-			h.Set("Access-Control-Allow-Methods", "GET, HEAD, OPTIONS")
-			h.Set("Access-Control-Allow-Headers", "*")
-			h.Set("Access-Control-Max-Age", "86400")
-			h.Set("Allow", "GET, HEAD, OPTIONS")
-			w.WriteHeader(http.StatusNoContent)
-			return
-		default:
-			h.Set("Allow", "GET, HEAD, OPTIONS")
-			http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+		if !readable(w, r) {
 			return
 		}
 		if buildErr != nil {
 			http.Error(w, "the dev issuer has no usable signing key", http.StatusInternalServerError)
 			return
 		}
+		h := w.Header()
 		h.Set("Content-Type", "application/json")
 		h.Set("Content-Length", strconv.Itoa(len(body)))
 		h.Set("Cache-Control", "public, max-age=300")
-		h.Set("Access-Control-Allow-Origin", "*")
 		if r.Method == http.MethodGet {
 			w.Write(body)
 		}

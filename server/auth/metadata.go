@@ -21,22 +21,10 @@ func MetadataHandler(resource string, authorizationServers []string) http.Handle
 		panic("auth: marshal protected resource metadata: " + err.Error())
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		h := w.Header()
-		h.Set("Access-Control-Allow-Origin", "*")
-		switch r.Method {
-		case http.MethodGet, http.MethodHead:
-		case http.MethodOptions:
-			h.Set("Access-Control-Allow-Methods", "GET, HEAD, OPTIONS")
-			h.Set("Access-Control-Allow-Headers", "*")
-			h.Set("Access-Control-Max-Age", "86400")
-			h.Set("Allow", "GET, HEAD, OPTIONS")
-			w.WriteHeader(http.StatusNoContent)
-			return
-		default:
-			h.Set("Allow", "GET, HEAD, OPTIONS")
-			http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+		if !readable(w, r) {
 			return
 		}
+		h := w.Header()
 		h.Set("Content-Type", "application/json")
 		h.Set("Content-Length", strconv.Itoa(len(body)))
 		h.Set("Cache-Control", "public, max-age=3600")
@@ -45,4 +33,27 @@ func MetadataHandler(resource string, authorizationServers []string) http.Handle
 		}
 		w.Write(body)
 	})
+}
+
+// readable answers what a public document answers to any method but GET and
+// HEAD, a browser-based client's preflight (OPTIONS) included, and reports
+// whether the request is a read to answer with the document. Any origin may
+// read a public document.
+func readable(w http.ResponseWriter, r *http.Request) bool {
+	h := w.Header()
+	h.Set("Access-Control-Allow-Origin", "*")
+	switch r.Method {
+	case http.MethodGet, http.MethodHead:
+		return true
+	case http.MethodOptions:
+		h.Set("Access-Control-Allow-Methods", "GET, HEAD, OPTIONS")
+		h.Set("Access-Control-Allow-Headers", "*")
+		h.Set("Access-Control-Max-Age", "86400")
+		h.Set("Allow", "GET, HEAD, OPTIONS")
+		w.WriteHeader(http.StatusNoContent)
+	default:
+		h.Set("Allow", "GET, HEAD, OPTIONS")
+		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+	}
+	return false
 }
