@@ -12,7 +12,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -270,20 +269,8 @@ func TestImportWriteErrorLeavesCatalogue(t *testing.T) {
 // SIGTERM.
 func TestServeDev(t *testing.T) {
 	dir := t.TempDir()
-	cmd := catalogdCommand(t, "serve", "--dev", "--addr", "127.0.0.1:0", "--db", filepath.Join(dir, "catalog.db"))
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer cmd.Process.Kill()
-
-	banner := readDevBanner(t, stdout)
-	api, token := banner["API"], banner["token"]
+	p := startServe(t, "--db", filepath.Join(dir, "catalog.db"))
+	banner, api, token := p.banner, p.api, p.token
 	get := func(path, token string) (int, string) {
 		req, _ := http.NewRequest(http.MethodGet, api+path, nil)
 		if token != "" {
@@ -347,12 +334,7 @@ func TestServeDev(t *testing.T) {
 		t.Fatalf("GET a card with catalogd token's token: %d %s", code, body)
 	}
 
-	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Wait(); err != nil {
-		t.Fatalf("serve after SIGTERM: %v\n%s", err, stderr.String())
-	}
+	p.stop(t)
 }
 
 // readDevBanner reads serve --dev's start message: its "name  value" lines

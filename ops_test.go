@@ -21,8 +21,9 @@ import (
 // serveProcess is catalogd serve running as a child process.
 type serveProcess struct {
 	cmd    *exec.Cmd
-	api    string // the API's base URL
-	token  string // the dev banner's token
+	banner map[string]string // the dev banner's lines, by name
+	api    string            // the API's base URL
+	token  string            // the dev banner's token
 	stderr *lockedBuffer
 	exited chan error
 }
@@ -47,8 +48,8 @@ func startServe(t *testing.T, args ...string) *serveProcess {
 			t.Logf("serve's log:\n%s", p.stderr.String())
 		}
 	})
-	banner := readDevBanner(t, stdout)
-	p.api, p.token = banner["API"], banner["token"]
+	p.banner = readDevBanner(t, stdout)
+	p.api, p.token = p.banner["API"], p.banner["token"]
 	return p
 }
 
