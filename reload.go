@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"io/fs"
 	"log/slog"
 	"os"
@@ -62,7 +61,8 @@ func (rl *reloader) run(ctx context.Context, every time.Duration, hup <-chan os.
 func (rl *reloader) check(force bool) {
 	st, err := os.Stat(rl.path)
 	if err != nil {
-		if force || !errors.Is(err, fs.ErrNotExist) || rl.seen != nil {
+		// Said once when the file goes, not every second while it is gone.
+		if force || rl.seen != nil {
 			rl.log.Warn("catalogue file unavailable; serving the current catalogue",
 				slog.String("catalogue", rl.path), slog.String("error", err.Error()))
 		}
