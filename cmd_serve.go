@@ -24,6 +24,7 @@ import (
 	"github.com/catalogd/catalogd/catalog"
 	"github.com/catalogd/catalogd/data"
 	"github.com/catalogd/catalogd/importer"
+	"github.com/catalogd/catalogd/internal/logbuf"
 	"github.com/catalogd/catalogd/server"
 	"github.com/catalogd/catalogd/server/auth"
 	"github.com/prometheus/client_golang/prometheus"
@@ -38,6 +39,9 @@ const (
 	// shutdownGrace bounds how long in-flight requests may run on after a
 	// SIGTERM before the process exits anyway.
 	shutdownGrace = 20 * time.Second
+	// logFlushEvery is how long an access-log line may wait to be written
+	// with others: one write per request would cost more than the line.
+	logFlushEvery = 100 * time.Millisecond
 )
 
 type serveOptions struct {
@@ -92,7 +96,12 @@ func runServe(ctx context.Context, e *env, o serveOptions) error {
 	if err := o.check(); err != nil {
 		return err
 	}
-	log := slog.New(slog.NewJSONHandler(e.stderr, nil))
+	// One writer for every log line: access-log lines wait up to
+	// logFlushEvery to be written together, other lines go at once, and no
+	// two lines interleave even when stderr is a pipe.
+	logs := logbuf.New(e.stderr, logFlushEvery)
+	defer logs.Close()
+	log := slog.New(slog.NewJSONHandler(logs, nil))
 	// From the start, so that a SIGHUP sent early does not end the process.
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
@@ -140,8 +149,8 @@ func runServe(ctx context.Context, e *env, o serveOptions) error {
 	handler.Store(&starting)
 	root := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { (*handler.Load()).ServeHTTP(w, r) })
 
-	cfg := server.Config{Catalog: live, BaseURL: o.baseURL, Audience: o.audience, Logger: log, Metrics: metrics,
-		RateLimit: o.rateLimits()}
+	cfg := server.Config{Catalog: live, BaseURL: o.baseURL, Audience: o.audience, Logger: log, AccessLog: logs.Batched(),
+		Metrics: metrics, RateLimit: o.rateLimits()}
 	var dev *auth.DevIssuer
 	if o.dev {
 		dev, err = o.devIssuer()

@@ -85,7 +85,7 @@ func newFaultServer(t *testing.T, l serverLimits) *faultServer {
 
 	s := &faultServer{addr: ln.Addr().String(), api: base, log: &lockedBuffer{}, conns: &connLog{closed: map[string]time.Time{}}}
 	log := slog.New(slog.NewJSONHandler(s.log, nil))
-	api, err := server.New(server.Config{Catalog: live, BaseURL: base, Logger: log, Auth: verifier, AuthorizationServers: []string{origin}})
+	api, err := server.New(server.Config{Catalog: live, BaseURL: base, Logger: log, AccessLog: s.log, Auth: verifier, AuthorizationServers: []string{origin}})
 	if err != nil {
 		t.Fatal(err)
 	}

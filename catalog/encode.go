@@ -82,7 +82,7 @@ func appendInt(dst []byte, v int64) []byte { return strconv.AppendInt(dst, v, 10
 
 const hexDigits = "0123456789abcdef"
 
-// appendString appends s as a JSON string. Invalid UTF-8 becomes U+FFFD, and
+// AppendJSONString appends s as a JSON string. Invalid UTF-8 becomes U+FFFD, and
 // U+2028 and U+2029 are escaped, as encoding/json does.
 func AppendJSONString(dst []byte, s string) []byte {
 	dst = append(dst, '"')

@@ -3,7 +3,6 @@ package server
 import (
 	"crypto/rand"
 	"encoding/hex"
-	"log/slog"
 	"net/http"
 	"strconv"
 	"sync"
@@ -76,19 +75,18 @@ func (s *Server) observe(w http.ResponseWriter, r *http.Request) {
 		status = http.StatusOK
 	}
 	rec.route.observe(status, elapsed)
-	if s.log.Enabled(r.Context(), slog.LevelInfo) {
-		s.log.LogAttrs(r.Context(), slog.LevelInfo, "request",
-			slog.String("method", r.Method),
-			slog.String("route", rec.route.name),
-			slog.String("path", r.URL.Path),
-			slog.Int("status", status),
-			slog.Int64("bytes", rec.bytes),
-			slog.Float64("duration_ms", float64(elapsed.Microseconds())/1e3),
-			slog.String("client_id", rec.clientID),
-			slog.String("request_id", id),
-			slog.String("remote", r.RemoteAddr),
-		)
-	}
+	s.logAccess(&accessLine{
+		at:        start,
+		method:    r.Method,
+		route:     rec.route.name,
+		path:      r.URL.Path,
+		status:    status,
+		bytes:     rec.bytes,
+		elapsed:   elapsed,
+		clientID:  rec.clientID,
+		requestID: id,
+		remote:    r.RemoteAddr,
+	})
 }
 
 // named marks the requests h answers as route name in metrics and logs.

@@ -23,6 +23,7 @@ func logFixture(t *testing.T) (*fixture, *syncBuffer) {
 	var logs syncBuffer
 	f := newFixtureWith(t, func(c *Config) {
 		c.Logger = slog.New(slog.NewJSONHandler(&logs, nil))
+		c.AccessLog = &logs
 	})
 	return f, &logs
 }
@@ -248,6 +249,17 @@ func TestGzip(t *testing.T) {
 		}
 		if got := gunzip(t, zipped.body); !bytes.Equal(got, plain.body) {
 			t.Errorf("%s: the gzip body does not decompress to the plain one", target)
+		}
+		// A client that names no encoding at all gets the plain answer,
+		// and the same Vary, so that a shared cache keeps them apart.
+		req := httptest.NewRequest(http.MethodGet, f.base+target, nil)
+		req.Header.Set("Authorization", "Bearer "+f.token)
+		bare := httptest.NewRecorder()
+		f.srv.ServeHTTP(bare, req)
+		if bare.Code != http.StatusOK || bare.Header().Get("Content-Encoding") != "" || !bytes.Equal(bare.Body.Bytes(), plain.body) ||
+			bare.Header().Get("ETag") != plain.header.Get("ETag") || bare.Header().Get("Vary") != "Accept-Encoding" {
+			t.Errorf("%s without Accept-Encoding: status %d, Content-Encoding %q, ETag %q, Vary %q, same body %v", target, bare.Code,
+				bare.Header().Get("Content-Encoding"), bare.Header().Get("ETag"), bare.Header().Get("Vary"), bytes.Equal(bare.Body.Bytes(), plain.body))
 		}
 		// The compressed representation has a tag of its own, strong, and
 		// revalidates to a 304 that names it.

@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"math"
 	"net/http"
@@ -27,9 +28,13 @@ type Config struct {
 	// BaseURL is the public URL of the API, version segment included
 	// (http://127.0.0.1:8080/api/v1); routes are mounted under its path.
 	BaseURL string
-	// Logger receives errors and one access-log line per request at level
-	// Info; nil discards.
+	// Logger receives errors; nil discards.
 	Logger *slog.Logger
+	// AccessLog receives one line of JSON per request, in the shape of
+	// slog's JSON handler with the message "request"; nil writes none. Each
+	// line comes in one Write, which may keep it a moment before writing
+	// it (logbuf.Writer.Batched).
+	AccessLog io.Writer
 
 	// Auth verifies the bearer token of every catalogue request. It is
 	// required: catalogd never serves the catalogue unauthenticated.
@@ -68,6 +73,7 @@ type Server struct {
 	baseURL          *url.URL
 	basePath         string // the path of BaseURL without a trailing slash
 	log              *slog.Logger
+	accessLog        io.Writer
 	router           *httprouter.Router
 	mcp              *mcp.Server
 	metrics          *Metrics
@@ -114,6 +120,7 @@ func New(cfg Config) (*Server, error) {
 		baseURL:     base,
 		basePath:    strings.TrimRight(base.EscapedPath(), "/"),
 		log:         log,
+		accessLog:   cfg.AccessLog,
 	}
 	s.bufs.New = func() any { b := make([]byte, 0, 16<<10); return &b }
 	s.metrics = cfg.Metrics
