@@ -18,10 +18,27 @@ const gzipMinSize = 1024
 // newGzip returns the middleware that compresses answers for clients that
 // accept gzip. Only gzip: it is what every partner's HTTP stack decodes.
 func newGzip() (func(http.Handler) http.HandlerFunc, error) {
-	return gzhttp.NewWrapper(
+	wrap, err := gzhttp.NewWrapper(
 		gzhttp.EnableZstd(false),
 		gzhttp.MinSize(gzipMinSize),
 		gzhttp.CompressionLevel(gzip.BestSpeed),
 		gzhttp.SuffixETag(gzipETagSuffix),
 	)
+	if err != nil {
+		return nil, err
+	}
+	return func(h http.Handler) http.HandlerFunc {
+		compressing := wrap(h)
+		return func(w http.ResponseWriter, r *http.Request) {
+			// A request that accepts no encoding gets the plain answer:
+			// the wrapper would only negotiate that at a cost, per request,
+			// of a response writer and a header scan.
+			if _, ok := r.Header["Accept-Encoding"]; !ok {
+				w.Header().Add("Vary", "Accept-Encoding")
+				h.ServeHTTP(w, r)
+				return
+			}
+			compressing(w, r)
+		}
+	}, nil
 }
