@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -24,6 +25,68 @@ type DB struct {
 	setsByID   map[string]*storedSet
 	setsByCode map[string][]*storedSet // zones in resolution order
 	setList    [4][]byte               // JSON arrays: all zones, then by zone index
+
+	// readers holds idle read transactions. Beginning one takes two
+	// exclusive locks inside bbolt and half a dozen allocations, more than
+	// looking a card up; the file is read-only and never remapped, so a
+	// transaction may stay open as long as the DB.
+	readers chan *reader
+	// closing guards readers against Close: a reader handed back after
+	// Close began is rolled back, so bbolt's Close does not wait on it.
+	closing sync.RWMutex
+	closed  bool
+}
+
+// reader is one read transaction with the buckets and the card cursor
+// every call uses. It serves one call at a time: bbolt transactions are
+// not safe for concurrent use.
+type reader struct {
+	tx                       *bolt.Tx
+	cards, numbers, postings *bolt.Bucket
+	cardCursor               *bolt.Cursor // its stack is reused by each Seek
+}
+
+// readersPerDB bounds the idle transactions kept; more run at once when
+// needed, and are closed when done.
+const readersPerDB = 64
+
+func (db *DB) getReader() (*reader, error) {
+	select {
+	case r := <-db.readers:
+		return r, nil
+	default:
+	}
+	tx, err := db.db.Begin(false)
+	if err != nil {
+		return nil, err
+	}
+	r := &reader{tx: tx, cards: tx.Bucket(bucketCards), numbers: tx.Bucket(bucketNumbers), postings: tx.Bucket(bucketPostings)}
+	r.cardCursor = r.cards.Cursor()
+	return r, nil
+}
+
+func (db *DB) putReader(r *reader) {
+	db.closing.RLock()
+	defer db.closing.RUnlock()
+	if !db.closed {
+		select {
+		case db.readers <- r:
+			return
+		default:
+		}
+	}
+	r.tx.Rollback()
+}
+
+// read runs fn with a reader, as bbolt's View runs a function in a
+// transaction.
+func (db *DB) read(fn func(r *reader) error) error {
+	r, err := db.getReader()
+	if err != nil {
+		return err
+	}
+	defer db.putReader(r)
+	return fn(r)
 }
 
 type storedSet struct {
@@ -39,7 +102,7 @@ func Open(path string) (*DB, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open catalogue %s: %w", path, err)
 	}
-	db := &DB{db: bdb, path: path}
+	db := &DB{db: bdb, path: path, readers: make(chan *reader, readersPerDB)}
 	if err := bdb.View(db.load); err != nil {
 		bdb.Close()
 		return nil, fmt.Errorf("open catalogue %s: %w", path, err)
@@ -129,7 +192,15 @@ func appendSetArray(dst []byte, sets []*storedSet, zone string) []byte {
 }
 
 // Close closes the file. It waits for calls in progress to finish.
-func (db *DB) Close() error { return db.db.Close() }
+func (db *DB) Close() error {
+	db.closing.Lock()
+	db.closed = true
+	for len(db.readers) > 0 {
+		(<-db.readers).tx.Rollback()
+	}
+	db.closing.Unlock()
+	return db.db.Close()
+}
 
 // Path returns the file the catalogue was opened from.
 func (db *DB) Path() string { return db.path }
@@ -190,8 +261,8 @@ func (db *DB) SetCards(ref string, page, pageSize int64, fn func(card []byte)) (
 	if s.total == 0 || offset >= s.total || offset < 0 {
 		return s.Set, s.total, nil
 	}
-	err = db.db.View(func(tx *bolt.Tx) error {
-		c := tx.Bucket(bucketCards).Cursor()
+	err = db.read(func(r *reader) error {
+		c := r.cardCursor
 		k, v := c.Seek(s.prefix)
 		for i := int64(0); bytes.HasPrefix(k, s.prefix) && i < offset; i++ {
 			k, v = c.Next()
@@ -212,10 +283,10 @@ func (db *DB) SetCards(ref string, page, pageSize int64, fn func(card []byte)) (
 // returns ErrNotFound when there is no such card.
 func (db *DB) AppendCard(dst []byte, id string) ([]byte, error) {
 	found := false
-	err := db.db.View(func(tx *bolt.Tx) error {
+	err := db.read(func(r *reader) error {
 		var buf [128]byte
 		key := append(append(buf[:0], keyCardID), id...)
-		c := tx.Bucket(bucketCards).Cursor()
+		c := r.cardCursor
 		k, loc := c.Seek(key)
 		if !bytes.Equal(k, key) {
 			return nil

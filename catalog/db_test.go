@@ -1,6 +1,7 @@
 package catalog
 
 import (
+	"bytes"
 	"errors"
 	"os"
 	"path/filepath"
@@ -172,5 +173,61 @@ func TestLiveSwapWaitsForReaders(t *testing.T) {
 	}
 	if err := live.Close(); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestReadersAcrossGoroutinesAndClose uses the pooled read transactions
+// from many goroutines at once, then checks that Close waits for a call in
+// progress, returns once it ends, and that calls after it fail cleanly.
+func TestReadersAcrossGoroutinesAndClose(t *testing.T) {
+	db, err := Open(writeTestCatalogue(t, "g1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	for range 2 * readersPerDB {
+		wg.Go(func() {
+			for range 50 {
+				card, err := db.AppendCard(nil, "jp-X-2")
+				if err != nil || !bytes.Contains(card, []byte(`"id":"jp-X-2"`)) {
+					t.Errorf("AppendCard: %s, %v", card, err)
+					return
+				}
+				if err := db.Search(SearchQuery{Q: "jay", Limit: 5}, func([]byte) {}); err != nil {
+					t.Errorf("Search: %v", err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if n := len(db.readers); n == 0 || n > readersPerDB {
+		t.Errorf("%d idle readers kept, want between 1 and %d", n, readersPerDB)
+	}
+
+	inCall, finish := make(chan struct{}), make(chan struct{})
+	go db.SetCards("X", 1, 1, func([]byte) {
+		close(inCall)
+		<-finish
+	})
+	<-inCall
+	closed := make(chan error)
+	go func() { closed <- db.Close() }()
+	select {
+	case err := <-closed:
+		t.Fatalf("Close returned (%v) while a call was reading", err)
+	case <-time.After(100 * time.Millisecond):
+	}
+	close(finish)
+	select {
+	case err := <-closed:
+		if err != nil {
+			t.Fatalf("Close: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Close did not return after the last call ended")
+	}
+	if _, err := db.AppendCard(nil, "jp-X-2"); err == nil || errors.Is(err, ErrNotFound) {
+		t.Errorf("AppendCard after Close: %v, want an error saying the file is closed", err)
 	}
 }

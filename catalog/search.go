@@ -126,14 +126,14 @@ func (db *DB) Search(q SearchQuery, fn func(card []byte)) error {
 			return nil
 		}
 	}
-	err := db.db.View(func(tx *bolt.Tx) error {
+	err := db.read(func(r *reader) error {
 		s := searcher{
-			entries:  tx.Bucket(bucketNumbers),
-			postings: tx.Bucket(bucketPostings),
-			cards:    tx.Bucket(bucketCards),
-			zone:     zone,
-			sets:     sets,
-			terms:    terms,
+			entries:    r.numbers,
+			postings:   r.postings,
+			cardCursor: r.cardCursor,
+			zone:       zone,
+			sets:       sets,
+			terms:      terms,
 		}
 		return s.run(q.Limit, fn)
 	})
@@ -144,11 +144,12 @@ func (db *DB) Search(q SearchQuery, fn func(card []byte)) error {
 }
 
 type searcher struct {
-	entries, postings, cards *bolt.Bucket
-	zone                     int
-	sets                     []*storedSet
-	terms                    []term
-	key                      []byte
+	entries, postings *bolt.Bucket
+	cardCursor        *bolt.Cursor
+	zone              int
+	sets              []*storedSet
+	terms             []term
+	key               []byte
 }
 
 // run finds the results through the narrowest posting list, or by scanning
@@ -158,7 +159,7 @@ func (s *searcher) run(limit int, fn func([]byte)) error {
 	found := 0
 	// One cursor per bucket for the whole query: a Get makes a new one each
 	// time.
-	cardCursor := s.cards.Cursor()
+	cardCursor := s.cardCursor
 	emit := func(e *indexEntry) error {
 		if (s.zone >= 0 && int(e.zone) != s.zone) || !s.inSets(e) || !e.matches(s.terms) {
 			return nil
