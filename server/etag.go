@@ -17,29 +17,34 @@ const GenerationHeader = "Catalog-Generation"
 // changes, so the same request to the same generation always gets the same
 // bytes. The request is its escaped path and raw query.
 func etag(db *catalog.DB, r *http.Request) string {
-	gen := db.Generation()
-	h := sha256.New()
-	h.Write([]byte(r.URL.EscapedPath()))
-	h.Write([]byte{'?'})
-	h.Write([]byte(r.URL.RawQuery))
-	var sum [sha256.Size]byte
-	b := make([]byte, 0, len(gen)+2+24)
-	b = append(b, '"')
-	b = append(b, gen...)
-	b = append(b, '.')
-	b = base64.RawURLEncoding.AppendEncode(b, h.Sum(sum[:0])[:16])
-	b = append(b, '"')
-	return string(b)
+	// Both buffers stay on the stack for all but outsized requests.
+	var in [512]byte
+	b := append(in[:0], r.URL.EscapedPath()...)
+	b = append(b, '?')
+	b = append(b, r.URL.RawQuery...)
+	sum := sha256.Sum256(b)
+	var out [128]byte
+	t := append(out[:0], '"')
+	t = append(t, db.Generation()...)
+	t = append(t, '.')
+	t = base64.RawURLEncoding.AppendEncode(t, sum[:16])
+	t = append(t, '"')
+	return string(t)
 }
+
+// privateCache is the Cache-Control of every answer: only the partner's own
+// cache may keep it, for it was given to a token.
+var privateCache = []string{"private"}
 
 // notModified answers 304 when the request's If-None-Match names tag, and
 // otherwise sets the validators a 200 carries.
 func notModified(w http.ResponseWriter, r *http.Request, db *catalog.DB, tag string) bool {
 	h := w.Header()
-	h.Set("ETag", tag)
-	// Only the partner's own cache may keep an answer: it was given to a token.
-	h.Set("Cache-Control", "private")
-	h.Set(GenerationHeader, db.Generation())
+	// One allocation for both values rather than one each.
+	vals := &[2]string{tag, db.Generation()}
+	h["Etag"] = vals[0:1:1]
+	h[GenerationHeader] = vals[1:2:2]
+	h["Cache-Control"] = privateCache
 	inm := r.Header.Get("If-None-Match")
 	if inm == "" {
 		return false
@@ -50,7 +55,7 @@ func notModified(w http.ResponseWriter, r *http.Request, db *catalog.DB, tag str
 	}
 	// A 304 names the representation the client holds: the compressed
 	// one's tag carries the gzip suffix.
-	h.Set("ETag", matched)
+	h["Etag"] = []string{matched}
 	w.WriteHeader(http.StatusNotModified)
 	return true
 }

@@ -11,6 +11,11 @@ import (
 // different representation from the plain one (RFC 9110 section 8.8.3).
 const gzipETagSuffix = "-gzip"
 
+// varyAcceptEncoding is shared by every answer; header values are never
+// modified in place, only replaced or appended to (which copies a full
+// slice).
+var varyAcceptEncoding = []string{"Accept-Encoding"}
+
 // gzipMinSize is the smallest answer worth compressing: below about a
 // kilobyte the gzip header and the CPU cost outweigh the bytes saved.
 const gzipMinSize = 1024
@@ -34,7 +39,11 @@ func newGzip() (func(http.Handler) http.HandlerFunc, error) {
 			// the wrapper would only negotiate that at a cost, per request,
 			// of a response writer and a header scan.
 			if _, ok := r.Header["Accept-Encoding"]; !ok {
-				w.Header().Add("Vary", "Accept-Encoding")
+				if h := w.Header(); h["Vary"] == nil {
+					h["Vary"] = varyAcceptEncoding
+				} else {
+					h.Add("Vary", "Accept-Encoding")
+				}
 				h.ServeHTTP(w, r)
 				return
 			}

@@ -9,7 +9,6 @@ import (
 	"strings"
 
 	"github.com/catalogd/catalogd/catalog"
-	"github.com/julienschmidt/httprouter"
 )
 
 // handleListSets answers listSets: every set of every zone, newest first. A
@@ -34,7 +33,7 @@ func (s *Server) handleListSets() http.Handler {
 // in printed-number order.
 func (s *Server) handleListSetCards() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		code, err := pathParam(r, "code")
+		code, err := s.pathParam(r, "code")
 		if err != nil {
 			s.writeError(w, r, err)
 			return
@@ -61,12 +60,11 @@ func (s *Server) handleListSetCards() http.Handler {
 // "/" resolves whether the client encoded it or not.
 func (s *Server) handleGetCard() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		id, err := pathParam(r, "cardId")
+		id, err := s.pathParam(r, "cardId")
 		if err != nil {
 			s.writeError(w, r, err)
 			return
 		}
-		id = strings.TrimPrefix(id, "/")
 		if id == "" {
 			s.writeError(w, r, paramErrors{{Parameter: "cardId", Detail: "must not be empty"}})
 			return
@@ -106,9 +104,19 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request, build func(b []b
 }
 
 // pathParam returns a route parameter, unescaped (the router matched the
-// escaped path).
-func pathParam(r *http.Request, name string) (string, error) {
-	raw := httprouter.ParamsFromContext(r.Context()).ByName(name)
+// escaped path): the set code of listSetCards, or the card id of getCard
+// (the rest of the path, "/" included). The routes are registered without
+// httprouter's parameters, which would cost each request a context and a
+// copy of the request, so the parameter is cut from the path the route
+// matched.
+func (s *Server) pathParam(r *http.Request, name string) (string, error) {
+	var raw string
+	switch name {
+	case "code":
+		raw = strings.TrimSuffix(strings.TrimPrefix(r.URL.Path, s.setsPrefix), cardsOfSetSuffix)
+	case "cardId":
+		raw = strings.TrimPrefix(r.URL.Path, s.cardsPrefix)
+	}
 	v, err := url.PathUnescape(raw)
 	if err != nil {
 		return "", paramErrors{{Parameter: name, Detail: "is not a valid percent-encoded path segment"}}
@@ -116,11 +124,15 @@ func pathParam(r *http.Request, name string) (string, error) {
 	return v, nil
 }
 
+// jsonContentType is shared by every answer; header values are never
+// modified in place, only replaced.
+var jsonContentType = []string{"application/json"}
+
 // writeJSON writes a 200 with a JSON body.
 func writeJSON(w http.ResponseWriter, body []byte) {
 	h := w.Header()
-	h.Set("Content-Type", "application/json")
-	h.Set("Content-Length", strconv.Itoa(len(body)))
+	h["Content-Type"] = jsonContentType
+	h["Content-Length"] = []string{strconv.Itoa(len(body))}
 	w.WriteHeader(http.StatusOK)
 	w.Write(body)
 }

@@ -21,6 +21,10 @@ type query struct {
 // parseQuery decodes a raw query string. A query string that cannot be
 // decoded is itself a 400.
 func parseQuery(raw string) (*query, error) {
+	if raw == "" {
+		// The common getCard: nothing to decode, and no map to make.
+		return new(query), nil
+	}
 	values, err := url.ParseQuery(raw)
 	if err != nil {
 		return nil, paramErrors{{Parameter: "(query string)", Detail: "cannot be decoded: " + err.Error()}}

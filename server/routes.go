@@ -24,9 +24,9 @@ func (s *Server) routes() *httprouter.Router {
 	api := s.basePath
 	// The catalogue's answers are compressed for clients that accept it;
 	// their 401s and problems are too small to gain.
-	s.get(r, "listSets", api+"/catalog/sets", s.authenticated(s.gzip(s.handleListSets())))
-	s.get(r, "listSetCards", api+"/catalog/sets/:code/cards", s.authenticated(s.gzip(s.handleListSetCards())))
-	s.get(r, "getCard", api+"/catalog/cards/*cardId", s.authenticated(s.gzip(s.handleGetCard())))
+	s.get(r, "listSets", api+setsPath, s.authenticated(s.gzip(s.handleListSets())))
+	s.get(r, "listSetCards", api+setsPath+"/:code"+cardsOfSetSuffix, s.authenticated(s.gzip(s.handleListSetCards())))
+	s.get(r, "getCard", api+cardsPath+"/*cardId", s.authenticated(s.gzip(s.handleGetCard())))
 	s.get(r, "search", api+"/catalog/search", s.authenticated(s.gzip(s.handleSearch())))
 	// Stateless MCP takes POST only; the router answers other methods 405.
 	r.Handler(http.MethodPost, api+"/mcp", s.named("mcp", s.authenticated(s.gzip(s.handleMCP()))))
@@ -56,9 +56,18 @@ func (s *Server) public(r *httprouter.Router, name, path string, h http.Handler)
 	r.Handler(http.MethodOptions, path, s.named(name, h))
 }
 
+// The paths of the catalogue routes under the base path.
+const (
+	setsPath         = "/catalog/sets"
+	cardsOfSetSuffix = "/cards"
+	cardsPath        = "/catalog/cards"
+)
+
 // get registers h for GET and HEAD; net/http drops the body of a HEAD.
+// Handlers read their parameters from the path (Server.pathParam).
 func (s *Server) get(r *httprouter.Router, name, path string, h http.Handler) {
 	h = s.named(name, h)
-	r.Handler(http.MethodGet, path, h)
-	r.Handler(http.MethodHead, path, h)
+	handle := func(w http.ResponseWriter, r *http.Request, _ httprouter.Params) { h.ServeHTTP(w, r) }
+	r.Handle(http.MethodGet, path, handle)
+	r.Handle(http.MethodHead, path, handle)
 }

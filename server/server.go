@@ -72,6 +72,8 @@ type Server struct {
 	dev              *auth.DevIssuer
 	baseURL          *url.URL
 	basePath         string // the path of BaseURL without a trailing slash
+	setsPrefix       string // of the escaped path of listSetCards, before the code
+	cardsPrefix      string // of the escaped path of getCard, before the id
 	log              *slog.Logger
 	accessLog        io.Writer
 	router           *httprouter.Router
@@ -122,6 +124,8 @@ func New(cfg Config) (*Server, error) {
 		log:         log,
 		accessLog:   cfg.AccessLog,
 	}
+	s.setsPrefix = s.basePath + setsPath + "/"
+	s.cardsPrefix = s.basePath + cardsPath + "/"
 	s.bufs.New = func() any { b := make([]byte, 0, 16<<10); return &b }
 	s.metrics = cfg.Metrics
 	if s.metrics == nil {
