@@ -218,10 +218,14 @@ func (v *Verifier) Verify(ctx context.Context, authorizationHeader string) (Prin
 	now := v.now()
 	key := hashToken(token)
 	if p, ok := v.cache.get(key, now); ok {
+		// The token is one verified before, so its syntax was checked then.
 		if _, denied := v.deny[p.ClientID]; denied {
 			return Principal{}, errDenied()
 		}
 		return p, nil
+	}
+	if !isB64Token(token) {
+		return Principal{}, errMalformedHeader()
 	}
 	p, until, aerr := v.verify(ctx, token, now)
 	if aerr != nil {
@@ -251,22 +255,31 @@ func bearerToken(h string) (string, *Error) {
 		return "", newError("", ReasonScheme, "only the Bearer authorization scheme is accepted")
 	}
 	token := strings.TrimLeft(rest, " ")
-	if token == "" || len(token) > maxTokenLen || !isB64Token(token) {
-		return "", newError(CodeInvalidRequest, ReasonMalformed,
-			`the Authorization header must be "Bearer" followed by a single token`)
+	if token == "" || len(token) > maxTokenLen {
+		return "", errMalformedHeader()
 	}
+	// Its syntax (isB64Token) is checked only when it is not in the cache.
 	return token, nil
 }
+
+func errMalformedHeader() *Error {
+	return newError(CodeInvalidRequest, ReasonMalformed,
+		`the Authorization header must be "Bearer" followed by a single token`)
+}
+
+// b64TokenChars are the characters of an RFC 6750 b64token before its
+// padding.
+var b64TokenChars = func() (t [256]bool) {
+	for _, c := range []byte("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-._~+/") {
+		t[c] = true
+	}
+	return t
+}()
 
 // isB64Token reports whether s is an RFC 6750 b64token.
 func isB64Token(s string) bool {
 	i := 0
-	for ; i < len(s); i++ {
-		c := s[i]
-		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' ||
-			c == '-' || c == '.' || c == '_' || c == '~' || c == '+' || c == '/') {
-			break
-		}
+	for ; i < len(s) && b64TokenChars[s[i]]; i++ {
 	}
 	if i == 0 {
 		return false
