@@ -9,11 +9,14 @@ import (
 // The response bodies of the catalogue, shared by REST and MCP so that both
 // answer the same question with the same bytes. Each appends to b.
 
+// The envelope of the list of sets, around catalog.DB.SetsJSON.
+var setsOpen, setsClose = []byte(`{"data":`), []byte(`}`)
+
 // appendSets appends {"data": [sets]}, of one zone or, for "", all.
 func appendSets(b []byte, db *catalog.DB, zone string) []byte {
-	b = append(b, `{"data":`...)
+	b = append(b, setsOpen...)
 	b = append(b, db.SetsJSON(zone)...)
-	return append(b, '}')
+	return append(b, setsClose...)
 }
 
 // appendSetCards appends {"data": [cards], "meta": page} for one page of the

@@ -23,9 +23,14 @@ func (s *Server) handleListSets() http.Handler {
 			s.writeError(w, r, err)
 			return
 		}
-		s.answer(w, r, func(b []byte, db *catalog.DB) ([]byte, error) {
-			return appendSets(b, db, ""), nil
-		})
+		// The list is built once per catalogue and can be a megabyte:
+		// it is written from where it lies, not copied per request.
+		db, release := s.catalog.Acquire()
+		defer release()
+		if notModified(w, r, db, etag(db, r)) {
+			return
+		}
+		writeJSON(w, setsOpen, db.SetsJSON(""), setsClose)
 	})
 }
 
@@ -128,13 +133,19 @@ func (s *Server) pathParam(r *http.Request, name string) (string, error) {
 // modified in place, only replaced.
 var jsonContentType = []string{"application/json"}
 
-// writeJSON writes a 200 with a JSON body.
-func writeJSON(w http.ResponseWriter, body []byte) {
+// writeJSON writes a 200 whose JSON body is the parts, in order.
+func writeJSON(w http.ResponseWriter, parts ...[]byte) {
+	n := 0
+	for _, p := range parts {
+		n += len(p)
+	}
 	h := w.Header()
 	h["Content-Type"] = jsonContentType
-	h["Content-Length"] = []string{strconv.Itoa(len(body))}
+	h["Content-Length"] = []string{strconv.Itoa(n)}
 	w.WriteHeader(http.StatusOK)
-	w.Write(body)
+	for _, p := range parts {
+		w.Write(p)
+	}
 }
 
 func handleNotFound(w http.ResponseWriter, r *http.Request) {
