@@ -56,6 +56,7 @@ type serveOptions struct {
 	metricsAddr string
 	rateLimit   float64
 	rateBurst   int
+	answerCache int // MiB
 	dev         bool
 	devClientID string
 	devSecret   string
@@ -86,6 +87,7 @@ built-in sample catalogue when --db does not exist and issues its own tokens.`,
 	f.StringVar(&o.metricsAddr, "metrics-addr", "", "address for Prometheus metrics (off when empty)")
 	f.Float64Var(&o.rateLimit, "rate-limit", 0, "requests per second each client may make (off when 0)")
 	f.IntVar(&o.rateBurst, "rate-burst", 0, "requests a client may make at once (default: one second's worth, at least 1)")
+	f.IntVar(&o.answerCache, "answer-cache-mb", 16, "MiB of recent catalogue answers kept in memory (0: none)")
 	f.BoolVar(&o.dev, "dev", false, "development mode: built-in sample catalogue and a local token issuer, loopback only")
 	f.StringVar(&o.devClientID, "dev-client-id", "dev", "client id of the dev token issuer")
 	f.StringVar(&o.devSecret, "dev-client-secret", "", "client secret of the dev token issuer (default: random, printed at start)")
@@ -150,7 +152,7 @@ func runServe(ctx context.Context, e *env, o serveOptions) error {
 	root := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { (*handler.Load()).ServeHTTP(w, r) })
 
 	cfg := server.Config{Catalog: live, BaseURL: o.baseURL, Audience: o.audience, Logger: log, AccessLog: logs.Batched(),
-		Metrics: metrics, RateLimit: o.rateLimits()}
+		Metrics: metrics, RateLimit: o.rateLimits(), AnswerCache: o.answerCacheBytes()}
 	var dev *auth.DevIssuer
 	if o.dev {
 		dev, err = o.devIssuer()
@@ -235,6 +237,14 @@ func runServe(ctx context.Context, e *env, o serveOptions) error {
 	return nil
 }
 
+// answerCacheBytes is --answer-cache-mb as server.Config wants it.
+func (o *serveOptions) answerCacheBytes() int64 {
+	if o.answerCache == 0 {
+		return -1
+	}
+	return int64(o.answerCache) << 20
+}
+
 // rateLimits is the per-client budget of --rate-limit and --rate-burst.
 func (o *serveOptions) rateLimits() server.RateLimit {
 	burst := o.rateBurst
@@ -294,6 +304,9 @@ func (o *serveOptions) check() error {
 		}
 	} else if o.issuer == "" {
 		return usageErrorf("serve: no token issuer: set --issuer (CATALOGD_ISSUER) to your identity provider's URL, or use --dev for a local one; catalogd never serves without authentication")
+	}
+	if o.answerCache < 0 || o.answerCache > 1<<20 {
+		return usageErrorf("serve: --answer-cache-mb %d: want 0 (no cache) to %d", o.answerCache, 1<<20)
 	}
 	if o.rateLimit < 0 || math.IsNaN(o.rateLimit) || math.IsInf(o.rateLimit, 0) || o.rateBurst < 0 {
 		return usageErrorf("serve: --rate-limit %v and --rate-burst %d: want a positive rate (0 for no limit) and a positive burst", o.rateLimit, o.rateBurst)

@@ -15,15 +15,10 @@ const GenerationHeader = "Catalog-Generation"
 
 // etag is the strong validator of an answer: a catalogue generation never
 // changes, so the same request to the same generation always gets the same
-// bytes. The request is its escaped path and raw query.
-func etag(db *catalog.DB, r *http.Request) string {
-	// Both buffers stay on the stack for all but outsized requests.
-	var in [512]byte
-	b := append(in[:0], r.URL.EscapedPath()...)
-	b = append(b, '?')
-	b = append(b, r.URL.RawQuery...)
-	sum := sha256.Sum256(b)
-	var out [128]byte
+// bytes. The request is its escaped path and raw query (answerKey).
+func etag(db *catalog.DB, key []byte) string {
+	sum := sha256.Sum256(key)
+	var out [128]byte // on the stack
 	t := append(out[:0], '"')
 	t = append(t, db.Generation()...)
 	t = append(t, '.')

@@ -27,7 +27,8 @@ func (s *Server) handleListSets() http.Handler {
 		// it is written from where it lies, not copied per request.
 		db, release := s.catalog.Acquire()
 		defer release()
-		if notModified(w, r, db, etag(db, r)) {
+		var kb [256]byte // on the stack for all but outsized requests
+		if notModified(w, r, db, etag(db, answerKey(kb[:0], r.URL.EscapedPath(), r.URL.RawQuery))) {
 			return
 		}
 		writeJSON(w, setsOpen, db.SetsJSON(""), setsClose)
@@ -90,11 +91,20 @@ func (s *Server) handleGetCard() http.Handler {
 
 // answer writes the 200 that build appends from the current catalogue, or
 // a 304 when the client already holds it; the request's parameters are
-// checked before.
+// checked before. Answers come from the answer cache when they can.
 func (s *Server) answer(w http.ResponseWriter, r *http.Request, build func(b []byte, db *catalog.DB) ([]byte, error)) {
 	db, release := s.catalog.Acquire()
 	defer release()
-	if notModified(w, r, db, etag(db, r)) {
+	var kb [256]byte // on the stack for all but outsized requests
+	key := answerKey(kb[:0], r.URL.EscapedPath(), r.URL.RawQuery)
+	if a, ok := s.answers.get(db, key); ok {
+		if !notModified(w, r, db, a.etag) {
+			writeJSON(w, a.body)
+		}
+		return
+	}
+	tag := etag(db, key)
+	if notModified(w, r, db, tag) {
 		return
 	}
 	buf := s.getBuf()
@@ -105,6 +115,7 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request, build func(b []b
 		return
 	}
 	*buf = b
+	s.answers.put(db, key, tag, b)
 	writeJSON(w, b)
 }
 

@@ -16,6 +16,7 @@ type Metrics struct {
 	duration     *prometheus.HistogramVec
 	authFailures *prometheus.CounterVec
 	reloads      *prometheus.CounterVec
+	answerCache  *prometheus.CounterVec
 }
 
 // NewMetrics registers catalogd's series with reg: the request and
@@ -42,12 +43,16 @@ func NewMetrics(reg prometheus.Registerer, live *catalog.Live) (*Metrics, error)
 			Name: "catalogd_catalog_reloads_total",
 			Help: "Attempts to switch to a newly imported catalogue, by result.",
 		}, []string{"result"}),
+		answerCache: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "catalogd_answer_cache_lookups_total",
+			Help: "Catalogue answers looked up in the answer cache, by result (hit, miss).",
+		}, []string{"result"}),
 	}
 	// The reload results exist from the start, so that a rate() over them
 	// works before the first reload.
 	m.reloads.WithLabelValues("success")
 	m.reloads.WithLabelValues("failure")
-	for _, c := range []prometheus.Collector{m.requests, m.duration, m.authFailures, m.reloads, newCatalogCollector(live)} {
+	for _, c := range []prometheus.Collector{m.requests, m.duration, m.authFailures, m.reloads, m.answerCache, newCatalogCollector(live)} {
 		if err := reg.Register(c); err != nil {
 			return nil, fmt.Errorf("server: register metrics: %w", err)
 		}

@@ -52,7 +52,13 @@ type Config struct {
 	Metrics *Metrics
 	// RateLimit, when on, gives every client id its own request budget.
 	RateLimit RateLimit
+	// AnswerCache bounds, in bytes, the cache of recent catalogue answers:
+	// 0 means DefaultAnswerCache, a negative value caches nothing.
+	AnswerCache int64
 }
+
+// DefaultAnswerCache is the answer cache's bound when Config leaves it 0.
+const DefaultAnswerCache = 16 << 20
 
 // Authenticator checks the Authorization header of a request; its errors
 // are *auth.Error.
@@ -81,7 +87,8 @@ type Server struct {
 	metrics          *Metrics
 	unmatched        *routeMetrics // requests no route claims
 	gzip             func(http.Handler) http.HandlerFunc
-	limits           *limiters // nil without a rate limit
+	limits           *limiters    // nil without a rate limit
+	answers          *answerCache // nil when answers are not cached
 	bufs             sync.Pool
 }
 
@@ -134,6 +141,10 @@ func New(cfg Config) (*Server, error) {
 		}
 	}
 	s.unmatched = s.metrics.route("other")
+	if cfg.AnswerCache == 0 {
+		cfg.AnswerCache = DefaultAnswerCache
+	}
+	s.answers = newAnswerCache(cfg.AnswerCache, s.metrics)
 	if cfg.RateLimit.On() {
 		if cfg.RateLimit.Burst < 1 || math.IsInf(cfg.RateLimit.PerSecond, 0) || math.IsNaN(cfg.RateLimit.PerSecond) {
 			return nil, fmt.Errorf("server: rate limit %v per second with bursts of %d: want a finite rate and a burst of at least 1", cfg.RateLimit.PerSecond, cfg.RateLimit.Burst)

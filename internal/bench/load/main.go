@@ -4,7 +4,7 @@
 // throughputs is what catalogd's routing, token check, catalogue reads and
 // logging cost on top of net/http itself.
 //
-//	go run ./internal/bench/load -cards 100000 [-duration 5s] [-conns 16,64] [-rate 2000] [-keep] [-perf DIR]
+//	go run ./internal/bench/load -cards 100000 [-duration 5s] [-conns 16,64] [-rate 2000] [-keep] [-perf DIR] [-serve-args ARGS]
 //
 // It builds catalogd, generates a snapshot with internal/gen, imports it with
 // the real binary, runs an identity provider in this process and signs one
@@ -74,7 +74,9 @@ func main() {
 	flag.IntVar(&o.starts, "starts", 5, "times catalogd serve is started to time its readiness")
 	flag.StringVar(&o.perfDir, "perf", "", "record perf profiles of both servers during the closed-loop runs into this directory")
 	flag.BoolVar(&o.keep, "keep", false, "keep the working directory (catalogue, snapshot, server logs)")
+	serveArgs := flag.String("serve-args", "", "more arguments for catalogd serve, space-separated (-serve-args=--answer-cache-mb=0 measures without the answer cache)")
 	flag.Parse()
+	o.serveArgs = strings.Fields(*serveArgs)
 	var err error
 	if o.conns, err = parseConns(*conns); err != nil {
 		fmt.Fprintln(os.Stderr, "load: -conns:", err)
@@ -110,6 +112,7 @@ type options struct {
 	quietWait time.Duration
 	perfDir   string
 	keep      bool
+	serveArgs []string
 }
 
 func parseConns(s string) ([]int, error) {

@@ -98,6 +98,7 @@ func run(ctx context.Context, o options) error {
 		return err
 	}
 	serveArgs := []string{"serve", "--db", db, "--addr", addr, "--issuer", idp.issuer, "--jwks-url", idp.issuer + jwksPath}
+	serveArgs = append(serveArgs, o.serveArgs...)
 	catLog, err := os.Create(filepath.Join(dir, "catalogd.log"))
 	if err != nil {
 		return err

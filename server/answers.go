@@ -1,0 +1,118 @@
+package server
+
+import (
+	"sync"
+	"sync/atomic"
+
+	"github.com/catalogd/catalogd/catalog"
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// answerCache keeps recent 200 answers of the catalogue being served. A
+// catalogue generation never changes, so an answer stays right for as long
+// as its catalogue is served and needs no expiry: the cache belongs to one
+// catalogue and is dropped whole when another replaces it. It is bounded in
+// bytes; when an answer would pass the bound, everything cached is dropped
+// and the cache fills again with what is asked for next, which keeps the
+// bookkeeping to a map lookup and costs little when traffic has hot spots
+// (popular cards, first pages, common names), as partner traffic does.
+type answerCache struct {
+	max     int64
+	hits    prometheus.Counter
+	misses  prometheus.Counter
+	current atomic.Pointer[answerSet]
+}
+
+// answerSet is the cache of one catalogue.
+type answerSet struct {
+	db      *catalog.DB
+	mu      sync.RWMutex
+	answers map[string]*cachedAnswer
+	bytes   int64
+}
+
+// cachedAnswer is a body and its ETag; neither is ever modified.
+type cachedAnswer struct {
+	etag string
+	body []byte
+}
+
+// answerOverhead approximates the bytes an entry costs beyond its key,
+// tag and body: the map slot, the entry and the slice headers.
+const answerOverhead = 96
+
+// newAnswerCache returns a cache of at most max bytes, or nil when max is
+// zero or less: a nil cache caches nothing.
+func newAnswerCache(max int64, m *Metrics) *answerCache {
+	if max <= 0 {
+		return nil
+	}
+	return &answerCache{max: max, hits: m.answerCache.WithLabelValues("hit"), misses: m.answerCache.WithLabelValues("miss")}
+}
+
+// set returns the cache of db, starting a new one when db is not the
+// catalogue the cache was filled from.
+func (c *answerCache) set(db *catalog.DB) *answerSet {
+	if cur := c.current.Load(); cur != nil && cur.db == db {
+		return cur
+	}
+	fresh := &answerSet{db: db, answers: make(map[string]*cachedAnswer)}
+	for {
+		cur := c.current.Load()
+		if cur != nil && cur.db == db {
+			return cur
+		}
+		if c.current.CompareAndSwap(cur, fresh) {
+			return fresh
+		}
+	}
+}
+
+// get returns the answer to the request key, if cached for db.
+func (c *answerCache) get(db *catalog.DB, key []byte) (*cachedAnswer, bool) {
+	if c == nil {
+		return nil, false
+	}
+	set := c.set(db)
+	set.mu.RLock()
+	a, ok := set.answers[string(key)]
+	set.mu.RUnlock()
+	if ok {
+		c.hits.Inc()
+	} else {
+		c.misses.Inc()
+	}
+	return a, ok
+}
+
+// put caches a copy of body as the answer to key from db.
+func (c *answerCache) put(db *catalog.DB, key []byte, etag string, body []byte) {
+	if c == nil {
+		return
+	}
+	size := int64(len(key)+len(etag)+len(body)) + answerOverhead
+	if size > c.max/16 {
+		return // one answer may not push out everything else
+	}
+	a := &cachedAnswer{etag: etag, body: append([]byte(nil), body...)}
+	set := c.set(db)
+	set.mu.Lock()
+	defer set.mu.Unlock()
+	if _, ok := set.answers[string(key)]; ok {
+		return
+	}
+	if set.bytes+size > c.max {
+		clear(set.answers)
+		set.bytes = 0
+	}
+	set.answers[string(key)] = a
+	set.bytes += size
+}
+
+// answerKey appends the cache key of r's answer: its escaped path and raw
+// query, which is also what its ETag is made from.
+func answerKey(b []byte, escapedPath, rawQuery string) []byte {
+	b = append(b, escapedPath...)
+	b = append(b, '?')
+	return append(b, rawQuery...)
+}

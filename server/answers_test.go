@@ -1,0 +1,161 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/catalogd/catalogd/catalog"
+	"github.com/catalogd/catalogd/data"
+	"github.com/catalogd/catalogd/importer"
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+var cachedTargets = []string{
+	"/catalog/cards/jp-SV1a-001",
+	"/catalog/sets/SV1a/cards?pageSize=5&page=2",
+	"/catalog/search?q=ar&limit=7",
+}
+
+func cacheLookups(t *testing.T, reg *prometheus.Registry, result string) float64 {
+	t.Helper()
+	families, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range families {
+		if f.GetName() != "catalogd_answer_cache_lookups_total" {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "result" && l.GetValue() == result {
+					return m.GetCounter().GetValue()
+				}
+			}
+		}
+	}
+	return 0
+}
+
+// TestAnswerCacheGivesTheSameAnswers asks each cacheable route twice: the
+// second answer comes from the cache, with the same bytes, headers and
+// revalidation as the first.
+func TestAnswerCacheGivesTheSameAnswers(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	f := newFixtureWith(t, func(c *Config) {
+		var err error
+		if c.Metrics, err = NewMetrics(reg, c.Catalog); err != nil {
+			t.Fatal(err)
+		}
+	})
+	for _, target := range cachedTargets {
+		hits := cacheLookups(t, reg, "hit")
+		first := f.do(http.MethodGet, target, "Accept-Encoding", "identity")
+		first.wantStatus(t, http.StatusOK)
+		second := f.do(http.MethodGet, target, "Accept-Encoding", "identity")
+		second.wantStatus(t, http.StatusOK)
+		if now := cacheLookups(t, reg, "hit"); now != hits+1 {
+			t.Fatalf("%s: %v cache hits after asking twice, want 1", target, now-hits)
+		}
+		if !bytes.Equal(first.body, second.body) {
+			t.Errorf("%s: the cached body differs:\n%s\n%s", target, first.body, second.body)
+		}
+		for _, h := range []string{"ETag", "Content-Type", "Content-Length", "Cache-Control", GenerationHeader} {
+			if first.header.Get(h) != second.header.Get(h) {
+				t.Errorf("%s: %s %q, cached %q", target, h, first.header.Get(h), second.header.Get(h))
+			}
+		}
+		nm := f.do(http.MethodGet, target, "If-None-Match", first.header.Get("ETag"), "Accept-Encoding", "identity")
+		if nm.status != http.StatusNotModified {
+			t.Errorf("%s: If-None-Match on a cached answer: %d, want 304", target, nm.status)
+		}
+		zipped := gzipGet(t, f, target)
+		if zipped.status != http.StatusOK || !bytes.Equal(maybeGunzip(t, zipped), first.body) {
+			t.Errorf("%s: a gzip request for a cached answer: %d", target, zipped.status)
+		}
+	}
+	// Errors are never cached: a missing card is looked for each time.
+	before := cacheLookups(t, reg, "hit")
+	for range 2 {
+		f.do(http.MethodGet, "/catalog/cards/no-such-card").wantStatus(t, http.StatusNotFound)
+	}
+	if hits := cacheLookups(t, reg, "hit"); hits != before {
+		t.Errorf("a 404 was answered from the cache")
+	}
+}
+
+func maybeGunzip(t *testing.T, r *response) []byte {
+	t.Helper()
+	if r.header.Get("Content-Encoding") == "gzip" {
+		return gunzip(t, r.body)
+	}
+	return r.body
+}
+
+// TestAnswerCacheFollowsTheCatalogue swaps in a new import of the same
+// snapshot: the answers must name the new generation at once.
+func TestAnswerCacheFollowsTheCatalogue(t *testing.T) {
+	f := newFixture(t)
+	before := map[string]*response{}
+	for _, target := range cachedTargets {
+		f.do(http.MethodGet, target).wantStatus(t, http.StatusOK)
+		before[target] = f.do(http.MethodGet, target)
+	}
+
+	dir := t.TempDir()
+	path := filepath.Join(dir, "catalog.db")
+	snapshot := filepath.Join(dir, data.SampleName)
+	if err := os.WriteFile(snapshot, data.Sample(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := importer.Import(context.Background(), importer.Config{DB: path, Inputs: []string{snapshot, "testdata/odd.json"}}); err != nil {
+		t.Fatal(err)
+	}
+	db, err := catalog.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.live.Swap(db)
+
+	for _, target := range cachedTargets {
+		after := f.do(http.MethodGet, target)
+		after.wantStatus(t, http.StatusOK)
+		old := before[target]
+		if after.header.Get(GenerationHeader) != db.Generation() || after.header.Get("ETag") == old.header.Get("ETag") {
+			t.Errorf("%s after the swap: generation %q ETag %q, want generation %q and a new tag (was %q)", target,
+				after.header.Get(GenerationHeader), after.header.Get("ETag"), db.Generation(), old.header.Get("ETag"))
+		}
+		if !bytes.Equal(after.body, old.body) {
+			t.Errorf("%s: the same snapshot gave another body", target)
+		}
+	}
+}
+
+// TestAnswerCacheBound fills a small cache past its bound and checks it
+// never holds more than the bound, and that a cache of 0 bytes is none.
+func TestAnswerCacheBound(t *testing.T) {
+	const max = 64 << 10
+	f := newFixtureWith(t, func(c *Config) { c.AnswerCache = max })
+	for i := range 300 {
+		f.do(http.MethodGet, fmt.Sprintf("/catalog/search?q=ar&limit=%d", 1+i%100)).wantStatus(t, http.StatusOK)
+		f.do(http.MethodGet, fmt.Sprintf("/catalog/sets/SV1a/cards?page=%d&pageSize=1", 1+i%50)).wantStatus(t, http.StatusOK)
+		set := f.srv.answers.current.Load()
+		set.mu.RLock()
+		held, n := set.bytes, len(set.answers)
+		set.mu.RUnlock()
+		if held > max || n == 0 {
+			t.Fatalf("after %d requests the cache holds %d answers, %d bytes; bound %d", 2*(i+1), n, held, max)
+		}
+	}
+
+	off := newFixtureWith(t, func(c *Config) { c.AnswerCache = -1 })
+	off.do(http.MethodGet, cachedTargets[0]).wantStatus(t, http.StatusOK)
+	if off.srv.answers != nil {
+		t.Fatal("a negative AnswerCache made a cache")
+	}
+}
