@@ -2,6 +2,7 @@ package server
 
 import (
 	"fmt"
+	"net/http"
 	"strconv"
 	"time"
 
@@ -74,6 +75,7 @@ func (m *Metrics) Reloaded(ok bool) {
 type routeMetrics struct {
 	name     string
 	requests *prometheus.CounterVec
+	ok       prometheus.Counter // requests answered 200, resolved once: the common case
 	duration prometheus.Observer
 }
 
@@ -81,12 +83,17 @@ func (m *Metrics) route(name string) *routeMetrics {
 	return &routeMetrics{
 		name:     name,
 		requests: m.requests.MustCurryWith(prometheus.Labels{"route": name}),
+		ok:       m.requests.WithLabelValues(name, "200"),
 		duration: m.duration.WithLabelValues(name),
 	}
 }
 
 func (rm *routeMetrics) observe(status int, d time.Duration) {
-	rm.requests.WithLabelValues(statusLabel(status)).Inc()
+	if status == http.StatusOK {
+		rm.ok.Inc()
+	} else {
+		rm.requests.WithLabelValues(statusLabel(status)).Inc()
+	}
 	rm.duration.Observe(d.Seconds())
 }
 
