@@ -13,11 +13,22 @@ import (
 // BenchmarkHandlers prices each route of the partner API through the whole
 // Server as serve runs it (access log batched, metrics, token cache, gzip
 // wrapper), on the sample catalogue, with a response writer that keeps
-// nothing: the allocations counted are the server's own.
+// nothing: the allocations counted are the server's own. "cached" answers
+// from the answer cache after the first call, as a repeated request is;
+// "uncached" reads the catalogue every time.
 func BenchmarkHandlers(b *testing.B) {
 	logs := logbuf.New(io.Discard, 100*time.Millisecond)
 	b.Cleanup(func() { logs.Close() })
-	f := newFixtureWith(b, func(c *Config) { c.AccessLog = logs.Batched() })
+	for _, mode := range []struct {
+		name  string
+		bytes int64
+	}{{"cached", 0}, {"uncached", -1}} {
+		f := newFixtureWith(b, func(c *Config) { c.AccessLog, c.AnswerCache = logs.Batched(), mode.bytes })
+		b.Run(mode.name, func(b *testing.B) { benchmarkRoutes(b, f) })
+	}
+}
+
+func benchmarkRoutes(b *testing.B, f *fixture) {
 	for _, bc := range []struct{ name, target string }{
 		{"listSets", "/catalog/sets"},
 		{"listSetCards", "/catalog/sets/SV1a/cards?pageSize=50"},
