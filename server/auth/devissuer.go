@@ -265,13 +265,7 @@ func jsonDocument(buildErr error, body []byte) http.Handler {
 			http.Error(w, "the dev issuer has no usable signing key", http.StatusInternalServerError)
 			return
 		}
-		h := w.Header()
-		h.Set("Content-Type", "application/json")
-		h.Set("Content-Length", strconv.Itoa(len(body)))
-		h.Set("Cache-Control", "public, max-age=300")
-		if r.Method == http.MethodGet {
-			w.Write(body)
-		}
+		writeDocument(w, r, body, "public, max-age=300")
 	})
 }
 

@@ -24,15 +24,20 @@ func MetadataHandler(resource string, authorizationServers []string) http.Handle
 		if !readable(w, r) {
 			return
 		}
-		h := w.Header()
-		h.Set("Content-Type", "application/json")
-		h.Set("Content-Length", strconv.Itoa(len(body)))
-		h.Set("Cache-Control", "public, max-age=3600")
-		if r.Method == http.MethodHead {
-			return
-		}
-		w.Write(body)
+		writeDocument(w, r, body, "public, max-age=3600")
 	})
+}
+
+// writeDocument answers a read of a public JSON document: its body for GET,
+// its headers alone for HEAD.
+func writeDocument(w http.ResponseWriter, r *http.Request, body []byte, cacheControl string) {
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	h.Set("Content-Length", strconv.Itoa(len(body)))
+	h.Set("Cache-Control", cacheControl)
+	if r.Method == http.MethodGet {
+		w.Write(body)
+	}
 }
 
 // readable answers what a public document answers to any method but GET and
