@@ -157,8 +157,8 @@ type searcher struct {
 func (s *searcher) run(limit int, fn func([]byte)) error {
 	driver, ok := s.plan()
 	found := 0
-	// One cursor per bucket for the whole query: a Get makes a new one each
-	// time.
+	// The reader's card cursor serves every result: a Get would make a new
+	// cursor each time.
 	cardCursor := s.cardCursor
 	emit := func(e *indexEntry) error {
 		if (s.zone >= 0 && int(e.zone) != s.zone) || !s.inSets(e) || !e.matches(s.terms) {
