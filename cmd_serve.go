@@ -279,7 +279,10 @@ var defaultLimits = serverLimits{
 // newHTTPServer is the hardened server of DESIGN section 8 around h.
 func newHTTPServer(h http.Handler, log *slog.Logger, l serverLimits) *http.Server {
 	return &http.Server{
-		Handler:           h,
+		Handler: h,
+		// Each connection remembers the last Authorization header it had
+		// verified: a kept-alive partner sends the same one every time.
+		ConnContext:       auth.ConnContext,
 		ReadHeaderTimeout: l.readHeader,
 		ReadTimeout:       l.read,
 		WriteTimeout:      l.write,

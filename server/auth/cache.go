@@ -35,16 +35,16 @@ func newTokenCache(max int) *tokenCache {
 	return &tokenCache{entries: make(map[tokenKey]cacheEntry), max: max}
 }
 
-// get returns the principal of a token verified before, if that
-// verification is still good at now.
-func (c *tokenCache) get(k tokenKey, now time.Time) (Principal, bool) {
+// get returns the principal of a token verified before, and until when
+// that verification holds, if it still holds at now.
+func (c *tokenCache) get(k tokenKey, now time.Time) (Principal, time.Time, bool) {
 	c.mu.RLock()
 	e, ok := c.entries[k]
 	c.mu.RUnlock()
 	if !ok || !now.Before(e.until) {
-		return Principal{}, false
+		return Principal{}, time.Time{}, false
 	}
-	return e.principal, true
+	return e.principal, e.until, true
 }
 
 func (c *tokenCache) put(k tokenKey, p Principal, until, now time.Time) {

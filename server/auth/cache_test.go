@@ -13,13 +13,13 @@ func TestTokenCache(t *testing.T) {
 	t.Run("Lifetime", func(t *testing.T) {
 		c := newTokenCache(10)
 		c.put(key(1), p, now.Add(time.Minute), now)
-		if _, ok := c.get(key(1), now.Add(59*time.Second)); !ok {
+		if _, _, ok := c.get(key(1), now.Add(59*time.Second)); !ok {
 			t.Error("miss before until")
 		}
-		if _, ok := c.get(key(1), now.Add(time.Minute)); ok {
+		if _, _, ok := c.get(key(1), now.Add(time.Minute)); ok {
 			t.Error("hit at until")
 		}
-		if _, ok := c.get(key(2), now); ok {
+		if _, _, ok := c.get(key(2), now); ok {
 			t.Error("hit on an unknown key")
 		}
 	})
@@ -32,7 +32,7 @@ func TestTokenCache(t *testing.T) {
 				t.Fatalf("after %d inserts the cache holds %d entries, max 100", i+1, n)
 			}
 		}
-		if _, ok := c.get(key(999), now); !ok {
+		if _, _, ok := c.get(key(999), now); !ok {
 			t.Error("the newest entry was evicted")
 		}
 	})
@@ -51,7 +51,7 @@ func TestTokenCache(t *testing.T) {
 			t.Fatalf("cache holds %d entries after evicting 50 stale ones, want 51", n)
 		}
 		for i := range 50 {
-			if _, ok := c.get(key(i), later); !ok {
+			if _, _, ok := c.get(key(i), later); !ok {
 				t.Fatalf("live entry %d evicted while stale ones were available", i)
 			}
 		}

@@ -211,18 +211,20 @@ func (v *Verifier) Close() {
 // always an *Error. ctx bounds the wait for a JWKS refresh when the token's
 // key is unknown.
 func (v *Verifier) Verify(ctx context.Context, authorizationHeader string) (Principal, error) {
+	now := v.now()
+	memo := connMemoFrom(ctx)
+	if p, ok := memo.lookup(authorizationHeader, now); ok {
+		return v.allowed(p)
+	}
 	token, aerr := bearerToken(authorizationHeader)
 	if aerr != nil {
 		return Principal{}, aerr
 	}
-	now := v.now()
 	key := hashToken(token)
-	if p, ok := v.cache.get(key, now); ok {
+	if p, until, ok := v.cache.get(key, now); ok {
 		// The token is one verified before, so its syntax was checked then.
-		if _, denied := v.deny[p.ClientID]; denied {
-			return Principal{}, errDenied()
-		}
-		return p, nil
+		memo.remember(authorizationHeader, p, until)
+		return v.allowed(p)
 	}
 	if !isB64Token(token) {
 		return Principal{}, errMalformedHeader()
@@ -232,6 +234,16 @@ func (v *Verifier) Verify(ctx context.Context, authorizationHeader string) (Prin
 		return Principal{}, aerr
 	}
 	v.cache.put(key, p, until, now)
+	memo.remember(authorizationHeader, p, until)
+	return p, nil
+}
+
+// allowed checks a remembered verification against the deny list once
+// more: verify refuses denied clients, so this only guards the invariant.
+func (v *Verifier) allowed(p Principal) (Principal, error) {
+	if _, denied := v.deny[p.ClientID]; denied {
+		return Principal{}, errDenied()
+	}
 	return p, nil
 }
 

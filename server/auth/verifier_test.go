@@ -251,8 +251,15 @@ func TestVerifyTimeEdges(t *testing.T) {
 
 // TestVerifyCache shows the cache from outside: a cached verification lapses
 // at exp; once the IdP drops a key, a token verified before is still accepted
-// from the cache while a new one is not, for five minutes at most.
+// from the cache while a new one is not, for five minutes at most. A
+// connection's memo (ConnContext) keeps to the same bounds: every call of
+// the second run comes over one connection.
 func TestVerifyCache(t *testing.T) {
+	t.Run("Cache", func(t *testing.T) { testVerifyCache(t, context.Background()) })
+	t.Run("ConnMemo", func(t *testing.T) { testVerifyCache(t, ConnContext(context.Background(), nil)) })
+}
+
+func testVerifyCache(t *testing.T, ctx context.Context) {
 	old, next := ecKey(t), ecKey2(t)
 	idp := newTestIdP(t, old)
 	clk := newClock(time.Now())
@@ -265,21 +272,21 @@ func TestVerifyCache(t *testing.T) {
 	shortLived["exp"] = clk.now().Add(2 * time.Minute).Unix()
 	seenShort := "Bearer " + sign(t, old, shortLived)
 	for _, h := range []string{seen, seenShort} {
-		if _, err := v.Verify(context.Background(), h); err != nil {
+		if _, err := v.Verify(ctx, h); err != nil {
 			t.Fatalf("first Verify: %v", err)
 		}
 	}
 
 	clk.add(2*time.Minute + 31*time.Second)
-	_, err := v.Verify(context.Background(), seenShort)
+	_, err := v.Verify(ctx, seenShort)
 	authError(t, err, CodeInvalidToken, ReasonExpired)
 
 	idp.setKeys(next)
 	waitFor(t, "the periodic refresh to drop the old key", func() bool {
-		_, err := v.Verify(context.Background(), "Bearer "+sign(t, old, idp.claims(clk.now())))
+		_, err := v.Verify(ctx, "Bearer "+sign(t, old, idp.claims(clk.now())))
 		return err != nil && err.(*Error).Reason == ReasonUnknownKey
 	})
-	p, err := v.Verify(context.Background(), seen)
+	p, err := v.Verify(ctx, seen)
 	if err != nil {
 		t.Fatalf("cached token rejected: %v", err)
 	}
@@ -288,7 +295,7 @@ func TestVerifyCache(t *testing.T) {
 	}
 
 	clk.add(2*time.Minute + 30*time.Second)
-	_, err = v.Verify(context.Background(), seen)
+	_, err = v.Verify(ctx, seen)
 	authError(t, err, CodeInvalidToken, ReasonUnknownKey)
 }
 
@@ -304,6 +311,44 @@ func TestVerifyCacheRechecksDenyList(t *testing.T) {
 	authError(t, err, CodeInvalidToken, ReasonDenied)
 }
 
+// TestVerifyConnMemo: a connection remembers only the header it last had
+// verified; any other header on it, a forged one included, is verified on
+// its own, and a bad header does not make the connection forget.
+func TestVerifyConnMemo(t *testing.T) {
+	k := ecKey(t)
+	idp := newTestIdP(t, k)
+	v := newVerifier(t, idp, nil)
+	conn := ConnContext(context.Background(), nil)
+	c1 := idp.claims(time.Now())
+	c2 := idp.claims(time.Now())
+	c2["azp"] = "partner-2"
+	first, second := "Bearer "+sign(t, k, c1), "Bearer "+sign(t, k, c2)
+	forged := first[:len(first)-4] + "AAAA"
+	for i, step := range []struct {
+		header string
+		client string // "" when rejected
+	}{
+		{first, "partner-1"}, {first, "partner-1"},
+		{second, "partner-2"}, {second, "partner-2"},
+		{forged, ""}, {second, "partner-2"},
+		{"Bearer " + strings.Repeat("A", 20), ""}, {first, "partner-1"},
+		{"", ""}, {first, "partner-1"},
+	} {
+		p, err := v.Verify(conn, step.header)
+		switch {
+		case step.client == "" && err == nil:
+			t.Fatalf("step %d: header %.20q accepted as %q", i, step.header, p.ClientID)
+		case step.client != "" && err != nil:
+			t.Fatalf("step %d: %v", i, err)
+		case p.ClientID != step.client:
+			t.Fatalf("step %d: client %q, want %q", i, p.ClientID, step.client)
+		}
+	}
+}
+
+// TestVerifyConcurrent: many goroutines, half of them streams of one
+// connection sharing its memo as HTTP/2 streams do, each get the principal
+// of the token they sent.
 func TestVerifyConcurrent(t *testing.T) {
 	rk, ek := rsaKey(t), ecKey(t)
 	idp := newTestIdP(t, rk, ek)
@@ -314,14 +359,26 @@ func TestVerifyConcurrent(t *testing.T) {
 		if i%2 == 0 {
 			k = ek
 		}
-		tokens = append(tokens, "Bearer "+sign(t, k, idp.claims(time.Now())))
+		c := idp.claims(time.Now())
+		c["azp"] = fmt.Sprintf("partner-%d", i)
+		tokens = append(tokens, "Bearer "+sign(t, k, c))
 	}
+	conn := ConnContext(context.Background(), nil)
 	var wg sync.WaitGroup
 	errs := make(chan error, 16)
 	for g := range 16 {
+		ctx := context.Background()
+		if g%2 == 0 {
+			ctx = conn
+		}
 		wg.Go(func() {
 			for i := range 50 {
-				if _, err := v.Verify(context.Background(), tokens[(g+i)%len(tokens)]); err != nil {
+				n := (g + i) % len(tokens)
+				p, err := v.Verify(ctx, tokens[n])
+				if err == nil && p.ClientID != fmt.Sprintf("partner-%d", n) {
+					err = fmt.Errorf("client %q, want partner-%d", p.ClientID, n)
+				}
+				if err != nil {
 					errs <- fmt.Errorf("goroutine %d call %d: %w", g, i, err)
 					return
 				}
@@ -372,6 +429,26 @@ func BenchmarkVerifyCached(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		if _, err := v.Verify(ctx, header); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkVerifyConnMemo is a cached token on a kept-alive connection:
+// the same header as the request before it.
+func BenchmarkVerifyConnMemo(b *testing.B) {
+	idp := newTestIdP(b, rsaKey(b))
+	v := newVerifier(b, idp, nil)
+	header := "Bearer " + sign(b, rsaKey(b), idp.claims(time.Now()))
+	ctx := ConnContext(context.Background(), nil)
+	if _, err := v.Verify(ctx, header); err != nil {
+		b.Fatal(err)
+	}
+	// Another string of the same bytes, as the next request's header is.
+	next := strings.Clone(header)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := v.Verify(ctx, next); err != nil {
 			b.Fatal(err)
 		}
 	}
