@@ -4,7 +4,7 @@
 // throughputs is what catalogd's routing, token check, catalogue reads and
 // logging cost on top of net/http itself.
 //
-//	go run ./internal/bench/load -cards 100000 [-duration 5s] [-conns 16,64] [-rate 2000] [-keep] [-perf DIR] [-serve-args ARGS]
+//	go run ./internal/bench/load -cards 100000 [-duration 5s] [-conns 16,64] [-rate 2000] [-keep] [-perf DIR] [-serve-args ARGS] [-routes getCard,...]
 //
 // It builds catalogd, generates a snapshot with internal/gen, imports it with
 // the real binary, runs an identity provider in this process and signs one
@@ -44,6 +44,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -74,9 +75,20 @@ func main() {
 	flag.IntVar(&o.starts, "starts", 5, "times catalogd serve is started to time its readiness")
 	flag.StringVar(&o.perfDir, "perf", "", "record perf profiles of both servers during the closed-loop runs into this directory")
 	flag.BoolVar(&o.keep, "keep", false, "keep the working directory (catalogue, snapshot, server logs)")
+	only := flag.String("routes", "", "routes to measure, comma-separated (getCard,listSetCards,search,listSets); all when empty")
 	serveArgs := flag.String("serve-args", "", "more arguments for catalogd serve, space-separated (-serve-args=--answer-cache-mb=0 measures without the answer cache)")
 	flag.Parse()
 	o.serveArgs = strings.Fields(*serveArgs)
+	for r := range strings.SplitSeq(*only, ",") {
+		if r = strings.TrimSpace(r); r == "" {
+			continue
+		}
+		if !slices.Contains(routeNames, r) {
+			fmt.Fprintf(os.Stderr, "load: -routes: no route %q (%s)\n", r, strings.Join(routeNames, ", "))
+			os.Exit(2)
+		}
+		o.routes = append(o.routes, r)
+	}
 	var err error
 	if o.conns, err = parseConns(*conns); err != nil {
 		fmt.Fprintln(os.Stderr, "load: -conns:", err)
@@ -113,6 +125,7 @@ type options struct {
 	perfDir   string
 	keep      bool
 	serveArgs []string
+	routes    []string // measured routes; all when empty
 }
 
 func parseConns(s string) ([]int, error) {

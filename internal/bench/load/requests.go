@@ -28,6 +28,9 @@ const (
 	setPageSize   = 50
 )
 
+// routeNames are the routes in the order they are measured.
+var routeNames = []string{routeGetCard, routeListSetCards, routeSearch, routeListSets}
+
 // The routes, with what catalogd must reach against the ceiling.
 const (
 	routeGetCard      = "getCard"

@@ -131,6 +131,7 @@ func run(ctx context.Context, o options) error {
 	if err != nil {
 		return err
 	}
+	routes = selectRoutes(routes, o.routes)
 	bodies := filepath.Join(dir, "bodies.bin")
 	if err := writeBodies(bodies, routes); err != nil {
 		return err
@@ -164,6 +165,21 @@ func run(ctx context.Context, o options) error {
 	}
 	rep.print(os.Stdout)
 	return nil
+}
+
+// selectRoutes keeps the routes named in only, in their usual order; all of
+// them when only is empty.
+func selectRoutes(routes []route, only []string) []route {
+	if len(only) == 0 {
+		return routes
+	}
+	var out []route
+	for _, r := range routes {
+		if slices.Contains(only, r.name) {
+			out = append(out, r)
+		}
+	}
+	return out
 }
 
 // compare measures every route in every mode on both servers, one server
