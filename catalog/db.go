@@ -37,13 +37,15 @@ type DB struct {
 	closed  bool
 }
 
-// reader is one read transaction with the buckets and the card cursor
-// every call uses. It serves one call at a time: bbolt transactions are
-// not safe for concurrent use.
+// reader is one read transaction with the cursors every call uses: a
+// cursor's stack is reused by each Seek, where a Get or a new cursor would
+// allocate one. It serves one call at a time: bbolt transactions are not
+// safe for concurrent use.
 type reader struct {
-	tx                       *bolt.Tx
-	cards, numbers, postings *bolt.Bucket
-	cardCursor               *bolt.Cursor // its stack is reused by each Seek
+	tx            *bolt.Tx
+	cardCursor    *bolt.Cursor // cards
+	entryCursor   *bolt.Cursor // numbers
+	postingCursor *bolt.Cursor // postings
 }
 
 // readersPerDB bounds the idle transactions kept; more run at once when
@@ -60,9 +62,12 @@ func (db *DB) getReader() (*reader, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &reader{tx: tx, cards: tx.Bucket(bucketCards), numbers: tx.Bucket(bucketNumbers), postings: tx.Bucket(bucketPostings)}
-	r.cardCursor = r.cards.Cursor()
-	return r, nil
+	return &reader{
+		tx:            tx,
+		cardCursor:    tx.Bucket(bucketCards).Cursor(),
+		entryCursor:   tx.Bucket(bucketNumbers).Cursor(),
+		postingCursor: tx.Bucket(bucketPostings).Cursor(),
+	}, nil
 }
 
 func (db *DB) putReader(r *reader) {

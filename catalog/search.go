@@ -128,8 +128,8 @@ func (db *DB) Search(q SearchQuery, fn func(card []byte)) error {
 	}
 	err := db.read(func(r *reader) error {
 		s := searcher{
-			entries:    r.numbers,
-			postings:   r.postings,
+			entries:    r.entryCursor,
+			postings:   r.postingCursor,
 			cardCursor: r.cardCursor,
 			zone:       zone,
 			sets:       sets,
@@ -144,7 +144,7 @@ func (db *DB) Search(q SearchQuery, fn func(card []byte)) error {
 }
 
 type searcher struct {
-	entries, postings *bolt.Bucket
+	entries, postings *bolt.Cursor
 	cardCursor        *bolt.Cursor
 	zone              int
 	sets              []*storedSet
@@ -157,8 +157,6 @@ type searcher struct {
 func (s *searcher) run(limit int, fn func([]byte)) error {
 	driver, ok := s.plan()
 	found := 0
-	// The reader's card cursor serves every result: a Get would make a new
-	// cursor each time.
 	cardCursor := s.cardCursor
 	emit := func(e *indexEntry) error {
 		if (s.zone >= 0 && int(e.zone) != s.zone) || !s.inSets(e) || !e.matches(s.terms) {
@@ -174,7 +172,7 @@ func (s *searcher) run(limit int, fn func([]byte)) error {
 		return nil
 	}
 	if !ok {
-		c := s.entries.Cursor()
+		c := s.entries
 		for k, v := c.First(); k != nil && found < limit; k, v = c.Next() {
 			block, err := readIndexBlock(v)
 			if err != nil {
@@ -192,7 +190,7 @@ func (s *searcher) run(limit int, fn func([]byte)) error {
 		}
 		return nil
 	}
-	entries := indexBlocks{c: s.entries.Cursor()}
+	entries := indexBlocks{c: s.entries}
 	for ord, more := driver.seek(0); more && found < limit; ord, more = driver.seek(ord + 1) {
 		v, err := entries.entry(ord)
 		if err != nil {
@@ -254,6 +252,10 @@ func appendIndexBlock(dst []byte, ends []uint32, data []byte) []byte {
 	return append(dst, data...)
 }
 
+// maxBlockSteps is the farthest indexBlocks steps forward rather than
+// seeks.
+const maxBlockSteps = 8
+
 // indexBlocks reads entries of the numbers bucket by ordinal, in increasing
 // order, keeping the block it read last.
 type indexBlocks struct {
@@ -268,7 +270,16 @@ func (b *indexBlocks) entry(ord uint32) ([]byte, error) {
 	if number := ord / indexBlockSize; !b.loaded || number != b.number {
 		var key [4]byte
 		binary.BigEndian.PutUint32(key[:], number)
-		k, v := b.c.Seek(key[:])
+		var k, v []byte
+		if b.loaded && number > b.number && number-b.number <= maxBlockSteps {
+			// Block numbers have no gaps: a near block is a few steps
+			// along the leaf the cursor is on, cheaper than a descent.
+			for range number - b.number {
+				k, v = b.c.Next()
+			}
+		} else {
+			k, v = b.c.Seek(key[:])
+		}
 		if !bytes.Equal(k, key[:]) {
 			return nil, fmt.Errorf("index block %d is missing", number)
 		}
@@ -345,8 +356,8 @@ func (s *searcher) plan() (ordinals, bool) {
 // list returns the posting list kind+key, empty when there is none.
 func (s *searcher) list(kind byte, key string) *storedList {
 	s.key = append(append(s.key[:0], kind), key...)
-	v := s.postings.Get(s.key)
-	if v == nil {
+	k, v := s.postings.Seek(s.key)
+	if !bytes.Equal(k, s.key) {
 		return &storedList{done: true}
 	}
 	return newStoredList(v)
