@@ -23,7 +23,13 @@ import (
 // number is folded before it is cut at the first "/", so that a full-width
 // "／" cuts it too.
 func NormalizeNumber(printed string) string {
-	before, _, _ := strings.Cut(Fold(printed), "/")
+	return normalizeFolded(Fold(printed))
+}
+
+// normalizeFolded is NormalizeNumber of a number already folded: a search
+// term is, and folding it again would cost more than the rest.
+func normalizeFolded(s string) string {
+	before, _, _ := strings.Cut(s, "/")
 	folded := strings.TrimSpace(before)
 	if !strings.ContainsAny(folded, "0123456789") {
 		return folded

@@ -43,7 +43,7 @@ func searchTerms(q string) []term {
 	terms := make([]term, len(fields))
 	var key [64]byte
 	for i, f := range fields {
-		terms[i] = term{text: []byte(f), number: string(AppendNumberKey(key[:0], f))}
+		terms[i] = term{text: []byte(f), number: string(appendNormalizedKey(key[:0], normalizeFolded(f)))}
 	}
 	return terms
 }
