@@ -31,10 +31,10 @@ type answerSet struct {
 	bytes   int64
 }
 
-// cachedAnswer is a body and its ETag; neither is ever modified.
+// cachedAnswer is a body and its validators; neither is ever modified.
 type cachedAnswer struct {
-	etag string
-	body []byte
+	valid validators
+	body  []byte
 }
 
 // answerOverhead approximates the bytes an entry costs beyond its key,
@@ -85,16 +85,17 @@ func (c *answerCache) get(db *catalog.DB, key []byte) (*cachedAnswer, bool) {
 	return a, ok
 }
 
-// put caches a copy of body as the answer to key from db.
-func (c *answerCache) put(db *catalog.DB, key []byte, etag string, body []byte) {
+// put caches a copy of body, with its validators, as the answer to key
+// from db.
+func (c *answerCache) put(db *catalog.DB, key []byte, valid *validators, body []byte) {
 	if c == nil {
 		return
 	}
-	size := int64(len(key)+len(etag)+len(body)) + answerOverhead
+	size := int64(len(key)+len(valid.tag())+len(body)) + answerOverhead
 	if size > c.max/16 {
 		return // one answer may not push out everything else
 	}
-	a := &cachedAnswer{etag: etag, body: append([]byte(nil), body...)}
+	a := &cachedAnswer{valid: *valid, body: append([]byte(nil), body...)}
 	set := c.set(db)
 	set.mu.Lock()
 	defer set.mu.Unlock()

@@ -28,7 +28,7 @@ func (s *Server) handleListSets() http.Handler {
 		db, release := s.catalog.Acquire()
 		defer release()
 		var kb [256]byte // on the stack for all but outsized requests
-		if notModified(w, r, db, etag(db, answerKey(kb[:0], r.URL.EscapedPath(), r.URL.RawQuery))) {
+		if notModified(w, r, etag(db, answerKey(kb[:0], r.URL.EscapedPath(), r.URL.RawQuery))) {
 			return
 		}
 		writeJSON(w, setsOpen, db.SetsJSON(""), setsClose)
@@ -98,13 +98,13 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request, build func(b []b
 	var kb [256]byte // on the stack for all but outsized requests
 	key := answerKey(kb[:0], r.URL.EscapedPath(), r.URL.RawQuery)
 	if a, ok := s.answers.get(db, key); ok {
-		if !notModified(w, r, db, a.etag) {
+		if !notModified(w, r, &a.valid) {
 			writeJSON(w, a.body)
 		}
 		return
 	}
-	tag := etag(db, key)
-	if notModified(w, r, db, tag) {
+	valid := etag(db, key)
+	if notModified(w, r, valid) {
 		return
 	}
 	buf := s.getBuf()
@@ -115,7 +115,7 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request, build func(b []b
 		return
 	}
 	*buf = b
-	s.answers.put(db, key, tag, b)
+	s.answers.put(db, key, valid, b)
 	writeJSON(w, b)
 }
 
@@ -144,7 +144,16 @@ func (s *Server) pathParam(r *http.Request, name string) (string, error) {
 // modified in place, only replaced.
 var jsonContentType = []string{"application/json"}
 
-// writeJSON writes a 200 whose JSON body is the parts, in order.
+// autoLengthMax is the largest body net/http gives a Content-Length of its
+// own: it holds that much before it sends the header, and a handler that
+// returns by then gets the length written without a header-map entry (no
+// allocation, nothing to copy or sort). 2 KB is net/http's buffer; its
+// documentation promises "a few KB". Longer bodies declare their length, or
+// net/http would send them chunked.
+const autoLengthMax = 2048
+
+// writeJSON writes a 200 whose JSON body is the parts, in order, with its
+// Content-Length.
 func writeJSON(w http.ResponseWriter, parts ...[]byte) {
 	n := 0
 	for _, p := range parts {
@@ -152,7 +161,9 @@ func writeJSON(w http.ResponseWriter, parts ...[]byte) {
 	}
 	h := w.Header()
 	h["Content-Type"] = jsonContentType
-	h["Content-Length"] = []string{strconv.Itoa(n)}
+	if n > autoLengthMax {
+		h["Content-Length"] = []string{strconv.Itoa(n)}
+	}
 	w.WriteHeader(http.StatusOK)
 	for _, p := range parts {
 		w.Write(p)

@@ -386,6 +386,38 @@ func sameMethods(got, want string) bool {
 	return slices.Equal(split(got), split(want))
 }
 
+// TestAnswersDeclareTheirLength checks that every answer, short or long,
+// first-time or cached, GET or HEAD, carries its Content-Length and is not
+// chunked: short ones get it from net/http, long ones from writeJSON.
+func TestAnswersDeclareTheirLength(t *testing.T) {
+	f := newFixture(t)
+	var short, long bool
+	for _, target := range []string{
+		"/catalog/cards/jp-SV1a-001",
+		"/catalog/sets/SV1a/cards?pageSize=2",
+		"/catalog/sets/SV1a/cards?pageSize=50",
+		"/catalog/sets",
+		"/catalog/search?q=ar&limit=50",
+	} {
+		for pass := range 2 { // the second answer comes from the answer cache
+			get := f.do(http.MethodGet, target, "Accept-Encoding", "identity")
+			get.wantStatus(t, http.StatusOK)
+			if got, want := get.header.Get("Content-Length"), strconv.Itoa(len(get.body)); got != want {
+				t.Errorf("GET %s (pass %d): Content-Length %q, want %q", target, pass, got, want)
+			}
+			head := f.do(http.MethodHead, target, "Accept-Encoding", "identity")
+			if got, want := head.header.Get("Content-Length"), strconv.Itoa(len(get.body)); got != want {
+				t.Errorf("HEAD %s (pass %d): Content-Length %q, want %q", target, pass, got, want)
+			}
+			short = short || len(get.body) <= autoLengthMax
+			long = long || len(get.body) > autoLengthMax
+		}
+	}
+	if !short || !long {
+		t.Fatalf("the targets must give answers on both sides of %d bytes (short %v, long %v)", autoLengthMax, short, long)
+	}
+}
+
 func TestUnknownRoutes(t *testing.T) {
 	f := newFixture(t)
 	for _, target := range []string{"/catalog", "/catalog/sets/", "/catalog/set", "/catalog/sets/SV1a", "/catalog/sets/SV1a/cards/extra"} {

@@ -59,7 +59,7 @@ var recorders = sync.Pool{New: func() any { return new(recorder) }}
 func (s *Server) observe(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	id := requestID(r.Header.Get(RequestIDHeader))
-	w.Header().Set(RequestIDHeader, id)
+	w.Header()[RequestIDHeader] = []string{id}
 
 	rec := recorders.Get().(*recorder)
 	*rec = recorder{ResponseWriter: w, route: s.unmatched}
@@ -140,5 +140,7 @@ var (
 )
 
 func newRequestID() string {
-	return requestIDPrefix + strconv.FormatUint(requestCounter.Add(1), 36)
+	var b [32]byte // the prefix's 13 bytes and at most 13 digits
+	id := append(b[:0], requestIDPrefix...)
+	return string(strconv.AppendUint(id, requestCounter.Add(1), 36))
 }
