@@ -94,8 +94,10 @@ func (r *driveResult) summary() string {
 }
 
 // drive runs plan in a load generator pinned to driverCPU while sampling the
-// server's memory and processor time.
-func drive(ctx context.Context, self string, plan drivePlan, server *process) (driveResult, error) {
+// server's memory and processor time. The processor time of the server's
+// log sink, if it has one, counts as the load generator's: both run on
+// driverCPU for the harness.
+func drive(ctx context.Context, self string, plan drivePlan, server *process, sink *logSink) (driveResult, error) {
 	in, err := json.Marshal(plan)
 	if err != nil {
 		return driveResult{}, err
@@ -114,7 +116,8 @@ func drive(ctx context.Context, self string, plan drivePlan, server *process) (d
 	}
 	busyS0, err1 := readCPUBusy(serverCPU)
 	busyD0, err2 := readCPUBusy(driverCPU)
-	if err := errors.Join(err1, err2); err != nil {
+	sink0, err3 := sink.cpuOrZero()
+	if err := errors.Join(err1, err2, err3); err != nil {
 		return driveResult{}, err
 	}
 	mem := sampleMem(pid)
@@ -125,10 +128,11 @@ func drive(ctx context.Context, self string, plan drivePlan, server *process) (d
 	cpu1, cerr := readCPU(pid)
 	busyS1, err1 := readCPUBusy(serverCPU)
 	busyD1, err2 := readCPUBusy(driverCPU)
+	sink1, err3 := sink.cpuOrZero()
 	if err != nil {
 		return driveResult{}, fmt.Errorf("load generator: %w", err)
 	}
-	if err := errors.Join(cerr, err1, err2); err != nil {
+	if err := errors.Join(cerr, err1, err2, err3); err != nil {
 		return driveResult{}, err
 	}
 	var res driveResult
@@ -139,6 +143,7 @@ func drive(ctx context.Context, self string, plan drivePlan, server *process) (d
 	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
 		res.DriverCPU = time.Duration(syscall.TimevalToNsec(ru.Utime) + syscall.TimevalToNsec(ru.Stime))
 	}
+	res.DriverCPU += sink1 - sink0
 	res.OtherServerCPU = max(0, busyS1-busyS0-res.ServerCPU)
 	res.OtherDriverCPU = max(0, busyD1-busyD0-res.DriverCPU)
 	return res, nil

@@ -74,7 +74,7 @@ func (rep *report) print(w io.Writer) {
 	}
 	fmt.Fprintf(w, "\ncatalogue: %s cards, %s sets, file %.0f MB; distinct requests: %s\n",
 		thousands(int64(rep.cards)), thousands(int64(rep.sets)), mb(rep.dbBytes), strings.Join(reqs, ", "))
-	fmt.Fprintf(w, "each run: %s warm-up, %s measured; servers on CPU %s, load generator on CPU %s; catalogd requests carry an RS256 token\n\n",
+	fmt.Fprintf(w, "each run: %s warm-up, %s measured; servers on CPU %s, load generator and catalogd's log sink on CPU %s; catalogd requests carry an RS256 token\n\n",
 		rep.warmup, rep.duration, serverCPU, driverCPU)
 
 	var rows [][]string
@@ -121,7 +121,7 @@ func (rep *report) print(w io.Writer) {
 			lag,
 		})
 	}
-	writeTable(w, []string{"route", "mode", "body bytes", "others' CPU c / x", "attempts c / x", "catalogd CPU", "ceiling CPU", "load CPU c / x",
+	writeTable(w, []string{"route", "mode", "body bytes", "others' CPU c / x", "attempts c / x", "catalogd CPU", "ceiling CPU", "load CPU c / x (c: + log sink)",
 		"catalogd RssAnon MB", "catalogd RssFile MB", "max latency c / x", "send lag p99 c / x"},
 		[]bool{false, false, true, true, true, true, true, true, true, true, true, true}, rows)
 

@@ -99,20 +99,21 @@ func run(ctx context.Context, o options) error {
 	}
 	serveArgs := []string{"serve", "--db", db, "--addr", addr, "--issuer", idp.issuer, "--jwks-url", idp.issuer + jwksPath}
 	serveArgs = append(serveArgs, o.serveArgs...)
-	catLog, err := os.Create(filepath.Join(dir, "catalogd.log"))
+	catLog := filepath.Join(dir, "catalogd.log")
+	sink, err := startLogSink(catLog)
 	if err != nil {
 		return err
 	}
-	defer catLog.Close()
+	defer sink.close()
 
 	// Time to ready: each start but the last is stopped at once; the last
 	// one serves the load.
 	var readies []time.Duration
 	var cat *process
 	for i := range o.starts {
-		p, ready, err := startReady(ctx, addr, catLog, bin, serveArgs...)
+		p, ready, err := startReady(ctx, addr, sink.w, bin, serveArgs...)
 		if err != nil {
-			return fmt.Errorf("catalogd serve: %w (log: %s)", err, catLog.Name())
+			return fmt.Errorf("catalogd serve: %w (log: %s)", err, catLog)
 		}
 		readies = append(readies, ready)
 		if i < o.starts-1 {
@@ -152,7 +153,7 @@ func run(ctx context.Context, o options) error {
 	}
 	defer ceil.stop()
 
-	servers := [2]target{{name: "catalogd", addr: addr, proc: cat}, {name: "ceiling", addr: ceilAddr, proc: ceil}}
+	servers := [2]target{{name: "catalogd", addr: addr, proc: cat, sink: sink}, {name: "ceiling", addr: ceilAddr, proc: ceil}}
 	rows, err := compare(ctx, &o, self, token, routes, servers)
 	if err != nil {
 		return err
@@ -224,6 +225,7 @@ type target struct {
 	name string
 	addr string
 	proc *process
+	sink *logSink // nil when the server's output goes straight to a file
 }
 
 // quiet is how much of either CPU other processes may take during a run
@@ -251,7 +253,7 @@ func measure(ctx context.Context, self string, plan drivePlan, s target, o *opti
 				return driveResult{}, fmt.Errorf("perf: %w", err)
 			}
 		}
-		res, err := drive(ctx, self, plan, s.proc)
+		res, err := drive(ctx, self, plan, s.proc, s.sink)
 		if perf != nil {
 			if perr := perf.Wait(); perr != nil && err == nil {
 				err = fmt.Errorf("perf: %w", perr)
