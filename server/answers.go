@@ -31,10 +31,26 @@ type answerSet struct {
 	bytes   int64
 }
 
-// cachedAnswer is a body and its validators; neither is ever modified.
+// cachedAnswer is a body and its validators, neither ever modified, and
+// its compressed representation once a client has asked for it.
 type cachedAnswer struct {
 	valid validators
 	body  []byte
+	gzip  atomic.Pointer[encodedAnswer]
+}
+
+// gzipped returns a's compressed representation, compressing it on the
+// first call; made reports whether this call did. Two first calls at once
+// may both compress, to the same bytes, and one result is kept.
+func (a *cachedAnswer) gzipped() (z *encodedAnswer, made bool) {
+	if z := a.gzip.Load(); z != nil {
+		return z, false
+	}
+	z = encodeGzip(a.valid.tag(), a.body)
+	if a.gzip.CompareAndSwap(nil, z) {
+		return z, true
+	}
+	return a.gzip.Load(), false
 }
 
 // answerOverhead approximates the bytes an entry costs beyond its key,
@@ -86,21 +102,22 @@ func (c *answerCache) get(db *catalog.DB, key []byte) (*cachedAnswer, bool) {
 }
 
 // put caches a copy of body, with its validators, as the answer to key
-// from db.
-func (c *answerCache) put(db *catalog.DB, key []byte, valid *validators, body []byte) {
+// from db, and returns the cached answer; nil when it is not cached.
+func (c *answerCache) put(db *catalog.DB, key []byte, valid *validators, body []byte) *cachedAnswer {
 	if c == nil {
-		return
+		return nil
 	}
-	size := int64(len(key)+len(valid.tag())+len(body)) + answerOverhead
+	a := &cachedAnswer{valid: *valid, body: body}
+	size := answerSize(key, a)
 	if size > c.max/16 {
-		return // one answer may not push out everything else
+		return nil // one answer may not push out everything else
 	}
-	a := &cachedAnswer{valid: *valid, body: append([]byte(nil), body...)}
+	a.body = append([]byte(nil), body...)
 	set := c.set(db)
 	set.mu.Lock()
 	defer set.mu.Unlock()
-	if _, ok := set.answers[string(key)]; ok {
-		return
+	if cached, ok := set.answers[string(key)]; ok {
+		return cached
 	}
 	if set.bytes+size > c.max {
 		clear(set.answers)
@@ -108,6 +125,34 @@ func (c *answerCache) put(db *catalog.DB, key []byte, valid *validators, body []
 	}
 	set.answers[string(key)] = a
 	set.bytes += size
+	return a
+}
+
+// grew counts the n bytes of a's compressed body, a being cached for db
+// under key. When that passes the bound, everything else cached is dropped,
+// as in put, and a kept: it is being asked for.
+func (c *answerCache) grew(db *catalog.DB, key []byte, a *cachedAnswer, n int) {
+	if c == nil {
+		return
+	}
+	set := c.set(db)
+	set.mu.Lock()
+	defer set.mu.Unlock()
+	if set.answers[string(key)] != a {
+		return // dropped since it was found
+	}
+	if set.bytes+int64(n) <= c.max {
+		set.bytes += int64(n)
+		return
+	}
+	clear(set.answers)
+	set.answers[string(key)] = a
+	set.bytes = answerSize(key, a) + int64(n)
+}
+
+// answerSize approximates the bytes a cached plain answer takes.
+func answerSize(key []byte, a *cachedAnswer) int64 {
+	return int64(len(key)+len(a.valid.tag())+len(a.body)) + answerOverhead
 }
 
 // answerKey appends the cache key of r's answer: its escaped path and raw

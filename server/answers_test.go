@@ -136,14 +136,64 @@ func TestAnswerCacheFollowsTheCatalogue(t *testing.T) {
 	}
 }
 
+// TestListSetsGzipFollowsTheCatalogue: the list of sets is compressed once
+// per catalogue, so a new catalogue must get its own.
+func TestListSetsGzipFollowsTheCatalogue(t *testing.T) {
+	f := newFixture(t)
+	before := gzipGet(t, f, "/catalog/sets")
+	before.wantStatus(t, http.StatusOK)
+	if !bytes.Contains(gunzip(t, before.body), []byte("変なID")) {
+		t.Fatal("the fixture's catalogue has no set 変なID")
+	}
+
+	dir := t.TempDir()
+	path := filepath.Join(dir, "catalog.db")
+	snapshot := filepath.Join(dir, data.SampleName)
+	if err := os.WriteFile(snapshot, data.Sample(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := importer.Import(context.Background(), importer.Config{DB: path, Inputs: []string{snapshot}}); err != nil {
+		t.Fatal(err)
+	}
+	db, err := catalog.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.live.Swap(db)
+
+	plain := f.do(http.MethodGet, "/catalog/sets", "Accept-Encoding", "identity")
+	after := gzipGet(t, f, "/catalog/sets")
+	if after.header.Get("Content-Encoding") != "gzip" || !bytes.Equal(gunzip(t, after.body), plain.body) ||
+		bytes.Contains(plain.body, []byte("変なID")) {
+		t.Errorf("the compressed list of sets after the swap is not the new catalogue's (Content-Encoding %q)", after.header.Get("Content-Encoding"))
+	}
+}
+
 // TestAnswerCacheBound fills a small cache past its bound and checks it
 // never holds more than the bound, and that a cache of 0 bytes is none.
 func TestAnswerCacheBound(t *testing.T) {
 	const max = 64 << 10
 	f := newFixtureWith(t, func(c *Config) { c.AnswerCache = max })
+	held := func() int64 {
+		set := f.srv.answers.current.Load()
+		set.mu.RLock()
+		defer set.mu.RUnlock()
+		return set.bytes
+	}
+	// A compressed answer counts too. Its plain body is over gzipMinSize
+	// and under a sixteenth of the bound, the most one answer may take.
+	big := "/catalog/sets/SV1a/cards?pageSize=8"
+	f.do(http.MethodGet, big, "Accept-Encoding", "identity").wantStatus(t, http.StatusOK)
+	before := held()
+	zipped := gzipGet(t, f, big)
+	if zipped.header.Get("Content-Encoding") != "gzip" || held() < before+int64(len(zipped.body)) {
+		t.Fatalf("a compressed answer (%s, %d bytes) took the cache from %d to %d bytes", zipped.header.Get("Content-Encoding"), len(zipped.body), before, held())
+	}
+
 	for i := range 300 {
 		f.do(http.MethodGet, fmt.Sprintf("/catalog/search?q=ar&limit=%d", 1+i%100)).wantStatus(t, http.StatusOK)
 		f.do(http.MethodGet, fmt.Sprintf("/catalog/sets/SV1a/cards?page=%d&pageSize=1", 1+i%50)).wantStatus(t, http.StatusOK)
+		gzipGet(t, f, fmt.Sprintf("/catalog/sets/SV1a/cards?page=%d&pageSize=%d", 1+i%5, 3+i%8)).wantStatus(t, http.StatusOK)
 		set := f.srv.answers.current.Load()
 		set.mu.RLock()
 		held, n := set.bytes, len(set.answers)

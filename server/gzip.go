@@ -1,10 +1,15 @@
 package server
 
 import (
-	"compress/gzip"
+	"bytes"
 	"net/http"
+	"strconv"
+	"strings"
+	"sync"
 
+	"github.com/catalogd/catalogd/catalog"
 	"github.com/klauspost/compress/gzhttp"
+	"github.com/klauspost/compress/gzip"
 )
 
 // gzipETagSuffix marks the strong ETag of a compressed answer, which is a
@@ -15,6 +20,15 @@ const gzipETagSuffix = "-gzip"
 // modified in place, only replaced or appended to (which copies a full
 // slice).
 var varyAcceptEncoding = []string{"Accept-Encoding"}
+
+// varyOnAcceptEncoding adds Accept-Encoding to h's Vary.
+func varyOnAcceptEncoding(h http.Header) {
+	if h["Vary"] == nil {
+		h["Vary"] = varyAcceptEncoding
+	} else {
+		h.Add("Vary", "Accept-Encoding")
+	}
+}
 
 // gzipMinSize is the smallest answer worth compressing: below about a
 // kilobyte the gzip header and the CPU cost outweigh the bytes saved.
@@ -39,15 +53,118 @@ func newGzip() (func(http.Handler) http.HandlerFunc, error) {
 			// the wrapper would only negotiate that at a cost, per request,
 			// of a response writer and a header scan.
 			if _, ok := r.Header["Accept-Encoding"]; !ok {
-				if h := w.Header(); h["Vary"] == nil {
-					h["Vary"] = varyAcceptEncoding
-				} else {
-					h.Add("Vary", "Accept-Encoding")
-				}
+				varyOnAcceptEncoding(w.Header())
 				h.ServeHTTP(w, r)
 				return
 			}
 			compressing(w, r)
 		}
 	}, nil
+}
+
+// The catalogue's answers (listSetCards, getCard, search) are not
+// compressed by the middleware but by answer, which keeps the compressed
+// body with the plain one in the answer cache: compressing 17 KB of cards
+// costs more than ten times what serving them from the cache does, and a
+// partner's HTTP client asks for gzip by default.
+
+// gzipEncoding is the Content-Encoding value of compressed answers.
+var gzipEncoding = []string{"gzip"}
+
+// acceptsGzip reports whether r takes a gzip answer, by the rules of the
+// middleware, so that every route negotiates alike: an Accept-Encoding
+// (its first line) naming gzip with a q-value above 0, and not HEAD, which
+// is never compressed (golang.org/issue/5522).
+func acceptsGzip(r *http.Request) bool {
+	if r.Method == http.MethodHead {
+		return false
+	}
+	ae, ok := r.Header["Accept-Encoding"]
+	return ok && gzipQValue(ae[0]) > 0
+}
+
+// gzipQValue returns the q-value the Accept-Encoding value ae gives gzip,
+// 0 when it names none or a malformed one.
+func gzipQValue(ae string) float64 {
+	for ae != "" {
+		var coding string
+		coding, ae, _ = strings.Cut(ae, ",")
+		name, params, _ := strings.Cut(coding, ";")
+		if !strings.EqualFold(strings.TrimSpace(name), "gzip") {
+			continue
+		}
+		q := 1.0
+		for params != "" {
+			var param string
+			param, params, _ = strings.Cut(params, ";")
+			param = strings.TrimSpace(param)
+			if len(param) >= 2 && strings.EqualFold(param[:2], "q=") {
+				v, err := strconv.ParseFloat(param[2:], 64)
+				if err != nil {
+					return 0
+				}
+				q = min(max(v, 0), 1)
+			}
+		}
+		return q
+	}
+	return 0
+}
+
+// encodedAnswer is the compressed representation of an answer.
+type encodedAnswer struct {
+	etag []string // the plain tag with gzipETagSuffix
+	body []byte
+}
+
+// gzipWriters are reused: a gzip.Writer holds several hundred KB.
+var gzipWriters = sync.Pool{New: func() any {
+	zw, _ := gzip.NewWriterLevel(nil, gzip.BestSpeed) // a valid level: no error
+	return zw
+}}
+
+// encodeGzip compresses the answer whose plain tag is tag.
+func encodeGzip(tag string, body []byte) *encodedAnswer {
+	return &encodedAnswer{etag: []string{gzipTag(tag)}, body: gzipBytes(body)}
+}
+
+// gzipTag is the tag of the compressed representation of the answer whose
+// plain tag is tag: the suffix goes inside the closing quote.
+func gzipTag(tag string) string { return tag[:len(tag)-1] + gzipETagSuffix + `"` }
+
+// gzipBytes compresses the parts as one body. The bytes depend only on the
+// parts: every replica gives the same ones under the same strong tag.
+func gzipBytes(parts ...[]byte) []byte {
+	n := 0
+	for _, p := range parts {
+		n += len(p)
+	}
+	var out bytes.Buffer
+	out.Grow(n/4 + 64)
+	zw := gzipWriters.Get().(*gzip.Writer)
+	zw.Reset(&out)
+	for _, p := range parts {
+		zw.Write(p) // a bytes.Buffer does not fail
+	}
+	zw.Close()
+	gzipWriters.Put(zw)
+	return out.Bytes()
+}
+
+// gzippedSets is the compressed list of sets of one catalogue.
+type gzippedSets struct {
+	db   *catalog.DB
+	body []byte
+}
+
+// setsGzip returns the compressed list of sets of db, compressing it on
+// the first call for db: it is built once per catalogue and can be a
+// megabyte, too much to compress per request.
+func (s *Server) setsGzip(db *catalog.DB) []byte {
+	if z := s.gzippedSets.Load(); z != nil && z.db == db {
+		return z.body
+	}
+	z := &gzippedSets{db: db, body: gzipBytes(setsOpen, db.SetsJSON(""), setsClose)}
+	s.gzippedSets.Store(z)
+	return z.body
 }

@@ -24,14 +24,18 @@ func (s *Server) handleListSets() http.Handler {
 			return
 		}
 		// The list is built once per catalogue and can be a megabyte:
-		// it is written from where it lies, not copied per request.
+		// it is written from where it lies, not copied per request, and
+		// compressed once per catalogue.
 		db, release := s.catalog.Acquire()
 		defer release()
 		var kb [256]byte // on the stack for all but outsized requests
-		if notModified(w, r, etag(db, answerKey(kb[:0], r.URL.EscapedPath(), r.URL.RawQuery))) {
+		valid := etag(db, answerKey(kb[:0], r.URL.EscapedPath(), r.URL.RawQuery))
+		if notModified(w, r, valid) {
 			return
 		}
-		writeJSON(w, setsOpen, db.SetsJSON(""), setsClose)
+		if !writePlain(w, r, setsOpen, db.SetsJSON(""), setsClose) {
+			writeGzip(w, &encodedAnswer{etag: []string{gzipTag(valid.tag())}, body: s.setsGzip(db)})
+		}
 	})
 }
 
@@ -99,7 +103,7 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request, build func(b []b
 	key := answerKey(kb[:0], r.URL.EscapedPath(), r.URL.RawQuery)
 	if a, ok := s.answers.get(db, key); ok {
 		if !notModified(w, r, &a.valid) {
-			writeJSON(w, a.body)
+			s.writeCached(w, r, db, key, a)
 		}
 		return
 	}
@@ -115,8 +119,50 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request, build func(b []b
 		return
 	}
 	*buf = b
-	s.answers.put(db, key, valid, b)
-	writeJSON(w, b)
+	if a := s.answers.put(db, key, valid, b); a != nil {
+		s.writeCached(w, r, db, key, a)
+		return
+	}
+	if !writePlain(w, r, b) {
+		writeGzip(w, encodeGzip(valid.tag(), b))
+	}
+}
+
+// writeCached writes the 200 of a, cached for db under key. Its compressed
+// body is made on the first request that takes gzip, and cached with it.
+func (s *Server) writeCached(w http.ResponseWriter, r *http.Request, db *catalog.DB, key []byte, a *cachedAnswer) {
+	if writePlain(w, r, a.body) {
+		return
+	}
+	z, made := a.gzipped()
+	if made {
+		s.answers.grew(db, key, a, len(z.body)+len(z.etag[0]))
+	}
+	writeGzip(w, z)
+}
+
+// writePlain writes the 200 whose body is the parts unless the client takes
+// gzip and the body is large enough to gain; it reports whether it did.
+// Either way the answer varies with Accept-Encoding.
+func writePlain(w http.ResponseWriter, r *http.Request, parts ...[]byte) bool {
+	varyOnAcceptEncoding(w.Header())
+	n := 0
+	for _, p := range parts {
+		n += len(p)
+	}
+	if n >= gzipMinSize && acceptsGzip(r) {
+		return false
+	}
+	writeJSON(w, parts...)
+	return true
+}
+
+// writeGzip writes the 200 of a compressed answer.
+func writeGzip(w http.ResponseWriter, z *encodedAnswer) {
+	h := w.Header()
+	h["Etag"] = z.etag
+	h["Content-Encoding"] = gzipEncoding
+	writeJSON(w, z.body)
 }
 
 // pathParam returns a route parameter, unescaped (the router matched the

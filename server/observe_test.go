@@ -228,8 +228,53 @@ func gunzip(t *testing.T, b []byte) []byte {
 	return out
 }
 
+func TestGzipQValue(t *testing.T) {
+	for _, c := range []struct {
+		ae   string
+		want float64
+	}{
+		{"gzip", 1},
+		{"GZip", 1},
+		{"gzip, deflate, br", 1},
+		{"br;q=1.0, gzip;q=0.8, *;q=0.1", 0.8},
+		{" deflate , gzip ; q=0.5 ", 0.5},
+		{"gzip;level=1;q=0.2", 0.2},
+		{"gzip;Q=0.3", 0.3},
+		{"gzip;q=2", 1},
+		{"gzip;q=0", 0},
+		{"gzip;q=0.000", 0},
+		{"gzip;q=-1", 0},
+		{"gzip;q=abc", 0},
+		{"gzip;q=", 0},
+		{"x-gzip", 0},
+		{"*", 0},
+		{"identity", 0},
+		{"", 0},
+		{",,;", 0},
+		{"gzipx", 0},
+		{"deflate;q=0.5,gzip", 1},
+	} {
+		if got := gzipQValue(c.ae); got != c.want {
+			t.Errorf("gzipQValue(%q) = %v, want %v", c.ae, got, c.want)
+		}
+	}
+}
+
+// TestGzip runs with the answer cache, which keeps compressed answers, and
+// without it, when each is compressed per request.
 func TestGzip(t *testing.T) {
-	f := newFixture(t)
+	for _, mode := range []struct {
+		name  string
+		bytes int64
+	}{{"cached", 0}, {"uncached", -1}} {
+		t.Run(mode.name, func(t *testing.T) {
+			f := newFixtureWith(t, func(c *Config) { c.AnswerCache = mode.bytes })
+			testGzip(t, f)
+		})
+	}
+}
+
+func testGzip(t *testing.T, f *fixture) {
 	for _, target := range []string{"/catalog/sets", "/catalog/sets/SV1a/cards?pageSize=50", "/catalog/search?q=ar&limit=50"} {
 		plain := f.do(http.MethodGet, target, "Accept-Encoding", "identity")
 		plain.wantStatus(t, http.StatusOK)
@@ -249,6 +294,24 @@ func TestGzip(t *testing.T) {
 		}
 		if got := gunzip(t, zipped.body); !bytes.Equal(got, plain.body) {
 			t.Errorf("%s: the gzip body does not decompress to the plain one", target)
+		}
+		if got, want := zipped.header.Get("Content-Length"), strconv.Itoa(len(zipped.body)); got != want {
+			t.Errorf("%s: gzip Content-Length %q, want %q", target, got, want)
+		}
+		// Asked again (from the cache, when there is one), the compressed
+		// answer is the same bytes under the same tag: the tag is strong.
+		again := gzipGet(t, f, target)
+		if !bytes.Equal(again.body, zipped.body) || again.header.Get("ETag") != zipped.header.Get("ETag") {
+			t.Errorf("%s: a second gzip answer differs (ETag %q, then %q)", target, zipped.header.Get("ETag"), again.header.Get("ETag"))
+		}
+		// A client that gives gzip a q-value of 0 refuses it; HEAD is never
+		// compressed.
+		for _, req := range []struct{ method, ae string }{{http.MethodGet, "gzip;q=0, identity"}, {http.MethodHead, "gzip"}} {
+			r := f.do(req.method, target, "Accept-Encoding", req.ae)
+			if r.status != http.StatusOK || r.header.Get("Content-Encoding") != "" || r.header.Get("ETag") != plain.header.Get("ETag") {
+				t.Errorf("%s %s with Accept-Encoding %q: status %d, Content-Encoding %q, ETag %q", req.method, target, req.ae,
+					r.status, r.header.Get("Content-Encoding"), r.header.Get("ETag"))
+			}
 		}
 		// A client that names no encoding at all gets the plain answer,
 		// and the same Vary, so that a shared cache keeps them apart.

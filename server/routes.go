@@ -22,12 +22,13 @@ func (s *Server) routes() *httprouter.Router {
 	r.PanicHandler = s.handlePanic
 
 	api := s.basePath
-	// The catalogue's answers are compressed for clients that accept it;
-	// their 401s and problems are too small to gain.
-	s.get(r, "listSets", api+setsPath, s.authenticated(s.gzip(s.handleListSets())))
-	s.get(r, "listSetCards", api+setsPath+"/:code"+cardsOfSetSuffix, s.authenticated(s.gzip(s.handleListSetCards())))
-	s.get(r, "getCard", api+cardsPath+"/*cardId", s.authenticated(s.gzip(s.handleGetCard())))
-	s.get(r, "search", api+"/catalog/search", s.authenticated(s.gzip(s.handleSearch())))
+	// The catalogue's answers are compressed for clients that accept it, by
+	// the handlers, which keep them compressed (Server.writeCached); their
+	// 401s and problems are too small to gain.
+	s.get(r, "listSets", api+setsPath, s.authenticated(s.handleListSets()))
+	s.get(r, "listSetCards", api+setsPath+"/:code"+cardsOfSetSuffix, s.authenticated(s.handleListSetCards()))
+	s.get(r, "getCard", api+cardsPath+"/*cardId", s.authenticated(s.handleGetCard()))
+	s.get(r, "search", api+"/catalog/search", s.authenticated(s.handleSearch()))
 	// Stateless MCP takes POST only; the router answers other methods 405.
 	r.Handler(http.MethodPost, api+"/mcp", s.named("mcp", s.authenticated(s.gzip(s.handleMCP()))))
 

@@ -13,6 +13,7 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/catalogd/catalogd/catalog"
 	"github.com/catalogd/catalogd/server/auth"
@@ -89,6 +90,7 @@ type Server struct {
 	gzip             func(http.Handler) http.HandlerFunc
 	limits           *limiters    // nil without a rate limit
 	answers          *answerCache // nil when answers are not cached
+	gzippedSets      atomic.Pointer[gzippedSets]
 	bufs             sync.Pool
 }
 
