@@ -107,12 +107,11 @@ func (c *answerCache) put(db *catalog.DB, key []byte, valid *validators, body []
 	if c == nil {
 		return nil
 	}
-	a := &cachedAnswer{valid: *valid, body: body}
-	size := answerSize(key, a)
+	size := answerSize(key, valid.tag(), body)
 	if size > c.max/16 {
 		return nil // one answer may not push out everything else
 	}
-	a.body = append([]byte(nil), body...)
+	a := &cachedAnswer{valid: *valid, body: append([]byte(nil), body...)}
 	set := c.set(db)
 	set.mu.Lock()
 	defer set.mu.Unlock()
@@ -147,12 +146,12 @@ func (c *answerCache) grew(db *catalog.DB, key []byte, a *cachedAnswer, n int) {
 	}
 	clear(set.answers)
 	set.answers[string(key)] = a
-	set.bytes = answerSize(key, a) + int64(n)
+	set.bytes = answerSize(key, a.valid.tag(), a.body) + int64(n)
 }
 
 // answerSize approximates the bytes a cached plain answer takes.
-func answerSize(key []byte, a *cachedAnswer) int64 {
-	return int64(len(key)+len(a.valid.tag())+len(a.body)) + answerOverhead
+func answerSize(key []byte, tag string, body []byte) int64 {
+	return int64(len(key)+len(tag)+len(body)) + answerOverhead
 }
 
 // answerKey appends the cache key of r's answer: its escaped path and raw

@@ -62,11 +62,13 @@ func newGzip() (func(http.Handler) http.HandlerFunc, error) {
 	}, nil
 }
 
-// The catalogue's answers (listSetCards, getCard, search) are not
-// compressed by the middleware but by answer, which keeps the compressed
-// body with the plain one in the answer cache: compressing 17 KB of cards
-// costs more than ten times what serving them from the cache does, and a
-// partner's HTTP client asks for gzip by default.
+// The catalogue's answers are not compressed by the middleware but by
+// their handlers (writePlain, writeGzip), which compress each answer once:
+// listSetCards, getCard and search keep the compressed body with the plain
+// one in the answer cache, and the list of sets is compressed once per
+// catalogue. Compressing 17 KB of cards costs more than ten times what
+// serving them from the cache does, and a partner's HTTP client asks for
+// gzip by default.
 
 // gzipEncoding is the Content-Encoding value of compressed answers.
 var gzipEncoding = []string{"gzip"}
