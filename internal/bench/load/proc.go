@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/catalogd/catalogd/internal/bench/procfs"
+	"golang.org/x/sys/unix"
 )
 
 // process is a server started on serverCPU.
@@ -96,7 +97,7 @@ func startLogSink(path string) (*logSink, error) {
 	}
 	defer r.Close()
 	// A bigger pipe is an optimisation: without it the sink still works.
-	syscall.Syscall(syscall.SYS_FCNTL, w.Fd(), fcntlSetPipeSize, pipeSize)
+	unix.FcntlInt(w.Fd(), unix.F_SETPIPE_SZ, pipeSize)
 	cmd := exec.Command("taskset", "-c", driverCPU, "cat")
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = r, f, os.Stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
@@ -106,9 +107,6 @@ func startLogSink(path string) (*logSink, error) {
 	}
 	return &logSink{w: w, cmd: cmd}, nil
 }
-
-// fcntlSetPipeSize is F_SETPIPE_SZ, which package syscall does not name.
-const fcntlSetPipeSize = 1031
 
 // cpuOrZero is the processor time the sink has used; none without a sink.
 func (s *logSink) cpuOrZero() (time.Duration, error) {
