@@ -16,13 +16,14 @@ import (
 
 // The ceiling is the least a net/http server can do to give the same
 // answers: look the request target up in a map and write the bytes catalogd
-// wrote, with Content-Type and Content-Length. No routing, no token check, no
-// catalogue, no logging. Its server has catalogd's timeouts and header
+// wrote, with Content-Type, Content-Length and, for compressed answers,
+// Content-Encoding. No routing, no token check, no catalogue, no
+// negotiation, no logging. Its server has catalogd's timeouts and header
 // limit, so that both pay for the same connection handling.
 
 // writeBodies stores every request target of routes with its answer, for
-// the ceiling: for each, the length of the target and the target, then the
-// length of the answer and the answer, lengths as uvarints.
+// the ceiling: for each, the target, the answer's Content-Encoding ("" when
+// plain) and the answer, each preceded by its length as a uvarint.
 func writeBodies(path string, routes []route) error {
 	f, err := os.Create(path)
 	if err != nil {
@@ -30,12 +31,15 @@ func writeBodies(path string, routes []route) error {
 	}
 	w := bufio.NewWriter(f)
 	var n [binary.MaxVarintLen64]byte
+	field := func(b []byte) {
+		w.Write(n[:binary.PutUvarint(n[:], uint64(len(b)))])
+		w.Write(b)
+	}
 	for _, r := range routes {
 		for _, t := range r.targets {
-			w.Write(n[:binary.PutUvarint(n[:], uint64(len(t.uri)))])
-			w.WriteString(t.uri)
-			w.Write(n[:binary.PutUvarint(n[:], uint64(len(t.body)))])
-			w.Write(t.body)
+			field([]byte(t.uri))
+			field([]byte(t.encoding))
+			field(t.body)
 		}
 	}
 	err = w.Flush()
@@ -47,17 +51,22 @@ func writeBodies(path string, routes []route) error {
 
 // answer is one stored answer, with its header values ready to assign.
 type answer struct {
-	body   []byte
-	length []string // nil when net/http writes the length itself
+	body     []byte
+	length   []string // nil when net/http writes the length itself
+	encoding []string // nil when the body is not compressed
 }
 
-// newAnswer stores body. Like catalogd, the ceiling declares the length of
-// answers over 2 KB only: net/http writes that of shorter ones itself, more
-// cheaply than from the header map.
-func newAnswer(body []byte) answer {
+// newAnswer stores body, compressed with encoding unless that is "". Like
+// catalogd, the ceiling declares the length of answers over 2 KB only:
+// net/http writes that of shorter ones itself, more cheaply than from the
+// header map.
+func newAnswer(body []byte, encoding string) answer {
 	a := answer{body: body}
 	if len(body) > 2048 {
 		a.length = []string{strconv.Itoa(len(body))}
+	}
+	if encoding != "" {
+		a.encoding = []string{encoding}
 	}
 	return a
 }
@@ -76,7 +85,10 @@ func readBodies(path string) (map[string]answer, error) {
 			return nil, err
 		}
 		b := make([]byte, n)
-		_, err = io.ReadFull(r, b)
+		if _, err = io.ReadFull(r, b); errors.Is(err, io.EOF) {
+			// The length was there, the bytes are not.
+			err = io.ErrUnexpectedEOF
+		}
 		return b, err
 	}
 	for {
@@ -87,11 +99,15 @@ func readBodies(path string) (map[string]answer, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", path, err)
 		}
+		encoding, err := next()
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", path, io.ErrUnexpectedEOF)
+		}
 		body, err := next()
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", path, io.ErrUnexpectedEOF)
 		}
-		out[string(uri)] = newAnswer(body)
+		out[string(uri)] = newAnswer(body, string(encoding))
 	}
 }
 
@@ -112,7 +128,7 @@ func runCeiling(args []string) error {
 		return err
 	}
 	contentType := []string{"application/json"}
-	answers["/readyz"] = newAnswer([]byte(`{"status":"ok"}`))
+	answers["/readyz"] = newAnswer([]byte(`{"status":"ok"}`), "")
 	srv := &http.Server{
 		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			a, ok := answers[r.RequestURI]
@@ -124,6 +140,9 @@ func runCeiling(args []string) error {
 			h["Content-Type"] = contentType
 			if a.length != nil {
 				h["Content-Length"] = a.length
+			}
+			if a.encoding != nil {
+				h["Content-Encoding"] = a.encoding
 			}
 			w.WriteHeader(http.StatusOK)
 			w.Write(a.body)

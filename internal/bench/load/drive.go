@@ -31,6 +31,7 @@ const (
 type drivePlan struct {
 	Addr     string
 	Token    string
+	Gzip     bool // requests carry Accept-Encoding: gzip
 	Mode     string
 	Conns    int
 	Rate     float64 // open loop
@@ -182,13 +183,18 @@ type preparedTarget struct {
 }
 
 // prepare writes every request once. catalogd and the ceiling get the same
-// bytes: the ceiling ignores the token, but reads the header like catalogd.
+// bytes: the ceiling ignores the token and Accept-Encoding, but reads the
+// headers like catalogd.
 func prepare(p drivePlan) []preparedTarget {
+	accept := ""
+	if p.Gzip {
+		accept = "\r\nAccept-Encoding: gzip"
+	}
 	out := make([]preparedTarget, len(p.Targets))
 	for i, t := range p.Targets {
 		out[i] = preparedTarget{
 			raw: []byte("GET " + t.URI + " HTTP/1.1\r\nHost: " + p.Addr +
-				"\r\nAuthorization: Bearer " + p.Token +
+				"\r\nAuthorization: Bearer " + p.Token + accept +
 				"\r\nUser-Agent: catalogd-load\r\n\r\n"),
 			want: t.Len,
 		}

@@ -4,7 +4,7 @@
 // throughputs is what catalogd's routing, token check, catalogue reads and
 // logging cost on top of net/http itself.
 //
-//	go run ./internal/bench/load -cards 100000 [-duration 5s] [-conns 16,64] [-rate 2000] [-keep] [-perf DIR] [-serve-args ARGS] [-routes getCard,...]
+//	go run ./internal/bench/load -cards 100000 [-duration 5s] [-conns 16,64] [-rate 2000] [-gzip] [-keep] [-perf DIR] [-serve-args ARGS] [-routes getCard,...]
 //
 // It builds catalogd, generates a snapshot with internal/gen, imports it with
 // the real binary, runs an identity provider in this process and signs one
@@ -12,7 +12,8 @@
 // several times to time how long it takes to answer /readyz, chooses the
 // requests from the catalogue (seeded, so the same flags give the same
 // requests), fetches every answer once from catalogd and hands those bytes to
-// the ceiling.
+// the ceiling. With -gzip every request accepts gzip, as most HTTP clients'
+// do by default, and the ceiling serves catalogd's compressed bytes.
 //
 // Both servers run on CPU 0 and the load generator on CPU 1 (taskset). Only
 // one server is loaded at a time: each route and mode runs against catalogd,
@@ -75,6 +76,7 @@ func main() {
 	flag.IntVar(&o.starts, "starts", 5, "times catalogd serve is started to time its readiness")
 	flag.StringVar(&o.perfDir, "perf", "", "record perf profiles of both servers during the closed-loop runs into this directory")
 	flag.BoolVar(&o.keep, "keep", false, "keep the working directory (catalogue, snapshot, server logs)")
+	flag.BoolVar(&o.gzip, "gzip", false, "send Accept-Encoding: gzip with every request (the ceiling serves catalogd's compressed answers)")
 	only := flag.String("routes", "", "routes to measure, comma-separated (getCard,listSetCards,search,listSets); all when empty")
 	serveArgs := flag.String("serve-args", "", "more arguments for catalogd serve, space-separated (-serve-args=--answer-cache-mb=0 measures without the answer cache)")
 	flag.Parse()
@@ -124,6 +126,7 @@ type options struct {
 	quietWait time.Duration
 	perfDir   string
 	keep      bool
+	gzip      bool // requests accept gzip
 	serveArgs []string
 	routes    []string // measured routes; all when empty
 }

@@ -65,6 +65,7 @@ type report struct {
 	idle             procfs.Mem
 	rows             []row
 	requests         []route
+	gzip             bool // requests accepted gzip
 }
 
 func (rep *report) print(w io.Writer) {
@@ -74,8 +75,12 @@ func (rep *report) print(w io.Writer) {
 	}
 	fmt.Fprintf(w, "\ncatalogue: %s cards, %s sets, file %.0f MB; distinct requests: %s\n",
 		thousands(int64(rep.cards)), thousands(int64(rep.sets)), mb(rep.dbBytes), strings.Join(reqs, ", "))
-	fmt.Fprintf(w, "each run: %s warm-up, %s measured; servers on CPU %s, load generator and catalogd's log sink on CPU %s; catalogd requests carry an RS256 token\n\n",
-		rep.warmup, rep.duration, serverCPU, driverCPU)
+	accepts := "no request accepts gzip"
+	if rep.gzip {
+		accepts = "every request accepts gzip (body bytes as sent)"
+	}
+	fmt.Fprintf(w, "each run: %s warm-up, %s measured; servers on CPU %s, load generator and catalogd's log sink on CPU %s; catalogd requests carry an RS256 token; %s\n\n",
+		rep.warmup, rep.duration, serverCPU, driverCPU, accepts)
 
 	var rows [][]string
 	for i := range rep.rows {

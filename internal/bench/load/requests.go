@@ -50,10 +50,12 @@ type route struct {
 	targets  []request
 }
 
-// request is one request target (path and query, as sent) and its answer.
+// request is one request target (path and query, as sent) and its answer,
+// as sent: compressed when encoding is not "".
 type request struct {
-	uri  string
-	body []byte
+	uri      string
+	body     []byte
+	encoding string
 }
 
 func (r *route) meanBody() int64 {
@@ -223,45 +225,63 @@ func typicalQuery(name string) string {
 }
 
 // fetchTargets builds the requests of the four routes and fetches each
-// answer once from catalogd at origin.
-func fetchTargets(ctx context.Context, origin, token string, smp sample, seed uint64) ([]route, error) {
+// answer once from catalogd at origin, compressed where catalogd compresses
+// it when acceptGzip is set.
+func fetchTargets(ctx context.Context, origin, token string, smp sample, seed uint64, acceptGzip bool) ([]route, error) {
 	rng := rand.New(rand.NewPCG(seed, 0x9a9e))
 	client := &http.Client{
 		Transport: &http.Transport{DisableCompression: true},
 		Timeout:   30 * time.Second,
 	}
-	get := func(uri string) ([]byte, error) {
+	// fetch returns the answer as sent, and whether it was compressed.
+	fetch := func(uri string, gzipped bool) (body []byte, encoding string, err error) {
 		req, err := http.NewRequestWithContext(ctx, http.MethodGet, origin+uri, nil)
 		if err != nil {
-			return nil, err
+			return nil, "", err
 		}
 		req.Header.Set("Authorization", "Bearer "+token)
+		if gzipped {
+			req.Header.Set("Accept-Encoding", "gzip")
+		}
 		resp, err := client.Do(req)
 		if err != nil {
-			return nil, err
+			return nil, "", err
 		}
 		defer resp.Body.Close()
-		body, err := io.ReadAll(resp.Body)
+		body, err = io.ReadAll(resp.Body)
 		if err != nil {
-			return nil, fmt.Errorf("GET %s: %w", uri, err)
+			return nil, "", fmt.Errorf("GET %s: %w", uri, err)
 		}
 		if resp.StatusCode != http.StatusOK {
-			return nil, fmt.Errorf("GET %s: status %d: %s", uri, resp.StatusCode, body)
+			return nil, "", fmt.Errorf("GET %s: status %d: %s", uri, resp.StatusCode, body)
 		}
 		if mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); mt != "application/json" {
-			return nil, fmt.Errorf("GET %s: Content-Type %q", uri, resp.Header.Get("Content-Type"))
+			return nil, "", fmt.Errorf("GET %s: Content-Type %q", uri, resp.Header.Get("Content-Type"))
 		}
-		return body, nil
+		switch encoding = resp.Header.Get("Content-Encoding"); {
+		case encoding == "gzip" && gzipped, encoding == "":
+			return body, encoding, nil
+		}
+		return nil, "", fmt.Errorf("GET %s: unexpected Content-Encoding %q", uri, encoding)
+	}
+	// get returns the plain answer, which the harness reads.
+	get := func(uri string) ([]byte, error) {
+		body, _, err := fetch(uri, false)
+		return body, err
+	}
+	// sent returns the answer the load's requests get.
+	sent := func(uri string) (request, error) {
+		body, encoding, err := fetch(uri, acceptGzip)
+		return request{uri, body, encoding}, err
 	}
 
 	cards := route{name: routeGetCard, minRatio: 0.85}
 	for _, id := range smp.cardIDs {
-		uri := apiPath + "/catalog/cards/" + url.PathEscape(id)
-		body, err := get(uri)
+		t, err := sent(apiPath + "/catalog/cards/" + url.PathEscape(id))
 		if err != nil {
 			return nil, err
 		}
-		cards.targets = append(cards.targets, request{uri, body})
+		cards.targets = append(cards.targets, t)
 	}
 
 	pages := route{name: routeListSetCards, minRatio: 0.7}
@@ -285,14 +305,11 @@ func fetchTargets(ctx context.Context, origin, token string, smp sample, seed ui
 			continue
 		}
 		n := 1 + rng.Int64N((page.Meta.Total+setPageSize-1)/setPageSize)
-		uri, body := prefix+"1"+suffix, first
-		if n > 1 {
-			uri = prefix + strconv.FormatInt(n, 10) + suffix
-			if body, err = get(uri); err != nil {
-				return nil, err
-			}
+		t, err := sent(prefix + strconv.FormatInt(n, 10) + suffix)
+		if err != nil {
+			return nil, err
 		}
-		pages.targets = append(pages.targets, request{uri, body})
+		pages.targets = append(pages.targets, t)
 	}
 
 	search := route{name: routeSearch, minRatio: 0.5}
@@ -302,20 +319,19 @@ func fetchTargets(ctx context.Context, origin, token string, smp sample, seed ui
 			continue
 		}
 		seen[q] = true
-		uri := apiPath + "/catalog/search?q=" + url.QueryEscape(q)
-		body, err := get(uri)
+		t, err := sent(apiPath + "/catalog/search?q=" + url.QueryEscape(q))
 		if err != nil {
 			return nil, err
 		}
-		search.targets = append(search.targets, request{uri, body})
+		search.targets = append(search.targets, t)
 	}
 
 	sets := route{name: routeListSets, minRatio: 0.7}
-	body, err := get(apiPath + "/catalog/sets")
+	t, err := sent(apiPath + "/catalog/sets")
 	if err != nil {
 		return nil, err
 	}
-	sets.targets = []request{{apiPath + "/catalog/sets", body}}
+	sets.targets = []request{t}
 
 	routes := []route{cards, pages, search, sets}
 	for _, r := range routes {

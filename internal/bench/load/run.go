@@ -128,7 +128,7 @@ func run(ctx context.Context, o options) error {
 	idle, _ := procfs.ReadMem(cat.pid())
 	logf("catalogd ready in %s (%d starts), RSS when ready %.1f MB", fmtDurs(readies), len(readies), mb(idle.RSS))
 
-	routes, err := fetchTargets(ctx, "http://"+addr, token, smp, o.seed)
+	routes, err := fetchTargets(ctx, "http://"+addr, token, smp, o.seed, o.gzip)
 	if err != nil {
 		return err
 	}
@@ -162,7 +162,7 @@ func run(ctx context.Context, o options) error {
 		cards: stats.Cards, sets: stats.Sets, dbBytes: dbSize,
 		duration: o.duration, warmup: o.warmup,
 		readies: readies, idle: idle, rows: rows,
-		requests: routes,
+		requests: routes, gzip: o.gzip,
 	}
 	rep.print(os.Stdout)
 	return nil
@@ -194,7 +194,7 @@ func compare(ctx context.Context, o *options, self, token string, routes []route
 				r.maxP99 = getCardMaxP99
 			}
 			for i, s := range servers {
-				plan := drivePlan{Addr: s.addr, Token: token, Mode: modeClosed, Conns: n, Warmup: o.warmup, Duration: o.duration, Targets: rt.driveTargets()}
+				plan := drivePlan{Addr: s.addr, Token: token, Gzip: o.gzip, Mode: modeClosed, Conns: n, Warmup: o.warmup, Duration: o.duration, Targets: rt.driveTargets()}
 				perfData := ""
 				if o.perfDir != "" {
 					perfData = filepath.Join(o.perfDir, fmt.Sprintf("%s-%s-%d.perf.data", s.name, rt.name, n))
@@ -209,7 +209,7 @@ func compare(ctx context.Context, o *options, self, token string, routes []route
 		rate := openRate(o.rate, rows, rt.name)
 		r := row{route: rt.name, mode: fmt.Sprintf("open %.0f/s", rate), rate: rate, conns: o.openConns, bodyBytes: rt.meanBody()}
 		for i, s := range servers {
-			plan := drivePlan{Addr: s.addr, Token: token, Mode: modeOpen, Conns: o.openConns, Rate: rate, Warmup: o.warmup, Duration: o.duration, Targets: rt.driveTargets()}
+			plan := drivePlan{Addr: s.addr, Token: token, Gzip: o.gzip, Mode: modeOpen, Conns: o.openConns, Rate: rate, Warmup: o.warmup, Duration: o.duration, Targets: rt.driveTargets()}
 			var err error
 			if r.res[i], err = measure(ctx, self, plan, s, o, rt.name+" "+r.mode, ""); err != nil {
 				return nil, err
