@@ -206,3 +206,30 @@ func checkRendered(t *testing.T, srv *Server, raw string, err error, want []stri
 		t.Fatalf("%q: problem %+v, want a 400 naming %q", raw, p, want)
 	}
 }
+
+// FuzzGzipQValue reads arbitrary Accept-Encoding values: nothing panics, the
+// q-value is a number from 0 to 1, and a value that does not name gzip
+// gives 0.
+func FuzzGzipQValue(f *testing.F) {
+	for _, seed := range []string{
+		"gzip", "gzip, deflate, br", "br;q=1.0, gzip;q=0.8, *;q=0.1",
+		"gzip;q=0", "gzip;q=NaN", "gzip;q=1e400", "gzip;q=0x1p-2", "gzip;;q=", "*;q=0",
+		"\x00gzip", "GZIP ; Q = 0.5",
+	} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, ae string) {
+		q := gzipQValue(ae)
+		if !(q >= 0 && q <= 1) {
+			t.Fatalf("gzipQValue(%q) = %v, not from 0 to 1", ae, q)
+		}
+		if q != 0 && !strings.Contains(strings.ToLower(ae), "gzip") {
+			t.Fatalf("gzipQValue(%q) = %v for a value that does not name gzip", ae, q)
+		}
+		r := httptest.NewRequest(http.MethodGet, "/", nil)
+		r.Header.Set("Accept-Encoding", ae)
+		if got := acceptsGzip(r); got != (q > 0) {
+			t.Fatalf("acceptsGzip with %q = %v, but its q-value is %v", ae, got, q)
+		}
+	})
+}

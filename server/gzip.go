@@ -2,6 +2,7 @@ package server
 
 import (
 	"bytes"
+	"math"
 	"net/http"
 	"strconv"
 	"strings"
@@ -102,7 +103,7 @@ func gzipQValue(ae string) float64 {
 			param = strings.TrimSpace(param)
 			if len(param) >= 2 && strings.EqualFold(param[:2], "q=") {
 				v, err := strconv.ParseFloat(param[2:], 64)
-				if err != nil {
+				if err != nil || math.IsNaN(v) {
 					return 0
 				}
 				q = min(max(v, 0), 1)

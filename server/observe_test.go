@@ -245,6 +245,8 @@ func TestGzipQValue(t *testing.T) {
 		{"gzip;q=0.000", 0},
 		{"gzip;q=-1", 0},
 		{"gzip;q=abc", 0},
+		{"gzip;q=NaN", 0},
+		{"gzip;q=inf", 1},
 		{"gzip;q=", 0},
 		{"x-gzip", 0},
 		{"*", 0},
