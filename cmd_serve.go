@@ -70,7 +70,8 @@ func newServeCommand(e *env) *cobra.Command {
 		Long: `serve answers the partner catalogue API from the catalogue file, behind OAuth
 bearer tokens issued by --issuer. With --dev it needs nothing: it serves the
 built-in sample catalogue when --db does not exist and issues its own tokens.`,
-		Args: noArgs,
+		Args:        noArgs,
+		Annotations: map[string]string{annotationLogsJSON: "true"},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runServe(cmd.Context(), e, o)
 		},
@@ -104,6 +105,9 @@ func runServe(ctx context.Context, e *env, o serveOptions) error {
 	logs := logbuf.New(e.stderr, logFlushEvery)
 	defer logs.Close()
 	log := slog.New(slog.NewJSONHandler(logs, nil))
+	for _, name := range e.unknown {
+		log.Warn("environment variable ignored", slog.String("variable", name), slog.String("reason", unknownVariableReason))
+	}
 	// From the start, so that a SIGHUP sent early does not end the process.
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)

@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"slices"
 	"strings"
 	"syscall"
 
@@ -18,7 +19,7 @@ import (
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := run(ctx, os.Args[1:], os.Getenv, os.Stdin, os.Stdout, os.Stderr)
+	code := run(ctx, os.Args[1:], os.Environ(), os.Stdin, os.Stdout, os.Stderr)
 	stop()
 	os.Exit(code)
 }
@@ -32,16 +33,20 @@ const (
 
 // env is what the commands read from the process environment.
 type env struct {
-	getenv func(string) string
-	stdin  io.Reader
-	stdout io.Writer
-	stderr io.Writer
+	getenv  func(string) string
+	unknown []string // CATALOGD_ variables that set no flag, sorted
+	stdin   io.Reader
+	stdout  io.Writer
+	stderr  io.Writer
 }
 
-// run is the whole program; main only binds it to the process.
-func run(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) int {
-	e := &env{getenv: getenv, stdin: stdin, stdout: stdout, stderr: stderr}
+// run is the whole program; main only binds it to the process. environ is
+// the environment as "key=value" strings.
+func run(ctx context.Context, args, environ []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	vars := environMap(environ)
+	e := &env{getenv: func(k string) string { return vars[k] }, stdin: stdin, stdout: stdout, stderr: stderr}
 	root := newRootCommand(e)
+	e.unknown = unknownVariables(root, vars)
 	root.SetArgs(args)
 	root.SetIn(stdin)
 	root.SetOut(stdout)
@@ -72,7 +77,8 @@ the partner catalogue API (REST and MCP) from it, behind OAuth bearer tokens.
 
 Every flag can also be set with an environment variable: CATALOGD_ followed by
 the flag name in upper case with '-' as '_' (CATALOGD_DB, CATALOGD_JWKS_URL).
-Flags win over the environment.`,
+Flags win over the environment. A CATALOGD_ variable that sets no flag of any
+command is ignored, with a warning.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		// With no Args validator cobra reports an unknown command as a plain
@@ -87,7 +93,16 @@ Flags win over the environment.`,
 			return cmd.Help()
 		},
 		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
-			return applyEnvironment(cmd.Flags(), e.getenv)
+			if err := applyEnvironment(cmd.Flags(), e.getenv); err != nil {
+				return err
+			}
+			// serve logs them as JSON lines, like the rest of its output.
+			if cmd.Annotations[annotationLogsJSON] == "" {
+				for _, name := range e.unknown {
+					fmt.Fprintf(e.stderr, "catalogd: warning: environment variable %s %s; it is ignored\n", name, unknownVariableReason)
+				}
+			}
+			return nil
 		},
 	}
 	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {
@@ -126,9 +141,56 @@ func applyEnvironment(flags *pflag.FlagSet, getenv func(string) string) error {
 	return err
 }
 
+// environMap reads "key=value" strings; the first of a repeated key wins,
+// as with os.Getenv.
+func environMap(environ []string) map[string]string {
+	vars := make(map[string]string, len(environ))
+	for _, kv := range environ {
+		k, v, _ := strings.Cut(kv, "=")
+		if _, seen := vars[k]; !seen {
+			vars[k] = v
+		}
+	}
+	return vars
+}
+
+// unknownVariables returns the CATALOGD_ variables of vars that set no flag
+// of any command, sorted: a misspelt name would otherwise go unnoticed, the
+// setting silently at its default. One environment file often serves
+// several commands (deploy/systemd), so a variable of another command's flag
+// is not unknown.
+func unknownVariables(root *cobra.Command, vars map[string]string) []string {
+	known := map[string]bool{}
+	var visit func(c *cobra.Command)
+	visit = func(c *cobra.Command) {
+		c.Flags().VisitAll(func(f *pflag.Flag) { known[envName(f.Name)] = f.Name != "help" })
+		for _, sub := range c.Commands() {
+			visit(sub)
+		}
+	}
+	visit(root)
+	var unknown []string
+	for k := range vars {
+		if strings.HasPrefix(k, envPrefix) && !known[k] {
+			unknown = append(unknown, k)
+		}
+	}
+	slices.Sort(unknown)
+	return unknown
+}
+
+// unknownVariableReason is why an unknown variable is ignored.
+const unknownVariableReason = "sets no flag of any catalogd command"
+
+// annotationLogsJSON marks a command whose output is JSON log lines: it
+// reports unknown variables in its log rather than as plain text.
+const annotationLogsJSON = "catalogd/logs-json"
+
+const envPrefix = "CATALOGD_"
+
 // envName is the environment variable of a flag: --jwks-url is CATALOGD_JWKS_URL.
 func envName(flag string) string {
-	return "CATALOGD_" + strings.ToUpper(strings.ReplaceAll(flag, "-", "_"))
+	return envPrefix + strings.ToUpper(strings.ReplaceAll(flag, "-", "_"))
 }
 
 // usageError is a command line that cannot be run as given: exit status 2.

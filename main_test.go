@@ -18,7 +18,7 @@ import (
 
 // The test binary doubles as catalogd: with this variable set, TestMain runs
 // the real main, so tests can start, signal and kill real processes.
-const beCatalogd = "CATALOGD_TEST_BE_MAIN"
+const beCatalogd = "GO_TEST_BE_CATALOGD"
 
 func TestMain(m *testing.M) {
 	if os.Getenv(beCatalogd) == "1" {
@@ -45,8 +45,11 @@ func catalogdCommand(t *testing.T, args ...string) *exec.Cmd {
 func runCLI(t *testing.T, env map[string]string, args ...string) (int, string, string) {
 	t.Helper()
 	var stdout, stderr bytes.Buffer
-	getenv := func(k string) string { return env[k] }
-	code := run(context.Background(), args, getenv, strings.NewReader(""), &stdout, &stderr)
+	var environ []string
+	for k, v := range env {
+		environ = append(environ, k+"="+v)
+	}
+	code := run(context.Background(), args, environ, strings.NewReader(""), &stdout, &stderr)
 	return code, stdout.String(), stderr.String()
 }
 
@@ -99,6 +102,39 @@ func TestEnvironmentVariablesSetFlags(t *testing.T) {
 	}
 	if _, err := os.Stat(other); err != nil {
 		t.Fatalf("--db did not win over CATALOGD_DB: %v", err)
+	}
+}
+
+// TestUnknownEnvironmentVariables checks that a CATALOGD_ variable that sets
+// no flag is named, once, and changes nothing else; one that sets a flag of
+// another command (an environment file shared by serve and import) is not
+// named; serve names it in its JSON log.
+func TestUnknownEnvironmentVariables(t *testing.T) {
+	env := map[string]string{
+		"CATALOGD_ADRR":            "127.0.0.1:1", // misspelt
+		"CATALOGD_HELP":            "1",           // no flag to set
+		"CATALOGD_DRY_RUN":         "true",        // import's
+		"CATALOGD_ANSWER_CACHE_MB": "4",           // serve's
+		"CATALOGDX":                "1",           // not ours
+	}
+	code, _, errOut := runCLI(t, env, "version")
+	if code != exitOK {
+		t.Fatalf("version: exit %d\n%s", code, errOut)
+	}
+	want := "catalogd: warning: environment variable CATALOGD_ADRR sets no flag of any catalogd command; it is ignored\n" +
+		"catalogd: warning: environment variable CATALOGD_HELP sets no flag of any catalogd command; it is ignored\n"
+	if errOut != want {
+		t.Errorf("stderr:\n%s\nwant:\n%s", errOut, want)
+	}
+
+	p := startServeEnv(t, []string{"CATALOGD_ADRR=127.0.0.1:1", "CATALOGD_DRY_RUN=true"}, "--db", filepath.Join(t.TempDir(), "catalog.db"))
+	line := p.logged(t, "environment variable ignored", 5*time.Second)
+	if line["level"] != "WARN" || line["variable"] != "CATALOGD_ADRR" {
+		t.Errorf("serve's warning: %v", line)
+	}
+	p.stop(t)
+	if n := strings.Count(p.stderr.String(), "environment variable ignored"); n != 1 {
+		t.Errorf("serve warned %d times, want once (CATALOGD_DRY_RUN is import's):\n%s", n, p.stderr.String())
 	}
 }
 

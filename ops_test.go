@@ -31,7 +31,14 @@ type serveProcess struct {
 // startServe starts serve --dev with args added and reads its banner.
 func startServe(t *testing.T, args ...string) *serveProcess {
 	t.Helper()
+	return startServeEnv(t, nil, args...)
+}
+
+// startServeEnv is startServe with more environment variables.
+func startServeEnv(t *testing.T, env []string, args ...string) *serveProcess {
+	t.Helper()
 	cmd := catalogdCommand(t, append([]string{"serve", "--dev", "--addr", "127.0.0.1:0"}, args...)...)
+	cmd.Env = append(cmd.Env, env...)
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
