@@ -105,9 +105,6 @@ func runServe(ctx context.Context, e *env, o serveOptions) error {
 	logs := logbuf.New(e.stderr, logFlushEvery)
 	defer logs.Close()
 	log := slog.New(slog.NewJSONHandler(logs, nil))
-	for _, name := range e.unknown {
-		log.Warn("environment variable ignored", slog.String("variable", name), slog.String("reason", unknownVariableReason))
-	}
 	// From the start, so that a SIGHUP sent early does not end the process.
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"os/signal"
 	"slices"
@@ -93,16 +94,9 @@ command is ignored, with a warning.`,
 			return cmd.Help()
 		},
 		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
-			if err := applyEnvironment(cmd.Flags(), e.getenv); err != nil {
-				return err
-			}
-			// serve logs them as JSON lines, like the rest of its output.
-			if cmd.Annotations[annotationLogsJSON] == "" {
-				for _, name := range e.unknown {
-					fmt.Fprintf(e.stderr, "catalogd: warning: environment variable %s %s; it is ignored\n", name, unknownVariableReason)
-				}
-			}
-			return nil
+			// Before anything can fail: the typo may be why it does.
+			warnUnknownVariables(e, cmd.Annotations[annotationLogsJSON] != "")
+			return applyEnvironment(cmd.Flags(), e.getenv)
 		},
 	}
 	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {
@@ -156,14 +150,17 @@ func environMap(environ []string) map[string]string {
 
 // unknownVariables returns the CATALOGD_ variables of vars that set no flag
 // of any command, sorted: a misspelt name would otherwise go unnoticed, the
-// setting silently at its default. One environment file often serves
-// several commands (deploy/systemd), so a variable of another command's flag
-// is not unknown.
+// setting silently at its default. A variable of another command's flag is
+// not unknown: a command run beside serve (import, info or token by `docker
+// exec` or `kubectl exec` in serve's container) inherits serve's
+// environment.
 func unknownVariables(root *cobra.Command, vars map[string]string) []string {
 	known := map[string]bool{}
 	var visit func(c *cobra.Command)
 	visit = func(c *cobra.Command) {
-		c.Flags().VisitAll(func(f *pflag.Flag) { known[envName(f.Name)] = f.Name != "help" })
+		mark := func(f *pflag.Flag) { known[envName(f.Name)] = f.Name != "help" }
+		c.Flags().VisitAll(mark)
+		c.PersistentFlags().VisitAll(mark)
 		for _, sub := range c.Commands() {
 			visit(sub)
 		}
@@ -177,6 +174,19 @@ func unknownVariables(root *cobra.Command, vars map[string]string) []string {
 	}
 	slices.Sort(unknown)
 	return unknown
+}
+
+// warnUnknownVariables names each unknown variable on stderr: as a JSON log
+// line for a command whose output is JSON log lines (serve), else as text.
+func warnUnknownVariables(e *env, asJSON bool) {
+	for _, name := range e.unknown {
+		if asJSON {
+			slog.New(slog.NewJSONHandler(e.stderr, nil)).Warn("environment variable ignored",
+				slog.String("variable", name), slog.String("reason", unknownVariableReason))
+			continue
+		}
+		fmt.Fprintf(e.stderr, "catalogd: warning: environment variable %s %s; it is ignored\n", name, unknownVariableReason)
+	}
 }
 
 // unknownVariableReason is why an unknown variable is ignored.

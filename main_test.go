@@ -14,6 +14,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/catalogd/catalogd/internal/bench/procfs"
 )
 
 // The test binary doubles as catalogd: with this variable set, TestMain runs
@@ -36,7 +38,9 @@ func catalogdCommand(t *testing.T, args ...string) *exec.Cmd {
 		t.Fatal(err)
 	}
 	cmd := exec.Command(exe, args...)
-	cmd.Env = append(os.Environ(), beCatalogd+"=1")
+	// Without the CATALOGD_ variables of whoever runs the tests: each test
+	// sets its own.
+	cmd.Env = append(procfs.ChildEnv(), beCatalogd+"=1")
 	return cmd
 }
 
@@ -127,8 +131,17 @@ func TestUnknownEnvironmentVariables(t *testing.T) {
 		t.Errorf("stderr:\n%s\nwant:\n%s", errOut, want)
 	}
 
+	// A typo that makes serve refuse to start is named before the refusal.
+	code, _, errOut = runCLI(t, map[string]string{"CATALOGD_ISUER": "https://idp.example"}, "serve")
+	warning, _, _ := strings.Cut(errOut, "\n")
+	var line map[string]any
+	if err := json.Unmarshal([]byte(warning), &line); code != exitUsage || err != nil ||
+		line["level"] != "WARN" || line["msg"] != "environment variable ignored" || line["variable"] != "CATALOGD_ISUER" {
+		t.Errorf("serve with CATALOGD_ISUER: exit %d, stderr:\n%s\nwant exit %d after a JSON warning naming it", code, errOut, exitUsage)
+	}
+
 	p := startServeEnv(t, []string{"CATALOGD_ADRR=127.0.0.1:1", "CATALOGD_DRY_RUN=true"}, "--db", filepath.Join(t.TempDir(), "catalog.db"))
-	line := p.logged(t, "environment variable ignored", 5*time.Second)
+	line = p.logged(t, "environment variable ignored", 5*time.Second)
 	if line["level"] != "WARN" || line["variable"] != "CATALOGD_ADRR" {
 		t.Errorf("serve's warning: %v", line)
 	}
@@ -278,7 +291,7 @@ func TestImportWriteErrorLeavesCatalogue(t *testing.T) {
 	}
 	// 4096 blocks of 512 bytes: 2 MiB, well short of the real catalogue.
 	cmd := exec.Command("sh", "-c", `ulimit -f 4096 && exec "$0" "$@"`, exe, "import", "--db", db, realCatalogue)
-	cmd.Env = append(os.Environ(), beCatalogd+"=1")
+	cmd.Env = append(procfs.ChildEnv(), beCatalogd+"=1")
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	err = cmd.Run()
