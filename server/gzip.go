@@ -103,7 +103,7 @@ func gzipQValue(ae string) float64 {
 			param = strings.TrimSpace(param)
 			if len(param) >= 2 && strings.EqualFold(param[:2], "q=") {
 				v, err := strconv.ParseFloat(param[2:], 64)
-				if err != nil || math.IsNaN(v) {
+				if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
 					return 0
 				}
 				q = min(max(v, 0), 1)
