@@ -91,6 +91,18 @@ func readBodies(path string) (map[string]answer, error) {
 		}
 		return b, err
 	}
+	// rest reads a field after a record's target: the end of the file there
+	// means the file was cut short.
+	rest := func() ([]byte, error) {
+		b, err := next()
+		if errors.Is(err, io.EOF) {
+			err = io.ErrUnexpectedEOF
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		return b, nil
+	}
 	for {
 		uri, err := next()
 		if errors.Is(err, io.EOF) {
@@ -99,13 +111,13 @@ func readBodies(path string) (map[string]answer, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", path, err)
 		}
-		encoding, err := next()
+		encoding, err := rest()
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", path, io.ErrUnexpectedEOF)
+			return nil, err
 		}
-		body, err := next()
+		body, err := rest()
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", path, io.ErrUnexpectedEOF)
+			return nil, err
 		}
 		out[string(uri)] = newAnswer(body, string(encoding))
 	}
