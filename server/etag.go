@@ -42,12 +42,15 @@ func etag(db *catalog.DB, key []byte) *validators {
 var privateCache = []string{"private"}
 
 // notModified answers 304 when the request's If-None-Match names the
-// answer's tag, and otherwise sets the validators a 200 carries.
+// answer's tag, and otherwise sets the validators a 200 carries. Both vary
+// with Accept-Encoding: a 304 carries the Vary its 200 would (RFC 9110
+// section 15.4.5).
 func notModified(w http.ResponseWriter, r *http.Request, v *validators) bool {
 	h := w.Header()
 	h["Etag"] = v[0:1:1]
 	h[GenerationHeader] = v[1:2:2]
 	h["Cache-Control"] = privateCache
+	varyOnAcceptEncoding(h)
 	inm := r.Header.Get("If-None-Match")
 	if inm == "" {
 		return false
@@ -82,7 +85,8 @@ func etagListMatch(list, tag string) (string, bool) {
 }
 
 // isGzipVariant reports whether candidate is tag with the gzip suffix
-// inside its closing quote, as the compression middleware writes it.
+// inside its closing quote, as gzipTag and the compression middleware
+// write it.
 func isGzipVariant(candidate, tag string) bool {
 	body := tag[:len(tag)-1] // without the closing quote
 	return len(candidate) == len(tag)+len(gzipETagSuffix) &&

@@ -143,9 +143,8 @@ func (s *Server) writeCached(w http.ResponseWriter, r *http.Request, db *catalog
 
 // writePlain writes the 200 whose body is the parts unless the client takes
 // gzip and the body is large enough to gain; it reports whether it did.
-// Either way the answer varies with Accept-Encoding.
+// notModified has set the validators and Vary.
 func writePlain(w http.ResponseWriter, r *http.Request, parts ...[]byte) bool {
-	varyOnAcceptEncoding(w.Header())
 	n := 0
 	for _, p := range parts {
 		n += len(p)

@@ -534,6 +534,11 @@ func TestETagAndNotModified(t *testing.T) {
 			if nm.status != http.StatusNotModified || len(nm.body) != 0 || nm.header.Get("ETag") != tag {
 				t.Errorf("%s with If-None-Match %s: status %d, %d bytes, ETag %q", target, inm, nm.status, len(nm.body), nm.header.Get("ETag"))
 			}
+			// A 304 carries the Vary its 200 would (RFC 9110 section 15.4.5),
+			// so that a cache picks the representation the tag names.
+			if nm.header.Get("Vary") != r.header.Get("Vary") || r.header.Get("Vary") != "Accept-Encoding" {
+				t.Errorf("%s with If-None-Match %s: Vary %q, the 200's %q", target, inm, nm.header.Get("Vary"), r.header.Get("Vary"))
+			}
 		}
 		// "*" names no representation, so the 304 names the plain one.
 		plain := strings.TrimSuffix(tag, gzipETagSuffix+`"`)
