@@ -25,7 +25,12 @@ type answerCache struct {
 
 // answerSet is the cache of one catalogue.
 type answerSet struct {
-	db      *catalog.DB
+	db *catalog.DB
+	// retired is the generation of the catalogue whose set this one
+	// replaced: requests still answering from it cache nothing, rather
+	// than put its set back in place of this one.
+	retired string
+	max     int64
 	mu      sync.RWMutex
 	answers map[string]*cachedAnswer
 	bytes   int64
@@ -34,23 +39,26 @@ type answerSet struct {
 // cachedAnswer is a body and its validators, neither ever modified, and
 // its compressed representation once a client has asked for it.
 type cachedAnswer struct {
+	set   *answerSet
+	key   string
 	valid validators
 	body  []byte
 	gzip  atomic.Pointer[encodedAnswer]
 }
 
 // gzipped returns a's compressed representation, compressing it on the
-// first call; made reports whether this call did. Two first calls at once
-// may both compress, to the same bytes, and one result is kept.
-func (a *cachedAnswer) gzipped() (z *encodedAnswer, made bool) {
+// first call and counting it in a's set. Two first calls at once may both
+// compress, to the same bytes, and one result is kept.
+func (a *cachedAnswer) gzipped() *encodedAnswer {
 	if z := a.gzip.Load(); z != nil {
-		return z, false
+		return z
 	}
-	z = encodeGzip(a.valid.tag(), a.body)
-	if a.gzip.CompareAndSwap(nil, z) {
-		return z, true
+	z := encodeGzip(a.valid.tag(), a.body)
+	if !a.gzip.CompareAndSwap(nil, z) {
+		return a.gzip.Load()
 	}
-	return a.gzip.Load(), false
+	a.set.grew(a, len(z.body)+len(z.etag[0]))
+	return z
 }
 
 // answerOverhead approximates the bytes an entry costs beyond its key,
@@ -67,16 +75,23 @@ func newAnswerCache(max int64, m *Metrics) *answerCache {
 }
 
 // set returns the cache of db, starting a new one when db is not the
-// catalogue the cache was filled from.
+// catalogue the cache was filled from; nil when db is the catalogue the
+// current set replaced.
 func (c *answerCache) set(db *catalog.DB) *answerSet {
 	if cur := c.current.Load(); cur != nil && cur.db == db {
 		return cur
 	}
-	fresh := &answerSet{db: db, answers: make(map[string]*cachedAnswer)}
+	fresh := &answerSet{db: db, max: c.max, answers: make(map[string]*cachedAnswer)}
 	for {
 		cur := c.current.Load()
-		if cur != nil && cur.db == db {
-			return cur
+		if cur != nil {
+			if cur.db == db {
+				return cur
+			}
+			if cur.retired == db.Generation() {
+				return nil
+			}
+			fresh.retired = cur.db.Generation()
 		}
 		if c.current.CompareAndSwap(cur, fresh) {
 			return fresh
@@ -84,21 +99,24 @@ func (c *answerCache) set(db *catalog.DB) *answerSet {
 	}
 }
 
-// get returns the answer to the request key, if cached for db.
-func (c *answerCache) get(db *catalog.DB, key []byte) (*cachedAnswer, bool) {
+// get returns the answer to the request key, if cached for db; nil when not.
+func (c *answerCache) get(db *catalog.DB, key []byte) *cachedAnswer {
 	if c == nil {
-		return nil, false
+		return nil
 	}
 	set := c.set(db)
+	if set == nil {
+		return nil
+	}
 	set.mu.RLock()
-	a, ok := set.answers[string(key)]
+	a := set.answers[string(key)]
 	set.mu.RUnlock()
-	if ok {
+	if a != nil {
 		c.hits.Inc()
 	} else {
 		c.misses.Inc()
 	}
-	return a, ok
+	return a
 }
 
 // put caches a copy of body, with its validators, as the answer to key
@@ -107,55 +125,56 @@ func (c *answerCache) put(db *catalog.DB, key []byte, valid *validators, body []
 	if c == nil {
 		return nil
 	}
-	size := answerSize(key, valid.tag(), body)
+	size := answerSize(len(key), valid.tag(), body)
 	if size > c.max/16 {
 		return nil // one answer may not push out everything else
 	}
-	a := &cachedAnswer{valid: *valid, body: append([]byte(nil), body...)}
 	set := c.set(db)
+	if set == nil {
+		return nil
+	}
+	k := string(key)
+	a := &cachedAnswer{set: set, key: k, valid: *valid, body: append([]byte(nil), body...)}
 	set.mu.Lock()
 	defer set.mu.Unlock()
-	if cached, ok := set.answers[string(key)]; ok {
+	if cached, ok := set.answers[k]; ok {
 		return cached
 	}
-	if set.bytes+size > c.max {
+	if set.bytes+size > set.max {
 		clear(set.answers)
 		set.bytes = 0
 	}
-	set.answers[string(key)] = a
+	set.answers[k] = a
 	set.bytes += size
 	return a
 }
 
-// grew counts the n bytes of a's compressed body, a being cached for db
-// under key. When that passes the bound, everything else cached is dropped,
-// as in put, and a kept: it is being asked for.
-func (c *answerCache) grew(db *catalog.DB, key []byte, a *cachedAnswer, n int) {
-	if c == nil {
-		return
-	}
-	set := c.set(db)
+// grew counts the n bytes of a's compressed body. When that passes the
+// bound, everything else cached is dropped, as in put, and a kept: it is
+// being asked for.
+func (set *answerSet) grew(a *cachedAnswer, n int) {
 	set.mu.Lock()
 	defer set.mu.Unlock()
-	if set.answers[string(key)] != a {
+	if set.answers[a.key] != a {
 		return // dropped since it was found
 	}
-	if set.bytes+int64(n) <= c.max {
+	if set.bytes+int64(n) <= set.max {
 		set.bytes += int64(n)
 		return
 	}
 	clear(set.answers)
-	set.answers[string(key)] = a
-	set.bytes = answerSize(key, a.valid.tag(), a.body) + int64(n)
+	set.answers[a.key] = a
+	set.bytes = answerSize(len(a.key), a.valid.tag(), a.body) + int64(n)
 }
 
 // answerSize approximates the bytes a cached plain answer takes.
-func answerSize(key []byte, tag string, body []byte) int64 {
-	return int64(len(key)+len(tag)+len(body)) + answerOverhead
+func answerSize(keyLen int, tag string, body []byte) int64 {
+	return int64(keyLen+len(tag)+len(body)) + answerOverhead
 }
 
-// answerKey appends the cache key of r's answer: its escaped path and raw
-// query, which is also what its ETag is made from.
+// answerKey appends the cache key of r's answer: its escaped path (which
+// dispatch leaves in r.URL.Path) and raw query, which is also what its ETag
+// is made from.
 func answerKey(b []byte, escapedPath, rawQuery string) []byte {
 	b = append(b, escapedPath...)
 	b = append(b, '?')

@@ -136,16 +136,35 @@ func TestAnswerCacheFollowsTheCatalogue(t *testing.T) {
 	}
 }
 
-// TestListSetsGzipFollowsTheCatalogue: the list of sets is compressed once
-// per catalogue, so a new catalogue must get its own.
-func TestListSetsGzipFollowsTheCatalogue(t *testing.T) {
+// TestAnswerCacheKeepsTheNewCatalogue: after a swap, requests still
+// answering from the old catalogue neither find the new one's answers nor
+// put the old catalogue's cache back in its place.
+func TestAnswerCacheKeepsTheNewCatalogue(t *testing.T) {
 	f := newFixture(t)
-	before := gzipGet(t, f, "/catalog/sets")
-	before.wantStatus(t, http.StatusOK)
-	if !bytes.Contains(gunzip(t, before.body), []byte("変なID")) {
-		t.Fatal("the fixture's catalogue has no set 変なID")
+	old := f.live.Current()
+	fresh := importSampleDB(t)
+	defer fresh.Close()
+	c := f.srv.answers
+	key := []byte("/api/v1/catalog/cards/x?")
+	c.put(old, key, etag(old, key), []byte("old"))
+	if a := c.put(fresh, key, etag(fresh, key), []byte("new")); a == nil {
+		t.Fatal("the new catalogue's answer was not cached")
 	}
+	if a := c.get(old, key); a != nil {
+		t.Errorf("a request on the old catalogue got %q", a.body)
+	}
+	if a := c.put(old, []byte("/api/v1/catalog/cards/y?"), etag(old, key), []byte("old")); a != nil {
+		t.Error("a request on the old catalogue cached an answer")
+	}
+	if a := c.get(fresh, key); a == nil || string(a.body) != "new" {
+		t.Fatalf("after requests on the old catalogue, the new one's answer is %v", a)
+	}
+}
 
+// importSampleDB imports the built-in sample into a new catalogue file,
+// a catalogue other than the fixture's.
+func importSampleDB(t *testing.T) *catalog.DB {
+	t.Helper()
 	dir := t.TempDir()
 	path := filepath.Join(dir, "catalog.db")
 	snapshot := filepath.Join(dir, data.SampleName)
@@ -159,7 +178,20 @@ func TestListSetsGzipFollowsTheCatalogue(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f.live.Swap(db)
+	return db
+}
+
+// TestListSetsGzipFollowsTheCatalogue: the list of sets is compressed once
+// per catalogue, so a new catalogue must get its own.
+func TestListSetsGzipFollowsTheCatalogue(t *testing.T) {
+	f := newFixture(t)
+	before := gzipGet(t, f, "/catalog/sets")
+	before.wantStatus(t, http.StatusOK)
+	if !bytes.Contains(gunzip(t, before.body), []byte("変なID")) {
+		t.Fatal("the fixture's catalogue has no set 変なID")
+	}
+
+	f.live.Swap(importSampleDB(t))
 
 	plain := f.do(http.MethodGet, "/catalog/sets", "Accept-Encoding", "identity")
 	after := gzipGet(t, f, "/catalog/sets")

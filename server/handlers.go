@@ -29,7 +29,7 @@ func (s *Server) handleListSets() http.Handler {
 		db, release := s.catalog.Acquire()
 		defer release()
 		var kb [256]byte // on the stack for all but outsized requests
-		valid := etag(db, answerKey(kb[:0], r.URL.EscapedPath(), r.URL.RawQuery))
+		valid := etag(db, answerKey(kb[:0], r.URL.Path, r.URL.RawQuery))
 		if notModified(w, r, valid) {
 			return
 		}
@@ -43,25 +43,24 @@ func (s *Server) handleListSets() http.Handler {
 // in printed-number order.
 func (s *Server) handleListSetCards() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		code, err := s.pathParam(r, "code")
-		if err != nil {
-			s.writeError(w, r, err)
-			return
-		}
-		q, err := parseQuery(r.URL.RawQuery)
-		if err != nil {
-			s.writeError(w, r, err)
-			return
-		}
-		page := q.int("page", 1, 1, maxPage)
-		pageSize := q.int("pageSize", defaultPageSize, 1, maxPageSize)
-		if err := q.err(); err != nil {
-			s.writeError(w, r, err)
-			return
-		}
-		s.answer(w, r, func(b []byte, db *catalog.DB) ([]byte, error) {
-			b, _, _, _, err := appendSetCards(b, db, code, page, pageSize)
-			return b, err
+		s.answer(w, r, func() (builder, error) {
+			code, err := s.pathParam(r, "code")
+			if err != nil {
+				return nil, err
+			}
+			q, err := parseQuery(r.URL.RawQuery)
+			if err != nil {
+				return nil, err
+			}
+			page := q.int("page", 1, 1, maxPage)
+			pageSize := q.int("pageSize", defaultPageSize, 1, maxPageSize)
+			if err := q.err(); err != nil {
+				return nil, err
+			}
+			return func(b []byte, db *catalog.DB) ([]byte, error) {
+				b, _, _, _, err := appendSetCards(b, db, code, page, pageSize)
+				return b, err
+			}, nil
 		})
 	})
 }
@@ -70,47 +69,54 @@ func (s *Server) handleListSetCards() http.Handler {
 // "/" resolves whether the client encoded it or not.
 func (s *Server) handleGetCard() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		id, err := s.pathParam(r, "cardId")
-		if err != nil {
-			s.writeError(w, r, err)
-			return
-		}
-		if id == "" {
-			s.writeError(w, r, paramErrors{{Parameter: "cardId", Detail: "must not be empty"}})
-			return
-		}
-		q, err := parseQuery(r.URL.RawQuery)
-		if err == nil {
-			err = q.err()
-		}
-		if err != nil {
-			s.writeError(w, r, err)
-			return
-		}
-		s.answer(w, r, func(b []byte, db *catalog.DB) ([]byte, error) {
-			return appendCard(b, db, id)
+		s.answer(w, r, func() (builder, error) {
+			id, err := s.pathParam(r, "cardId")
+			if err != nil {
+				return nil, err
+			}
+			if id == "" {
+				return nil, paramErrors{{Parameter: "cardId", Detail: "must not be empty"}}
+			}
+			q, err := parseQuery(r.URL.RawQuery)
+			if err == nil {
+				err = q.err()
+			}
+			if err != nil {
+				return nil, err
+			}
+			return func(b []byte, db *catalog.DB) ([]byte, error) {
+				return appendCard(b, db, id)
+			}, nil
 		})
 	})
 }
 
-// answer writes the 200 that build appends from the current catalogue, or
-// a 304 when the client already holds it; the request's parameters are
-// checked before. Answers come from the answer cache when they can.
-func (s *Server) answer(w http.ResponseWriter, r *http.Request, build func(b []byte, db *catalog.DB) ([]byte, error)) {
+// builder appends the body of an answer from db.
+type builder func(b []byte, db *catalog.DB) ([]byte, error)
+
+// answer writes the 200 of r from the current catalogue, or a 304 when
+// the client already holds it; from the answer cache when it can. Otherwise
+// prepare checks the request's parameters and returns what builds the
+// answer. A cached answer was built for the same path and query, so its
+// parameters were checked then: a hit checks nothing again.
+func (s *Server) answer(w http.ResponseWriter, r *http.Request, prepare func() (builder, error)) {
 	db, release := s.catalog.Acquire()
 	defer release()
 	var kb [256]byte // on the stack for all but outsized requests
-	key := answerKey(kb[:0], r.URL.EscapedPath(), r.URL.RawQuery)
-	if a, ok := s.answers.get(db, key); ok {
+	key := answerKey(kb[:0], r.URL.Path, r.URL.RawQuery)
+	if a := s.answers.get(db, key); a != nil {
 		if !notModified(w, r, &a.valid) {
-			s.writeCached(w, r, db, key, a)
+			writeCached(w, r, a)
 		}
 		return
 	}
-	valid := etag(db, key)
-	if notModified(w, r, valid) {
+	build, err := prepare()
+	if err != nil {
+		s.writeError(w, r, err)
 		return
 	}
+	// Built before If-None-Match is looked at: "*" matches only an answer
+	// that exists, and a card or set that does not is a 404.
 	buf := s.getBuf()
 	defer s.putBuf(buf)
 	b, err := build(*buf, db)
@@ -119,8 +125,13 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request, build func(b []b
 		return
 	}
 	*buf = b
-	if a := s.answers.put(db, key, valid, b); a != nil {
-		s.writeCached(w, r, db, key, a)
+	valid := etag(db, key)
+	a := s.answers.put(db, key, valid, b)
+	if notModified(w, r, valid) {
+		return
+	}
+	if a != nil {
+		writeCached(w, r, a)
 		return
 	}
 	if !writePlain(w, r, b) {
@@ -128,17 +139,12 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request, build func(b []b
 	}
 }
 
-// writeCached writes the 200 of a, cached for db under key. Its compressed
-// body is made on the first request that takes gzip, and cached with it.
-func (s *Server) writeCached(w http.ResponseWriter, r *http.Request, db *catalog.DB, key []byte, a *cachedAnswer) {
-	if writePlain(w, r, a.body) {
-		return
+// writeCached writes the 200 of the cached answer a. Its compressed body is
+// made on the first request that takes gzip, and cached with it.
+func writeCached(w http.ResponseWriter, r *http.Request, a *cachedAnswer) {
+	if !writePlain(w, r, a.body) {
+		writeGzip(w, a.gzipped())
 	}
-	z, made := a.gzipped()
-	if made {
-		s.answers.grew(db, key, a, len(z.body)+len(z.etag[0]))
-	}
-	writeGzip(w, z)
 }
 
 // writePlain writes the 200 whose body is the parts unless the client takes

@@ -562,4 +562,20 @@ func TestETagAndNotModified(t *testing.T) {
 	if r := f.get("/catalog/cards/nope"); r.header.Get("ETag") != "" {
 		t.Errorf("a 404 carries ETag %q", r.header.Get("ETag"))
 	}
+	// Parameters are checked before If-None-Match: "*" matches any answer,
+	// but a bad request has none. The valid page is cached first, so the
+	// bad one is checked beside a cache that holds its neighbour.
+	f.get("/catalog/sets/SV1a/cards?page=1").wantStatus(t, http.StatusOK)
+	for _, target := range []string{"/catalog/sets/SV1a/cards?page=0", "/catalog/search?q=a", "/catalog/search?q=pikachu&limit=0"} {
+		if r := f.do(http.MethodGet, target, "If-None-Match", "*"); r.status != http.StatusBadRequest {
+			t.Errorf("%s with If-None-Match *: status %d, want 400", target, r.status)
+		}
+	}
+	// "*" matches a representation that exists: a card or set that does
+	// not is 404 (RFC 9110 section 13.1.2).
+	for _, target := range []string{"/catalog/cards/nope", "/catalog/sets/NOPE/cards"} {
+		if r := f.do(http.MethodGet, target, "If-None-Match", "*"); r.status != http.StatusNotFound {
+			t.Errorf("%s with If-None-Match *: status %d, want 404", target, r.status)
+		}
+	}
 }

@@ -53,19 +53,19 @@ func searchParams(q *query) catalog.SearchQuery {
 // every term, or whose printed number equals it, in printed-number order.
 func (s *Server) handleSearch() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		q, err := parseQuery(r.URL.RawQuery)
-		if err != nil {
-			s.writeError(w, r, err)
-			return
-		}
-		sq := searchParams(q)
-		if err := q.err(); err != nil {
-			s.writeError(w, r, err)
-			return
-		}
-		s.answer(w, r, func(b []byte, db *catalog.DB) ([]byte, error) {
-			b, _, err := appendSearch(b, db, sq)
-			return b, err
+		s.answer(w, r, func() (builder, error) {
+			q, err := parseQuery(r.URL.RawQuery)
+			if err != nil {
+				return nil, err
+			}
+			sq := searchParams(q)
+			if err := q.err(); err != nil {
+				return nil, err
+			}
+			return func(b []byte, db *catalog.DB) ([]byte, error) {
+				b, _, err := appendSearch(b, db, sq)
+				return b, err
+			}, nil
 		})
 	})
 }
