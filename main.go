@@ -158,7 +158,9 @@ func unknownVariables(root *cobra.Command, vars map[string]string) []string {
 	known := map[string]bool{}
 	var visit func(c *cobra.Command)
 	visit = func(c *cobra.Command) {
-		mark := func(f *pflag.Flag) { known[envName(f.Name)] = f.Name != "help" }
+		// cobra adds --help when a command runs, after this: no variable
+		// sets it.
+		mark := func(f *pflag.Flag) { known[envName(f.Name)] = true }
 		c.Flags().VisitAll(mark)
 		c.PersistentFlags().VisitAll(mark)
 		for _, sub := range c.Commands() {
@@ -179,10 +181,10 @@ func unknownVariables(root *cobra.Command, vars map[string]string) []string {
 // warnUnknownVariables names each unknown variable on stderr: as a JSON log
 // line for a command whose output is JSON log lines (serve), else as text.
 func warnUnknownVariables(e *env, asJSON bool) {
+	log := slog.New(slog.NewJSONHandler(e.stderr, nil))
 	for _, name := range e.unknown {
 		if asJSON {
-			slog.New(slog.NewJSONHandler(e.stderr, nil)).Warn("environment variable ignored",
-				slog.String("variable", name), slog.String("reason", unknownVariableReason))
+			log.Warn("environment variable ignored", slog.String("variable", name), slog.String("reason", unknownVariableReason))
 			continue
 		}
 		fmt.Fprintf(e.stderr, "catalogd: warning: environment variable %s %s; it is ignored\n", name, unknownVariableReason)
@@ -220,7 +222,7 @@ type reportedError struct{ err error }
 func (e *reportedError) Error() string { return e.err.Error() }
 func (e *reportedError) Unwrap() error { return e.err }
 
-// exactArgs and minArgs are cobra's validators, reporting usage errors.
+// minArgs and noArgs validate a command's arguments for cobra, reporting usage errors.
 func minArgs(n int, what string) cobra.PositionalArgs {
 	return func(cmd *cobra.Command, args []string) error {
 		if len(args) < n {
