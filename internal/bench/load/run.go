@@ -82,18 +82,18 @@ func run(ctx context.Context, o options) error {
 		return err
 	}
 
-	idp, err := startIdP()
-	if err != nil {
-		return err
-	}
-	defer idp.close()
-
 	port, err := freePort()
 	if err != nil {
 		return err
 	}
 	addr := "127.0.0.1:" + strconv.Itoa(port)
-	token, err := idp.token("http://" + addr + apiPath + "/mcp")
+	// catalogd's audience is its base URL's /mcp when none is given.
+	idp, err := startIdP("http://" + addr + apiPath + "/mcp")
+	if err != nil {
+		return err
+	}
+	defer idp.close()
+	token, err := idp.token()
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,65 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/catalogd/catalogd/server/auth"
+	"github.com/golang-jwt/jwt/v5"
+)
+
+// TestIdP checks that catalogd's verifier, configured as run configures
+// catalogd serve, accepts the harness's token, and that the token is RS256.
+func TestIdP(t *testing.T) {
+	const audience = "http://127.0.0.1:1" + apiPath + "/mcp"
+	p, err := startIdP(audience)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.close()
+	token, err := p.token()
+	if err != nil {
+		t.Fatal(err)
+	}
+	parsed, _, err := jwt.NewParser().ParseUnverified(token, jwt.MapClaims{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if parsed.Method.Alg() != "RS256" {
+		t.Fatalf("token signed with %s, want RS256", parsed.Method.Alg())
+	}
+
+	resp, err := http.Get(p.issuer + discoveryDoc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var doc struct {
+		Issuer  string `json:"issuer"`
+		JWKSURI string `json:"jwks_uri"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&doc); err != nil {
+		t.Fatal(err)
+	}
+	if doc.Issuer != p.issuer || doc.JWKSURI != p.issuer+jwksPath {
+		t.Fatalf("discovery names issuer %q and JWKS %q, want %q and %q", doc.Issuer, doc.JWKSURI, p.issuer, p.issuer+jwksPath)
+	}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	v, err := auth.NewVerifier(ctx, auth.Config{Issuer: p.issuer, JWKSURL: p.issuer + jwksPath, Audience: audience})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer v.Close()
+	pr, err := v.Verify(ctx, "Bearer "+token)
+	if err != nil {
+		t.Fatalf("catalogd's verifier refuses the token: %v", err)
+	}
+	if pr.ClientID != clientID || !strings.Contains(strings.Join(pr.Scopes, " "), auth.Scope) {
+		t.Fatalf("principal %+v, want client %q with scope %s", pr, clientID, auth.Scope)
+	}
+}
