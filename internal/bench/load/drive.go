@@ -111,12 +111,12 @@ func drive(ctx context.Context, self string, plan drivePlan, server *process, si
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 
 	pid := server.pid()
-	cpu0, err := readCPU(pid)
+	cpu0, err := procfs.CPU(pid)
 	if err != nil {
 		return driveResult{}, fmt.Errorf("server: %w", err)
 	}
-	busyS0, err1 := readCPUBusy(serverCPU)
-	busyD0, err2 := readCPUBusy(driverCPU)
+	busyS0, err1 := procfs.CPUBusy(serverCPU)
+	busyD0, err2 := procfs.CPUBusy(driverCPU)
 	sink0, err3 := sink.cpuOrZero()
 	if err := errors.Join(err1, err2, err3); err != nil {
 		return driveResult{}, err
@@ -126,9 +126,9 @@ func drive(ctx context.Context, self string, plan drivePlan, server *process, si
 	err = cmd.Run()
 	wall := time.Since(start)
 	peak := mem.stop()
-	cpu1, cerr := readCPU(pid)
-	busyS1, err1 := readCPUBusy(serverCPU)
-	busyD1, err2 := readCPUBusy(driverCPU)
+	cpu1, cerr := procfs.CPU(pid)
+	busyS1, err1 := procfs.CPUBusy(serverCPU)
+	busyD1, err2 := procfs.CPUBusy(driverCPU)
 	sink1, err3 := sink.cpuOrZero()
 	if err != nil {
 		return driveResult{}, fmt.Errorf("load generator: %w", err)

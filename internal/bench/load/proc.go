@@ -1,15 +1,12 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"net/http"
 	"os"
 	"os/exec"
-	"strconv"
-	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -113,7 +110,7 @@ func (s *logSink) cpuOrZero() (time.Duration, error) {
 	if s == nil {
 		return 0, nil
 	}
-	d, err := readCPU(s.cmd.Process.Pid)
+	d, err := procfs.CPU(s.cmd.Process.Pid)
 	if err != nil {
 		return 0, fmt.Errorf("log sink: %w", err)
 	}
@@ -166,65 +163,6 @@ func startReady(ctx context.Context, addr string, log *os.File, name string, arg
 		}
 		time.Sleep(readyPoll)
 	}
-}
-
-// clockTick is the unit of /proc/PID/stat times: USER_HZ, 100 on every
-// Linux platform Go supports.
-const clockTick = 10 * time.Millisecond
-
-// readCPU is the processor time a process has used, user and system.
-func readCPU(pid int) (time.Duration, error) {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return 0, err
-	}
-	// The command name, in parentheses, may hold spaces: count fields
-	// after its closing parenthesis. utime and stime are fields 14 and 15.
-	i := bytes.LastIndexByte(b, ')')
-	if i < 0 {
-		return 0, errors.New("unexpected /proc/PID/stat")
-	}
-	f := strings.Fields(string(b[i+1:]))
-	if len(f) < 13 {
-		return 0, errors.New("unexpected /proc/PID/stat")
-	}
-	utime, err1 := strconv.ParseInt(f[11], 10, 64)
-	stime, err2 := strconv.ParseInt(f[12], 10, 64)
-	if err1 != nil || err2 != nil {
-		return 0, errors.New("unexpected /proc/PID/stat")
-	}
-	return time.Duration(utime+stime) * clockTick, nil
-}
-
-// readCPUBusy is the time a CPU has spent running tasks (user, nice,
-// system) or taken by the hypervisor (steal), from /proc/stat. Interrupt
-// time is left out: the loopback network's work lands there, whoever
-// caused it.
-func readCPUBusy(cpu string) (time.Duration, error) {
-	b, err := os.ReadFile("/proc/stat")
-	if err != nil {
-		return 0, err
-	}
-	prefix := "cpu" + cpu + " "
-	for line := range strings.Lines(string(b)) {
-		if !strings.HasPrefix(line, prefix) {
-			continue
-		}
-		f := strings.Fields(line)
-		if len(f) < 9 {
-			break
-		}
-		var ticks int64
-		for _, i := range []int{1, 2, 3, 8} { // user nice system steal
-			v, err := strconv.ParseInt(f[i], 10, 64)
-			if err != nil {
-				return 0, fmt.Errorf("/proc/stat: %w", err)
-			}
-			ticks += v
-		}
-		return time.Duration(ticks) * clockTick, nil
-	}
-	return 0, fmt.Errorf("/proc/stat: no cpu%s", cpu)
 }
 
 // memSampler records the peak resident memory of a process.

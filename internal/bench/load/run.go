@@ -280,15 +280,15 @@ func waitQuiet(ctx context.Context, maxWait time.Duration) error {
 	const window = 500 * time.Millisecond
 	start := time.Now()
 	for {
-		s0, err1 := readCPUBusy(serverCPU)
-		d0, err2 := readCPUBusy(driverCPU)
+		s0, err1 := procfs.CPUBusy(serverCPU)
+		d0, err2 := procfs.CPUBusy(driverCPU)
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-time.After(window):
 		}
-		s1, err3 := readCPUBusy(serverCPU)
-		d1, err4 := readCPUBusy(driverCPU)
+		s1, err3 := procfs.CPUBusy(serverCPU)
+		d1, err4 := procfs.CPUBusy(driverCPU)
 		if err := errors.Join(err1, err2, err3, err4); err != nil {
 			return err
 		}

@@ -3,10 +3,13 @@
 package procfs
 
 import (
+	"bytes"
+	"errors"
 	"fmt"
 	"os"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // Mem is the resident memory of a process (/proc/PID/status): all of it,
@@ -55,6 +58,93 @@ func ReadMem(pid int) (Mem, error) {
 		return Mem{}, fmt.Errorf("%s: no VmRSS", path)
 	}
 	return m, nil
+}
+
+// clockTick is the unit of the times in /proc/PID/stat and /proc/stat:
+// USER_HZ, 100 on every Linux platform Go supports.
+const clockTick = 10 * time.Millisecond
+
+// CPU is the processor time process pid has used, user and system
+// (/proc/PID/stat).
+func CPU(pid int) (time.Duration, error) {
+	path := "/proc/" + strconv.Itoa(pid) + "/stat"
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return 0, err
+	}
+	d, err := statCPU(b)
+	if err != nil {
+		return 0, fmt.Errorf("%s: %w", path, err)
+	}
+	return d, nil
+}
+
+// statCPU reads utime and stime from the contents of a /proc/PID/stat.
+func statCPU(b []byte) (time.Duration, error) {
+	// The command name, in parentheses, may hold spaces and parentheses:
+	// count fields after the last closing parenthesis. utime and stime
+	// are fields 14 and 15.
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return 0, errors.New("no command name")
+	}
+	f := strings.Fields(string(b[i+1:]))
+	if len(f) < 13 {
+		return 0, errors.New("too short")
+	}
+	utime, err1 := strconv.ParseInt(f[11], 10, 64)
+	stime, err2 := strconv.ParseInt(f[12], 10, 64)
+	if err := errors.Join(err1, err2); err != nil {
+		return 0, err
+	}
+	return time.Duration(utime+stime) * clockTick, nil
+}
+
+// CPUBusy is the time CPU number cpu has spent running tasks (user, nice,
+// system) or taken by the hypervisor (steal), from /proc/stat. Interrupt
+// time is left out: the loopback network's work lands there, whoever
+// caused it.
+func CPUBusy(cpu string) (time.Duration, error) {
+	b, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return 0, err
+	}
+	prefix := "cpu" + cpu + " "
+	for line := range strings.Lines(string(b)) {
+		if !strings.HasPrefix(line, prefix) {
+			continue
+		}
+		f := strings.Fields(line)
+		if len(f) < 9 {
+			break
+		}
+		var ticks int64
+		for _, i := range []int{1, 2, 3, 8} { // user nice system steal
+			v, err := strconv.ParseInt(f[i], 10, 64)
+			if err != nil {
+				return 0, fmt.Errorf("/proc/stat: %w", err)
+			}
+			ticks += v
+		}
+		return time.Duration(ticks) * clockTick, nil
+	}
+	return 0, fmt.Errorf("/proc/stat: no cpu%s", cpu)
+}
+
+// LoadAvg is the system's load averages over 1, 5 and 15 minutes, as
+// /proc/loadavg writes them.
+func LoadAvg() ([3]string, error) {
+	var avg [3]string
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return avg, err
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return avg, fmt.Errorf("/proc/loadavg: %q", b)
+	}
+	copy(avg[:], f)
+	return avg, nil
 }
 
 // ChildEnv is this process's environment without catalogd's own settings

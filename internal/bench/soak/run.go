@@ -14,6 +14,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/catalogd/catalogd/internal/bench/procfs"
 )
 
 // stopGrace is how long catalogd may take to exit after SIGTERM: its own
@@ -224,14 +226,11 @@ func runID() string {
 	return "soak-" + hex.EncodeToString(b)
 }
 
+// loadAvg is the system's load averages over 1, 5 and 15 minutes.
 func loadAvg() string {
-	b, err := os.ReadFile("/proc/loadavg")
+	avg, err := procfs.LoadAvg()
 	if err != nil {
 		return "unknown"
 	}
-	f := strings.Fields(string(b))
-	if len(f) < 3 {
-		return "unknown"
-	}
-	return strings.Join(f[:3], " ")
+	return strings.Join(avg[:], " ")
 }

@@ -5,9 +5,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"os"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/catalogd/catalogd/internal/bench/procfs"
@@ -42,7 +39,7 @@ type sampler struct {
 	metrics string
 	client  *http.Client
 
-	lastCPU  float64 // seconds of CPU used by the server
+	lastCPU  time.Duration // of CPU used by the server
 	lastTime time.Time
 }
 
@@ -53,9 +50,9 @@ func (s *sampler) take(ctx context.Context, at, span time.Duration, c counts) sa
 	sm.latencies = nil
 
 	now := time.Now()
-	if cpu, err := cpuSeconds(s.pid); err == nil {
+	if cpu, err := procfs.CPU(s.pid); err == nil {
 		if !s.lastTime.IsZero() {
-			sm.cpu = 100 * (cpu - s.lastCPU) / now.Sub(s.lastTime).Seconds()
+			sm.cpu = 100 * (cpu - s.lastCPU).Seconds() / now.Sub(s.lastTime).Seconds()
 		}
 		s.lastCPU, s.lastTime = cpu, now
 	}
@@ -81,32 +78,10 @@ func (s *sampler) take(ctx context.Context, at, span time.Duration, c counts) sa
 	sm.heap = m["go_memstats_heap_inuse_bytes"]
 	sm.goroutines = m["go_goroutines"]
 	sm.reloads, sm.reloadFailures = m[reloadsOK], m[reloadsFailed]
-	if b, err := os.ReadFile("/proc/loadavg"); err == nil {
-		sm.load, _, _ = strings.Cut(string(b), " ")
+	if avg, err := procfs.LoadAvg(); err == nil {
+		sm.load = avg[0]
 	}
 	return sm
-}
-
-// cpuSeconds is the user and system CPU time of a process.
-func cpuSeconds(pid int) (float64, error) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return 0, err
-	}
-	// The command name, in parentheses, may hold spaces: fields count
-	// from after it. utime and stime are fields 14 and 15.
-	s := string(b)
-	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-	if len(f) < 13 {
-		return 0, fmt.Errorf("/proc/%d/stat: too short", pid)
-	}
-	ut, err1 := strconv.ParseFloat(f[11], 64)
-	st, err2 := strconv.ParseFloat(f[12], 64)
-	if err1 != nil || err2 != nil {
-		return 0, fmt.Errorf("/proc/%d/stat: %q %q", pid, f[11], f[12])
-	}
-	const ticks = 100 // USER_HZ on Linux
-	return (ut + st) / ticks, nil
 }
 
 const sampleHeader = "" +

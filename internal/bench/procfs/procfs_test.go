@@ -1,0 +1,43 @@
+package procfs
+
+import (
+	"os"
+	"testing"
+	"time"
+)
+
+func TestStatCPU(t *testing.T) {
+	// A command name with a space and a parenthesis; utime 250, stime 50.
+	stat := "4242 (cat (x) y) S 1 4242 4242 0 -1 4194304 100 0 0 0 250 50 0 0 20 0 1 0 1000 1000000 200 18446744073709551615\n"
+	got, err := statCPU([]byte(stat))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := 3 * time.Second; got != want {
+		t.Fatalf("statCPU = %s, want %s", got, want)
+	}
+	for _, bad := range []string{"", "4242 cat S 1", "4242 (cat) S 1 2 3", "4242 (cat) S 1 4242 4242 0 -1 4194304 100 0 0 0 x 50 0"} {
+		if _, err := statCPU([]byte(bad)); err == nil {
+			t.Fatalf("statCPU(%q) did not fail", bad)
+		}
+	}
+}
+
+// TestReadSelf reads this process and this machine, as the harnesses do.
+func TestReadSelf(t *testing.T) {
+	if _, err := os.Stat("/proc/self/stat"); err != nil {
+		t.Skip("no /proc:", err)
+	}
+	if d, err := CPU(os.Getpid()); err != nil || d < 0 {
+		t.Fatalf("CPU = %s, %v", d, err)
+	}
+	if _, err := CPUBusy("0"); err != nil {
+		t.Fatal(err)
+	}
+	if avg, err := LoadAvg(); err != nil || avg[2] == "" {
+		t.Fatalf("LoadAvg = %q, %v", avg, err)
+	}
+	if m, err := ReadMem(os.Getpid()); err != nil || m.RSS <= 0 {
+		t.Fatalf("ReadMem = %+v, %v", m, err)
+	}
+}
