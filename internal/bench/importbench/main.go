@@ -12,16 +12,17 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"syscall"
 	"time"
 
+	"github.com/catalogd/catalogd/internal/bench/procfs"
 	"github.com/catalogd/catalogd/internal/gen"
 )
 
@@ -50,10 +51,8 @@ func run(cards int, seed uint64, keep bool, runs int) error {
 		defer os.RemoveAll(dir)
 	}
 	bin := filepath.Join(dir, "catalogd")
-	build := exec.Command("go", "build", "-o", bin, ".")
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		return fmt.Errorf("build catalogd (run from the repository root): %w", err)
+	if err := procfs.Build(context.Background(), bin, "."); err != nil {
+		return fmt.Errorf("build catalogd: %w", err)
 	}
 
 	snapshot := filepath.Join(dir, "snapshot.json")
@@ -91,7 +90,7 @@ func measure(dir, bin, snapshot string) error {
 	if err := os.Remove(db); err != nil && !os.IsNotExist(err) {
 		return err
 	}
-	imp := exec.Command(bin, "import", "--db", db, snapshot)
+	imp := procfs.Import(context.Background(), bin, db, snapshot)
 	imp.Stderr = os.Stderr
 	start = time.Now()
 	if err := imp.Run(); err != nil {

@@ -53,12 +53,11 @@ func run(ctx context.Context, o options) error {
 	// The ceiling and the load generator are this command's own roles, built
 	// like catalogd (go run leaves out the symbol table perf reads).
 	bin, self := filepath.Join(dir, "catalogd"), filepath.Join(dir, "load")
-	for _, b := range [][2]string{{bin, "."}, {self, "./internal/bench/load"}} {
-		build := exec.CommandContext(ctx, "go", "build", "-o", b[0], b[1])
-		build.Stdout, build.Stderr = os.Stderr, os.Stderr
-		if err := build.Run(); err != nil {
-			return fmt.Errorf("build %s (run from the repository root): %w", b[1], err)
-		}
+	if err := procfs.Build(ctx, bin, "."); err != nil {
+		return fmt.Errorf("build catalogd: %w", err)
+	}
+	if err := procfs.Build(ctx, self, "./internal/bench/load"); err != nil {
+		return fmt.Errorf("build the load harness: %w", err)
 	}
 
 	snapshot := filepath.Join(dir, "snapshot.json")
@@ -69,7 +68,7 @@ func run(ctx context.Context, o options) error {
 	}
 	logf("snapshot: %d sets, %d cards, generated in %s", stats.Sets, stats.Cards, since(start))
 	db := filepath.Join(dir, "catalog.db")
-	imp := exec.CommandContext(ctx, bin, "import", "--db", db, snapshot)
+	imp := procfs.Import(ctx, bin, db, snapshot)
 	imp.Stderr = os.Stderr
 	start = time.Now()
 	if err := imp.Run(); err != nil {

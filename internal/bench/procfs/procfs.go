@@ -1,12 +1,16 @@
-// Package procfs reads what the benchmark harnesses measure of the
-// processes they start, from Linux's /proc, and prepares their environment.
+// Package procfs is what the benchmark harnesses share about the processes
+// they start: building catalogd, running it in an environment free of the
+// caller's catalogd settings, and reading what they measure of those
+// processes from Linux's /proc.
 package procfs
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"strconv"
 	"strings"
 	"time"
@@ -163,4 +167,32 @@ next:
 		env = append(env, kv)
 	}
 	return env
+}
+
+// Build builds the command in pkg, a directory relative to the repository
+// root, where the harnesses run ("." is catalogd), into the file out. The
+// compiler's messages go to stderr.
+func Build(ctx context.Context, out, pkg string) error {
+	cmd := exec.CommandContext(ctx, "go", "build", "-o", out, pkg)
+	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("go build %s (run from the repository root): %w", pkg, err)
+	}
+	return nil
+}
+
+// Command runs the catalogd binary bin with args in the environment of
+// ChildEnv, so that a CATALOGD_ variable in the caller's shell (say
+// CATALOGD_DRY_RUN) changes nothing the harness measures. The process is
+// killed if ctx ends first.
+func Command(ctx context.Context, bin string, args ...string) *exec.Cmd {
+	cmd := exec.CommandContext(ctx, bin, args...)
+	cmd.Env = ChildEnv()
+	return cmd
+}
+
+// Import is catalogd import of snapshots into the catalogue file db, run
+// like Command.
+func Import(ctx context.Context, bin, db string, snapshots ...string) *exec.Cmd {
+	return Command(ctx, bin, append([]string{"import", "--db", db}, snapshots...)...)
 }

@@ -1,7 +1,10 @@
 package procfs
 
 import (
+	"context"
 	"os"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 )
@@ -39,5 +42,27 @@ func TestReadSelf(t *testing.T) {
 	}
 	if m, err := ReadMem(os.Getpid()); err != nil || m.RSS <= 0 {
 		t.Fatalf("ReadMem = %+v, %v", m, err)
+	}
+}
+
+// TestImportEnv checks that the caller's catalogd settings do not reach a
+// harness's import.
+func TestImportEnv(t *testing.T) {
+	t.Setenv("CATALOGD_DRY_RUN", "true")
+	t.Setenv("LOAD_TEST_KEEP", "1")
+	cmd := Import(context.Background(), "/bin/catalogd", "cat.db", "a.json", "b.json")
+	if want := []string{"/bin/catalogd", "import", "--db", "cat.db", "a.json", "b.json"}; !slices.Equal(cmd.Args, want) {
+		t.Fatalf("args %q, want %q", cmd.Args, want)
+	}
+	if cmd.Env == nil {
+		t.Fatal("the import inherits the whole environment")
+	}
+	for _, kv := range cmd.Env {
+		if strings.HasPrefix(kv, "CATALOGD_") {
+			t.Fatalf("the import gets %s", kv)
+		}
+	}
+	if !slices.Contains(cmd.Env, "LOAD_TEST_KEEP=1") {
+		t.Fatal("the import lost a variable that is not catalogd's")
 	}
 }

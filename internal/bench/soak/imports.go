@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -65,8 +64,7 @@ func (c *catalogue) importN(ctx context.Context, n int) importResult {
 	if res.err != nil {
 		return res
 	}
-	cmd := exec.CommandContext(ctx, c.bin, "import", "--db", c.db, corePath, churnPath)
-	cmd.Env = procfs.ChildEnv()
+	cmd := procfs.Import(ctx, c.bin, c.db, corePath, churnPath)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	start = time.Now()

@@ -8,7 +8,6 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -62,12 +61,10 @@ func run(ctx context.Context, o options, out io.Writer) (passed bool, err error)
 	}()
 
 	bin := filepath.Join(dir, "catalogd")
-	build := exec.Command("go", "build", "-o", bin, ".")
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		return false, fmt.Errorf("build catalogd (run from the repository root): %w", err)
+	if err := procfs.Build(ctx, bin, "."); err != nil {
+		return false, fmt.Errorf("build catalogd: %w", err)
 	}
-	version, _ := exec.Command(bin, "version").Output()
+	version, _ := procfs.Command(ctx, bin, "version").Output()
 	p.printf("catalogd   %s on %d CPUs (load %s), %s\n", strings.TrimSpace(string(version)), runtime.NumCPU(), loadAvg(), dir)
 
 	c := &catalogue{bin: bin, dir: dir, db: filepath.Join(dir, "catalog.db"), churnCards: o.churnCards(), seed: o.seed}

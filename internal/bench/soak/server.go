@@ -37,8 +37,7 @@ func startServer(ctx context.Context, bin, db, logPath string) (*server, error) 
 	if err != nil {
 		return nil, err
 	}
-	cmd := exec.Command(bin, "serve", "--dev", "--addr", "127.0.0.1:0", "--db", db, "--metrics-addr", "127.0.0.1:0")
-	cmd.Env = procfs.ChildEnv()
+	cmd := procfs.Command(context.Background(), bin, "serve", "--dev", "--addr", "127.0.0.1:0", "--db", db, "--metrics-addr", "127.0.0.1:0")
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
