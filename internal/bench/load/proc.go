@@ -20,6 +20,9 @@ type process struct {
 	cmd  *exec.Cmd
 	done chan struct{} // closed once the process has exited
 	err  error         // how it exited, once done is closed
+
+	stopOnce sync.Once
+	stopErr  error // what the first stop found
 }
 
 // startPinned starts name with args on cpu, its output going to log. The
@@ -44,11 +47,22 @@ func startPinned(cpu string, log *os.File, name string, args ...string) (*proces
 // process.
 func (p *process) pid() int { return p.cmd.Process.Pid }
 
-// stop sends SIGTERM and waits; after 10 s, SIGKILL.
+// stop sends SIGTERM and waits; after 10 s, SIGKILL. A server that had
+// exited before, whatever its status, or that exits with a status other
+// than 0, did not stop cleanly; one that SIGTERM ends (the ceiling, which
+// does not catch it) did. Every call returns what the first one found.
 func (p *process) stop() error {
+	p.stopOnce.Do(func() { p.stopErr = p.terminate() })
+	return p.stopErr
+}
+
+func (p *process) terminate() error {
 	select {
 	case <-p.done:
-		return nil
+		if p.err == nil {
+			return errors.New("exited with status 0 before it was stopped")
+		}
+		return fmt.Errorf("exited before it was stopped: %w", p.err)
 	default:
 	}
 	p.cmd.Process.Signal(syscall.SIGTERM)
@@ -59,8 +73,7 @@ func (p *process) stop() error {
 		<-p.done
 		return errors.New("did not stop within 10 s of SIGTERM")
 	}
-	var ee *exec.ExitError
-	if errors.As(p.err, &ee) && ee.Exited() && ee.ExitCode() != 0 {
+	if ee, ok := errors.AsType[*exec.ExitError](p.err); ok && ee.Exited() && ee.ExitCode() != 0 {
 		return fmt.Errorf("exited with status %d", ee.ExitCode())
 	}
 	return nil

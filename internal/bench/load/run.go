@@ -164,7 +164,15 @@ func run(ctx context.Context, o options) error {
 		requests: routes, gzip: o.gzip,
 	}
 	rep.print(os.Stdout)
-	return nil
+	// A server that crashed or did not stop cleanly fails the run, even
+	// after the figures are out.
+	var errs []error
+	for _, s := range servers {
+		if err := s.proc.stop(); err != nil {
+			errs = append(errs, fmt.Errorf("stopping %s: %w", s.name, err))
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // selectRoutes keeps the routes named in only, in their usual order; all of

@@ -1,0 +1,64 @@
+package main
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestProcessStop checks that stop tells a clean stop from a crash.
+func TestProcessStop(t *testing.T) {
+	if _, err := exec.LookPath("taskset"); err != nil {
+		t.Skip("no taskset")
+	}
+	for _, tc := range []struct {
+		name   string
+		script string
+		exited bool   // wait for the process to exit before stopping it
+		want   string // in the error; "" for none
+	}{
+		{"EndedBySIGTERM", "exec sleep 60", false, ""},
+		{"ExitsZeroOnSIGTERM", "trap 'exit 0' TERM; echo ready; while :; do sleep 0.01; done", false, ""},
+		{"ExitsOneOnSIGTERM", "trap 'exit 1' TERM; echo ready; while :; do sleep 0.01; done", false, "exited with status 1"},
+		{"CrashedBefore", "exit 3", true, "exited before it was stopped: exit status 3"},
+		{"ExitedZeroBefore", "exit 0", true, "exited with status 0 before it was stopped"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			log, err := os.Create(filepath.Join(t.TempDir(), "log"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer log.Close()
+			p, err := startPinned(serverCPU, log, "sh", "-c", tc.script)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tc.exited {
+				<-p.done
+			}
+			// A trap catches SIGTERM only once it is set.
+			for strings.Contains(tc.script, "ready") {
+				if b, _ := os.ReadFile(log.Name()); strings.Contains(string(b), "ready") {
+					break
+				}
+				select {
+				case <-p.done:
+					t.Fatalf("exited before it was ready: %v", p.err)
+				case <-time.After(time.Millisecond):
+				}
+			}
+			for range 2 { // the second call reports what the first found
+				err := p.stop()
+				switch {
+				case tc.want == "" && err != nil:
+					t.Fatalf("stop = %v, want no error", err)
+				case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+					t.Fatalf("stop = %v, want %q", err, tc.want)
+				}
+			}
+		})
+	}
+}
