@@ -49,10 +49,7 @@ type core struct {
 // writeCore generates the core snapshot at path and reads back what the
 // requests need from it.
 func writeCore(path string, cards int, seed uint64) (*core, error) {
-	if _, err := writeFile(path, func(w *bufio.Writer) error {
-		_, err := gen.Write(w, gen.Options{Cards: cards, Seed: seed})
-		return err
-	}); err != nil {
+	if _, err := gen.WriteFile(path, gen.Options{Cards: cards, Seed: seed}); err != nil {
 		return nil, fmt.Errorf("generate the core snapshot: %w", err)
 	}
 	f, err := os.Open(path)
@@ -139,7 +136,7 @@ func writeChurn(path string, cards int, seed uint64, n int) (sets, written int, 
 // writeSnapshot copies the snapshot r to path, each record passed through
 // edit.
 func writeSnapshot(path string, r io.Reader, edit func(member string, rec map[string]json.RawMessage) error) error {
-	_, err := writeFile(path, func(w *bufio.Writer) error {
+	return writeFile(path, func(w *bufio.Writer) error {
 		var members []string // in the order met
 		count := 0
 		w.WriteString("{")
@@ -188,7 +185,6 @@ func writeSnapshot(path string, r io.Reader, edit func(member string, rec map[st
 		w.WriteString("}\n")
 		return nil
 	})
-	return err
 }
 
 func unmarshalFields(rec map[string]json.RawMessage, dst map[string]*string) error {
@@ -257,12 +253,11 @@ func readSnapshot(r io.Reader, fn func(member string, raw json.RawMessage, rec r
 	return nil
 }
 
-// writeFile creates path and has write fill it through a buffer. It
-// returns the size of the file.
-func writeFile(path string, write func(*bufio.Writer) error) (int64, error) {
+// writeFile creates path and has write fill it through a buffer.
+func writeFile(path string, write func(*bufio.Writer) error) error {
 	f, err := os.Create(path)
 	if err != nil {
-		return 0, err
+		return err
 	}
 	w := bufio.NewWriterSize(f, 1<<20)
 	err = write(w)
@@ -272,12 +267,5 @@ func writeFile(path string, write func(*bufio.Writer) error) (int64, error) {
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
-	if err != nil {
-		return 0, err
-	}
-	st, err := os.Stat(path)
-	if err != nil {
-		return 0, err
-	}
-	return st.Size(), nil
+	return err
 }
