@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"os/exec"
 	"runtime"
@@ -17,6 +16,7 @@ import (
 	"time"
 
 	"github.com/catalogd/catalogd/internal/bench/procfs"
+	"github.com/catalogd/catalogd/internal/bench/stats"
 )
 
 // The load generator runs in its own process on driverCPU: the harness
@@ -403,21 +403,10 @@ func merge(tallies []tally, window time.Duration) driveResult {
 	}
 	slices.Sort(all)
 	slices.Sort(lag)
-	res.P50, res.P99 = percentile(all, 0.50), percentile(all, 0.99)
+	res.P50, res.P99 = stats.Percentile(all, 0.50), stats.Percentile(all, 0.99)
 	if len(all) > 0 {
 		res.Max = all[len(all)-1]
 	}
-	res.LagP99 = percentile(lag, 0.99)
+	res.LagP99 = stats.Percentile(lag, 0.99)
 	return res
-}
-
-// percentile is the nearest-rank percentile of sorted: the smallest value
-// that at least p of the values do not exceed.
-func percentile(sorted []time.Duration, p float64) time.Duration {
-	if len(sorted) == 0 {
-		return 0
-	}
-	// The tolerance keeps 0.99 × 100 at rank 99 whatever the rounding.
-	i := int(math.Ceil(float64(len(sorted))*p-1e-9)) - 1
-	return sorted[min(max(i, 0), len(sorted)-1)]
 }

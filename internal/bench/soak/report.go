@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/catalogd/catalogd/internal/bench/stats"
 )
 
 // The growth allowed between the second minute and the last, comparing the
@@ -134,7 +136,7 @@ func (r *report) write(w io.Writer) bool {
 	}
 	all := sortedCopy(t.all)
 	fmt.Fprintf(w, "  latency      p50 %.1f ms, p90 %.1f ms, p99 %.1f ms, p99.9 %.1f ms, max %.1f ms (from when each request was due)\n",
-		ms(percentile(all, 50)), ms(percentile(all, 90)), ms(percentile(all, 99)), ms(percentile(all, 99.9)), ms(t.maxLatency))
+		ms(stats.Percentile(all, 0.50)), ms(stats.Percentile(all, 0.90)), ms(stats.Percentile(all, 0.99)), ms(stats.Percentile(all, 0.999)), ms(t.maxLatency))
 
 	// Imports and reloads.
 	okImports, reloaded, late := 0, 0, 0
@@ -242,7 +244,7 @@ func (r *report) write(w io.Writer) bool {
 		l.lines, l.requests, strings.Join(statuses, ", "), l.levels["WARN"], l.levels["ERROR"], l.levels["TEXT"])
 	inServer := sortedCopy(l.durations)
 	fmt.Fprintf(w, "  in server    p50 %.2f ms, p99 %.2f ms, p99.9 %.2f ms, max %.1f ms (the access log's durations)\n",
-		ms(percentile(inServer, 50)), ms(percentile(inServer, 99)), ms(percentile(inServer, 99.9)), ms(percentile(inServer, 100)))
+		ms(stats.Percentile(inServer, 0.50)), ms(stats.Percentile(inServer, 0.99)), ms(stats.Percentile(inServer, 0.999)), ms(stats.Percentile(inServer, 1)))
 	for _, line := range l.notable {
 		fmt.Fprintf(w, "    %s\n", line)
 	}

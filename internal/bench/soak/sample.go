@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/catalogd/catalogd/internal/bench/procfs"
+	"github.com/catalogd/catalogd/internal/bench/stats"
 )
 
 // sample is the server's state at one moment and the traffic of the
@@ -46,7 +47,7 @@ type sampler struct {
 func (s *sampler) take(ctx context.Context, at, span time.Duration, c counts) sample {
 	sm := sample{at: at, span: span, counts: c}
 	lat := sortedCopy(c.latencies)
-	sm.p50, sm.p99 = percentile(lat, 50), percentile(lat, 99)
+	sm.p50, sm.p99 = stats.Percentile(lat, 0.50), stats.Percentile(lat, 0.99)
 	sm.latencies = nil
 
 	now := time.Now()

@@ -330,15 +330,6 @@ func (t *tally) take() counts {
 	return c
 }
 
-// percentile is the p-th percentile (0..100) of sorted durations.
-func percentile(sorted []time.Duration, p float64) time.Duration {
-	if len(sorted) == 0 {
-		return 0
-	}
-	i := int(float64(len(sorted)-1) * p / 100)
-	return sorted[i]
-}
-
 func sortedCopy(d []time.Duration) []time.Duration {
 	s := slices.Clone(d)
 	slices.Sort(s)
