@@ -24,7 +24,7 @@ func TestSampleSnapshot(t *testing.T) {
 	if got, want := len(a.queries), sampleQueries; got != want {
 		t.Fatalf("%d queries, want %d", got, want)
 	}
-	if len(a.codes) == 0 {
+	if len(a.sets) == 0 {
 		t.Fatal("no set codes")
 	}
 	for _, id := range a.cardIDs {
@@ -36,7 +36,7 @@ func TestSampleSnapshot(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !slices.Equal(a.cardIDs, b.cardIDs) || !slices.Equal(a.codes, b.codes) || !slices.Equal(a.queries, b.queries) {
+	if !slices.Equal(a.cardIDs, b.cardIDs) || !slices.Equal(a.sets, b.sets) || !slices.Equal(a.queries, b.queries) {
 		t.Fatal("the same seed chose different requests")
 	}
 }
