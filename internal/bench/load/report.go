@@ -14,8 +14,6 @@ import (
 type row struct {
 	route, mode string
 	closed      bool
-	conns       int
-	rate        float64 // open loop
 	minRatio    float64 // closed loop: least catalogd/ceiling throughput
 	maxP99      time.Duration
 	bodyBytes   int64 // mean answer

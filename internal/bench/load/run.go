@@ -196,7 +196,7 @@ func compare(ctx context.Context, o *options, self, token string, routes []route
 	var rows []row
 	for _, rt := range routes {
 		for _, n := range o.conns {
-			r := row{route: rt.name, mode: strconv.Itoa(n) + " conns", closed: true, conns: n, minRatio: rt.minRatio, bodyBytes: rt.meanBody()}
+			r := row{route: rt.name, mode: strconv.Itoa(n) + " conns", closed: true, minRatio: rt.minRatio, bodyBytes: rt.meanBody()}
 			if rt.name == routeGetCard && n == 16 {
 				r.maxP99 = getCardMaxP99
 			}
@@ -214,7 +214,7 @@ func compare(ctx context.Context, o *options, self, token string, routes []route
 			rows = append(rows, r)
 		}
 		rate := openRate(o.rate, rows, rt.name)
-		r := row{route: rt.name, mode: fmt.Sprintf("open %.0f/s", rate), rate: rate, conns: o.openConns, bodyBytes: rt.meanBody()}
+		r := row{route: rt.name, mode: fmt.Sprintf("open %.0f/s", rate), bodyBytes: rt.meanBody()}
 		for i, s := range servers {
 			plan := drivePlan{Addr: s.addr, Token: token, Gzip: o.gzip, Mode: modeOpen, Conns: o.openConns, Rate: rate, Warmup: o.warmup, Duration: o.duration, Targets: rt.driveTargets()}
 			var err error
