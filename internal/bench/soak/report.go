@@ -134,9 +134,9 @@ func (r *report) write(w io.Writer) bool {
 		}
 		fmt.Fprintf(w, "    - %s\n", c)
 	}
-	all := sortedCopy(t.all)
+	all := sortedCopy(tot.latencies)
 	fmt.Fprintf(w, "  latency      p50 %.1f ms, p90 %.1f ms, p99 %.1f ms, p99.9 %.1f ms, max %.1f ms (from when each request was due)\n",
-		ms(stats.Percentile(all, 0.50)), ms(stats.Percentile(all, 0.90)), ms(stats.Percentile(all, 0.99)), ms(stats.Percentile(all, 0.999)), ms(t.maxLatency))
+		ms(stats.Percentile(all, 0.50)), ms(stats.Percentile(all, 0.90)), ms(stats.Percentile(all, 0.99)), ms(stats.Percentile(all, 0.999)), ms(stats.Percentile(all, 1)))
 
 	// Imports and reloads.
 	okImports, reloaded, late := 0, 0, 0

@@ -84,7 +84,7 @@ func (t *traffic) run(ctx context.Context, start, end time.Time, rate float64, c
 		select {
 		case jobs <- job{seq: seq, due: due}:
 		default:
-			t.tally.dropped(due)
+			t.tally.dropped()
 		}
 	}
 	close(jobs)
@@ -243,16 +243,14 @@ type tally struct {
 	marks      map[string]map[int]int
 	failures   []answer // the first few
 	failedBy   map[string]int
-	maxLatency time.Duration
-	all        []time.Duration // every latency, for the summary
-	connCloses int             // answers with Connection: close
+	connCloses int // answers with Connection: close
 }
 
 // counts are the answers of a stretch of time.
 type counts struct {
 	requests, ok, notModified, failed int
-	dropped                           int // never sent: the sender was too far behind
-	latencies                         []time.Duration
+	dropped                           int             // never sent: the sender was too far behind
+	latencies                         []time.Duration // of the answers, in the order they came
 }
 
 func newTally() *tally {
@@ -272,10 +270,8 @@ func (t *tally) add(a answer) {
 		default:
 			c.ok++
 		}
+		c.latencies = append(c.latencies, a.latency)
 	}
-	t.interval.latencies = append(t.interval.latencies, a.latency)
-	t.all = append(t.all, a.latency)
-	t.maxLatency = max(t.maxLatency, a.latency)
 	if a.connClose {
 		t.connCloses++
 	}
@@ -313,7 +309,7 @@ func (t *tally) add(a answer) {
 	}
 }
 
-func (t *tally) dropped(due time.Time) {
+func (t *tally) dropped() {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.interval.dropped++
