@@ -55,3 +55,14 @@ func TestTypicalQuery(t *testing.T) {
 		}
 	}
 }
+
+func TestRouteTargets(t *testing.T) {
+	if len(routeTargets) != len(routeNames) {
+		t.Fatalf("targets for %d routes, %d routes", len(routeTargets), len(routeNames))
+	}
+	for _, name := range routeNames {
+		if routeTargets[name].minRatio <= 0 {
+			t.Fatalf("route %s has no throughput target", name)
+		}
+	}
+}

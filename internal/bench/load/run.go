@@ -196,9 +196,9 @@ func compare(ctx context.Context, o *options, self, token string, routes []route
 	var rows []row
 	for _, rt := range routes {
 		for _, n := range o.conns {
-			r := row{route: rt.name, mode: strconv.Itoa(n) + " conns", closed: true, minRatio: rt.minRatio, bodyBytes: rt.meanBody()}
-			if rt.name == routeGetCard && n == 16 {
-				r.maxP99 = getCardMaxP99
+			r := row{route: rt.name, mode: strconv.Itoa(n) + " conns", closed: true, minRatio: routeTargets[rt.name].minRatio, bodyBytes: rt.meanBody()}
+			if n == p99Conns {
+				r.maxP99 = routeTargets[rt.name].maxP99
 			}
 			for i, s := range servers {
 				plan := drivePlan{Addr: s.addr, Token: token, Gzip: o.gzip, Mode: modeClosed, Conns: n, Warmup: o.warmup, Duration: o.duration, Targets: rt.driveTargets()}
