@@ -25,6 +25,7 @@ import (
 	"time"
 
 	"github.com/catalogd/catalogd/catalog"
+	"github.com/catalogd/catalogd/internal/bench/procfs"
 	"github.com/catalogd/catalogd/server"
 	"github.com/catalogd/catalogd/server/auth"
 )
@@ -471,25 +472,14 @@ func TestIdleKeepAliveClosed(t *testing.T) {
 	}
 }
 
-// procStatus returns a field of /proc/PID/status, in its unit (kB for
-// sizes).
-func procStatus(t *testing.T, pid int, field string) int64 {
+// vmRSS returns the resident memory of process pid, in kB.
+func vmRSS(t *testing.T, pid int) int64 {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "status"))
+	m, err := procfs.ReadMem(pid)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if rest, ok := strings.CutPrefix(line, field+":"); ok {
-			n, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
-			if err != nil {
-				t.Fatalf("/proc/%d/status %s: %v", pid, line, err)
-			}
-			return n
-		}
-	}
-	t.Fatalf("/proc/%d/status has no %s", pid, field)
-	return 0
+	return m.RSS >> 10
 }
 
 // openFiles counts the file descriptors process pid holds.
@@ -518,7 +508,7 @@ func TestTenThousandIdleConnections(t *testing.T) {
 	if status, _, body, err := p.get(client, "/catalog/sets"); err != nil || status != http.StatusOK {
 		t.Fatalf("before: %d %v %.200s", status, err, body)
 	}
-	baseRSS, baseFiles, ownFiles := procStatus(t, pid, "VmRSS"), openFiles(t, pid), openFiles(t, os.Getpid())
+	baseRSS, baseFiles, ownFiles := vmRSS(t, pid), openFiles(t, pid), openFiles(t, os.Getpid())
 
 	const idle = 10_000
 	conns := make([]net.Conn, idle)
@@ -566,7 +556,7 @@ func TestTenThousandIdleConnections(t *testing.T) {
 		}
 		answered++
 		peakFiles = max(peakFiles, openFiles(t, pid))
-		peakRSS = max(peakRSS, procStatus(t, pid, "VmRSS"))
+		peakRSS = max(peakRSS, vmRSS(t, pid))
 		time.Sleep(20 * time.Millisecond)
 	}
 	client.CloseIdleConnections()
