@@ -143,7 +143,7 @@ func (db *DB) load(tx *bolt.Tx) error {
 		if err := json.Unmarshal(v[8:], &s.Set); err != nil {
 			return fmt.Errorf("set %q: %w", k, err)
 		}
-		s.prefix = appendSetPrefix(nil, s.Zone, s.Code)
+		s.prefix = appendSetPrefix(nil, byte(ZoneIndex(s.Zone)), s.Code)
 		db.setsByID[s.ID] = s
 		db.setsByCode[s.Code] = append(db.setsByCode[s.Code], s)
 		all = append(all, s)
@@ -296,7 +296,7 @@ func (db *DB) AppendCard(dst []byte, id string) ([]byte, error) {
 		if !bytes.Equal(k, key) {
 			return nil
 		}
-		key = append(append(key[:0], loc...), id...)
+		key = appendLocatedCardKey(key[:0], loc, id)
 		k, v := c.Seek(key)
 		if !bytes.Equal(k, key) {
 			return fmt.Errorf("card %q of the id index is missing", id)

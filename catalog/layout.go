@@ -93,9 +93,26 @@ type ZoneCount struct {
 }
 
 // appendSetPrefix appends the prefix of the keys of the cards of the set
-// (zone, code) in the cards bucket.
-func appendSetPrefix(dst []byte, zone, code string) []byte {
-	dst = append(dst, byte(ZoneIndex(zone)))
+// (zone, code) in the cards bucket, zone being the ZoneIndex as a byte: the
+// zone byte, then the code, uvarint-length-prefixed.
+func appendSetPrefix[S ~string | ~[]byte](dst []byte, zone byte, code S) []byte {
+	dst = append(dst, zone)
 	dst = binary.AppendUvarint(dst, uint64(len(code)))
 	return append(dst, code...)
+}
+
+// appendCardKey appends the key of a card in the cards bucket: the prefix
+// of its set (zone, code), then its NumberKey, then its id. The key without
+// the id is the card's locator.
+func appendCardKey[S ~string | ~[]byte](dst []byte, zone byte, code S, numberKey []byte, id S) []byte {
+	dst = appendSetPrefix(dst, zone, code)
+	dst = append(dst, numberKey...)
+	return append(dst, id...)
+}
+
+// appendLocatedCardKey appends the key of the card with id in the cards
+// bucket from its locator: the key without the id, which its keyCardID key
+// maps to.
+func appendLocatedCardKey(dst, locator []byte, id string) []byte {
+	return append(append(dst, locator...), id...)
 }

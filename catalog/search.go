@@ -87,11 +87,7 @@ func lengthPrefixed(v []byte) (field, rest []byte, ok bool) {
 
 // appendCardKey appends the key of the entry's card in the cards bucket.
 func (e *indexEntry) appendCardKey(dst []byte) []byte {
-	dst = append(dst, e.zone)
-	dst = binary.AppendUvarint(dst, uint64(len(e.setCode)))
-	dst = append(dst, e.setCode...)
-	dst = append(dst, e.number...)
-	return append(dst, e.id...)
+	return appendCardKey(dst, e.zone, e.setCode, e.number, e.id)
 }
 
 // matches reports whether every term is a substring of the folded name or

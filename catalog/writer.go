@@ -47,6 +47,7 @@ type Writer struct {
 	folded  map[string]string // recent names and their Fold
 	buf     []byte
 	key     []byte
+	number  []byte // the NumberKey of the card being added
 	entry   []byte
 	// held keeps the keys and values of the current transaction: bbolt
 	// holds on to the slices given to Put until the transaction commits,
@@ -197,7 +198,7 @@ func (w *Writer) AddSet(s Set) error {
 	if _, ok := w.sets[s.ID]; ok {
 		return &DuplicateError{"id", s.ID}
 	}
-	key := string(appendSetPrefix(nil, s.Zone, s.Code))
+	key := string(appendSetPrefix(nil, byte(ZoneIndex(s.Zone)), s.Code))
 	if _, ok := w.setsByCode[key]; ok {
 		return &DuplicateError{"code", s.Code}
 	}
@@ -208,7 +209,7 @@ func (w *Writer) AddSet(s Set) error {
 
 // SetName returns the name of the set (zone, code) added so far, if any.
 func (w *Writer) SetName(zone, code string) (string, bool) {
-	w.key = appendSetPrefix(w.key[:0], zone, code)
+	w.key = appendSetPrefix(w.key[:0], byte(ZoneIndex(zone)), code)
 	s, ok := w.setsByCode[string(w.key)]
 	if !ok {
 		return "", false
@@ -224,11 +225,10 @@ func (w *Writer) AddCard(c *Card) error {
 	if w.hasCard(h, c.ID) {
 		return &DuplicateError{"id", c.ID}
 	}
-	w.key = appendSetPrefix(w.key[:0], c.Zone, c.SetCode)
-	setLen := len(w.key)
-	w.key = AppendNumberKey(w.key, c.Number)
-	numberLen := len(w.key) - setLen
-	w.key = append(w.key, c.ID...)
+	w.number = AppendNumberKey(w.number[:0], c.Number)
+	w.key = appendCardKey(w.key[:0], byte(ZoneIndex(c.Zone)), c.SetCode, w.number, c.ID)
+	numberLen := len(w.number)
+	setLen := len(w.key) - len(c.ID) - numberLen
 	if len(w.key) > bolt.MaxKeySize {
 		return fmt.Errorf("write catalogue %s: card %q: %w", w.path, c.ID, bolt.ErrKeyTooLarge)
 	}
@@ -400,7 +400,7 @@ func (w *Writer) Finish(info Info) (_ Info, err error) {
 	var zoneSets [3]int64
 	for id, s := range w.sets {
 		var total int64
-		if t := w.cardTotals[string(appendSetPrefix(w.key[:0], s.Zone, s.Code))]; t != nil {
+		if t := w.cardTotals[string(appendSetPrefix(w.key[:0], byte(ZoneIndex(s.Zone)), s.Code))]; t != nil {
 			total = *t
 		}
 		w.buf = binary.BigEndian.AppendUint64(w.buf[:0], uint64(total))
