@@ -290,7 +290,7 @@ func (db *DB) AppendCard(dst []byte, id string) ([]byte, error) {
 	found := false
 	err := db.read(func(r *reader) error {
 		var buf [128]byte
-		key := append(append(buf[:0], keyCardID), id...)
+		key := appendCardIDKey(buf[:0], id)
 		c := r.cardCursor
 		k, loc := c.Seek(key)
 		if !bytes.Equal(k, key) {

@@ -110,6 +110,11 @@ func appendCardKey[S ~string | ~[]byte](dst []byte, zone byte, code S, numberKey
 	return append(dst, id...)
 }
 
+// appendCardIDKey appends the key that maps the card id to its locator.
+func appendCardIDKey[S ~string | ~[]byte](dst []byte, id S) []byte {
+	return append(append(dst, keyCardID), id...)
+}
+
 // appendLocatedCardKey appends the key of the card with id in the cards
 // bucket from its locator: the key without the id, which its keyCardID key
 // maps to.

@@ -273,7 +273,7 @@ func (w *Writer) hasCard(h uint64, id string) bool {
 			}
 		}
 	}
-	w.key = append(append(w.key[:0], keyCardID), id...)
+	w.key = appendCardIDKey(w.key[:0], id)
 	k, _ := w.ids.Seek(w.key)
 	return k != nil && bytes.Equal(k, w.key)
 }
@@ -299,7 +299,7 @@ func (w *Writer) flushCards() error {
 	for i := range w.pending {
 		p := &w.pending[i]
 		// Put copies the key, not the value.
-		w.key = append(append(w.key[:0], keyCardID), p.id()...)
+		w.key = appendCardIDKey(w.key[:0], p.id())
 		if err := cards.Put(w.key, p.locator()); err != nil {
 			return fmt.Errorf("write catalogue %s: card %q: %w", w.path, p.id(), err)
 		}
