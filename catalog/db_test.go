@@ -126,6 +126,35 @@ func TestAbortRemovesTheFile(t *testing.T) {
 	}
 }
 
+// TestCreateLeavesAnExistingPath: Create refuses a path that exists, even
+// as a link to nothing or a file bbolt could not open, and leaves it as it
+// was.
+func TestCreateLeavesAnExistingPath(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "file.db")
+	if err := os.WriteFile(file, []byte("not a catalogue"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(dir, "link.db")
+	if err := os.Symlink(filepath.Join(dir, "nowhere"), link); err != nil {
+		t.Fatal(err)
+	}
+	for _, path := range []string{file, link} {
+		if _, err := Create(path); err == nil || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), "exists") {
+			t.Errorf("Create(%s): error %v, want one saying it exists", path, err)
+		}
+	}
+	if b, err := os.ReadFile(file); err != nil || string(b) != "not a catalogue" {
+		t.Errorf("%s after Create: %q, %v", file, b, err)
+	}
+	if target, err := os.Readlink(link); err != nil || target != filepath.Join(dir, "nowhere") {
+		t.Errorf("%s after Create: %q, %v", link, target, err)
+	}
+	if _, err := os.Lstat(filepath.Join(dir, "nowhere")); !os.IsNotExist(err) {
+		t.Errorf("Create followed the link: %v", err)
+	}
+}
+
 // TestLiveSwapWaitsForReaders: a swapped-out catalogue stays open while a
 // request holds it and closes after.
 func TestLiveSwapWaitsForReaders(t *testing.T) {

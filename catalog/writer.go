@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"hash/maphash"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -90,11 +92,25 @@ const foldCacheSize = 1 << 16
 
 // Create starts a new catalogue file at path, which must not exist. The
 // file is written without fsync until Finish, which syncs it once; a file
-// that Finish did not complete is not a catalogue and Abort removes it.
+// that Finish did not complete is not a catalogue and Abort removes it, as
+// Create does when it fails.
 func Create(path string) (*Writer, error) {
-	if _, err := os.Lstat(path); err == nil {
+	// The file is created here, exclusively, so that it is this Writer's
+	// to remove: a file someone else put at path, even after a check that
+	// there was none, is refused, never opened and never removed.
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o644)
+	if errors.Is(err, fs.ErrExist) {
 		return nil, fmt.Errorf("create catalogue %s: file exists", path)
 	}
+	if err != nil {
+		return nil, fmt.Errorf("create catalogue %s: %w", path, err)
+	}
+	if err := f.Close(); err != nil {
+		os.Remove(path)
+		return nil, fmt.Errorf("create catalogue %s: %w", path, err)
+	}
+	// bbolt initialises an empty file as it does one it creates; it can
+	// fail doing so, on a full disk, say.
 	db, err := bolt.Open(path, 0o644, &bolt.Options{
 		NoSync:          true,
 		NoFreelistSync:  true,
@@ -103,6 +119,7 @@ func Create(path string) (*Writer, error) {
 		InitialMmapSize: initialMmapSize,
 	})
 	if err != nil {
+		os.Remove(path)
 		return nil, fmt.Errorf("create catalogue %s: %w", path, err)
 	}
 	w := &Writer{

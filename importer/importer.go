@@ -76,9 +76,6 @@ func Import(ctx context.Context, cfg Config) (Result, error) {
 	tmp := filepath.Join(dir, fmt.Sprintf(".%s.import-%d", base, os.Getpid()))
 	w, err := catalog.Create(tmp)
 	if err != nil {
-		// The file may have been created before the failure (a disk too
-		// full for its first pages); under the lock, the name is ours.
-		os.Remove(tmp)
 		return Result{}, fmt.Errorf("import: %w", err)
 	}
 	run := &run{ctx: ctx, cfg: cfg, w: w, pending: make(map[setRef]*pendingRef), rejected: make(map[setRef]bool)}
