@@ -34,8 +34,13 @@ func Fold(s string) string {
 	out, _, err := transform.String(f, s)
 	folders.Put(f)
 	if err != nil {
-		// The chain only fails on invalid UTF-8, which it already maps to
-		// U+FFFD; keep the input's ASCII fold rather than lose the name.
+		// s is valid UTF-8 by now, and no step of the chain fails on any.
+		// What is left is the chain's own plumbing: it passes text from
+		// step to step in fixed buffers and gives up when a step cannot
+		// make progress in them, which no input is known to cause (norm
+		// bounds its segments; case folding goes rune by rune). Should it
+		// happen, keep s as it is, not the part folded so far, rather than
+		// lose the name.
 		out = s
 	}
 	out = foldKana(foldCherokee(out))
