@@ -43,30 +43,26 @@ func Fold(s string) string {
 		// lose the name.
 		out = s
 	}
-	out = foldKana(foldCherokee(out))
 	return collapseSpace(out)
 }
 
-// foldCherokee finishes the case folding of Cherokee, which Unicode folds to
-// the capital letters (the small ones came later) but cases.Fold maps to
-// the other case either way, so that folding twice would undo it.
-func foldCherokee(s string) string {
-	if !strings.ContainsFunc(s, isCherokeeSmall) {
-		return s
+// foldScript finishes, rune by rune, what the steps before it leave
+// undone. Cherokee folds to the capital letters (the small ones came
+// later), but cases.Fold maps to the other case either way, so that folding
+// twice would undo it. Hiragana becomes the katakana of the same sound: the
+// text is decomposed at this point, the voicing marks apart, and the NFKC
+// after it composes them with the katakana, some of which compose where
+// their hiragana do not (ワ and U+3099 are ヷ; わ and U+3099 stay two runes).
+func foldScript(r rune) rune {
+	switch {
+	case r >= '\uAB70' && r <= '\uABBF':
+		return r - 0xAB70 + 0x13A0
+	case r >= '\u13F8' && r <= '\u13FD':
+		return r - 8
+	case isHiragana(r):
+		return r + 0x60
 	}
-	return strings.Map(func(r rune) rune {
-		switch {
-		case r >= '\uAB70' && r <= '\uABBF':
-			return r - 0xAB70 + 0x13A0
-		case r >= '\u13F8' && r <= '\u13FD':
-			return r - 8
-		}
-		return r
-	}, s)
-}
-
-func isCherokeeSmall(r rune) bool {
-	return (r >= '\uAB70' && r <= '\uABBF') || (r >= '\u13F8' && r <= '\u13FD')
+	return r
 }
 
 // folders recycles transform chains: building one costs more than folding a
@@ -80,6 +76,7 @@ func newFolder() transform.Transformer {
 		cases.Fold(),
 		norm.NFD,
 		runes.Remove(runes.Predicate(isDiacritic)),
+		runes.Map(foldScript),
 		norm.NFKC,
 	)
 }
@@ -92,22 +89,6 @@ func isDiacritic(r rune) bool {
 		return false
 	}
 	return unicode.In(r, unicode.Mn, unicode.Cf)
-}
-
-// foldKana maps hiragana to the katakana of the same sound. Some katakana
-// compose with the voicing mark where their hiragana do not (ワ and U+3099
-// are ヷ; わ and U+3099 stay two runes), so the result is composed again
-// and Fold stays idempotent.
-func foldKana(s string) string {
-	if !strings.ContainsFunc(s, isHiragana) {
-		return s
-	}
-	return norm.NFC.String(strings.Map(func(r rune) rune {
-		if isHiragana(r) {
-			return r + 0x60
-		}
-		return r
-	}, s))
 }
 
 // isHiragana covers the letters ぁ..ゖ and the iteration marks ゝ ゞ, which have
