@@ -171,14 +171,15 @@ func decodeRecord(s *scanner, fields []field, rec *record) ([]problem, error) {
 		if kerr != nil && !errors.Is(kerr, errTooLong) {
 			return nil, kerr
 		}
-		// The name of a known member is the field table's: no allocation.
+		// The name of a known member is the field table's, and looking it
+		// up converts key on the stack: no allocation.
 		i := -1
 		var name string
 		switch {
 		case kerr != nil:
 			name = fmt.Sprintf("a string of %d bytes", n)
 		default:
-			if i = fieldIndexBytes(fields, key); i >= 0 {
+			if i = fieldIndex(fields, string(key)); i >= 0 {
 				name = fields[i].name
 			} else {
 				name = string(key)
@@ -237,16 +238,6 @@ func decodeRecord(s *scanner, fields []field, rec *record) ([]problem, error) {
 		}
 	}
 	return problems, nil
-}
-
-// fieldIndexBytes is fieldIndex for a name still in bytes.
-func fieldIndexBytes(fields []field, name []byte) int {
-	for i := range fields {
-		if fields[i].name == string(name) {
-			return i
-		}
-	}
-	return -1
 }
 
 func fieldIndex(fields []field, name string) int {
