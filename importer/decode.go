@@ -177,7 +177,7 @@ func decodeRecord(s *scanner, fields []field, rec *record) ([]problem, error) {
 		var name string
 		switch {
 		case kerr != nil:
-			name = fmt.Sprintf("a string of %d bytes", n)
+			name = describeLongString(n)
 		default:
 			if i = fieldIndex(fields, string(key)); i >= 0 {
 				name = fields[i].name
@@ -282,7 +282,7 @@ func decodeValue(s *scanner, f field, v *value, text *[]byte) ([]problem, error)
 		*text = b
 		if errors.Is(err, errTooLong) {
 			v.bad = true
-			return []problem{{line, col, f.name, fmt.Sprintf("a string of at most %d bytes", maxString), fmt.Sprintf("a string of %d bytes", n)}}, nil
+			return []problem{{line, col, f.name, fmt.Sprintf("a string of at most %d bytes", maxString), describeLongString(n)}}, nil
 		}
 		if err != nil {
 			return nil, err

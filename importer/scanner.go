@@ -214,7 +214,7 @@ func (s *scanner) readString() (string, error) {
 	b, n, err := s.scanString(true)
 	if err != nil {
 		if errors.Is(err, errTooLong) {
-			return fmt.Sprintf("a string of %d bytes", n), err
+			return describeLongString(n), err
 		}
 		return "", err
 	}
@@ -527,6 +527,12 @@ func (s *scanner) skip(depth int) (string, error) {
 		}
 		return "an object", err
 	}
+}
+
+// describeLongString describes a string of n bytes, too long to be kept,
+// in messages.
+func describeLongString(n int) string {
+	return fmt.Sprintf("a string of %d bytes", n)
 }
 
 func describeByte(c byte) string {
