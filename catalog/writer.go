@@ -51,9 +51,10 @@ type Writer struct {
 	key     []byte
 	number  []byte // the NumberKey of the card being added
 	entry   []byte
-	// held keeps the keys and values of the current transaction: bbolt
-	// holds on to the slices given to Put until the transaction commits,
-	// so buffers that are reused must be copied first.
+	// held keeps the values of the current transaction, and the keys of
+	// its pending cards: bbolt holds on to the value given to Put until
+	// the transaction commits (it copies the key), so buffers that are
+	// reused must be copied first.
 	held arena
 }
 
@@ -182,7 +183,8 @@ func (w *Writer) commit(last bool) error {
 }
 
 func (w *Writer) put(b *bolt.Bucket, key, value []byte) error {
-	if err := b.Put(w.held.copy(key), w.held.copy(value)); err != nil {
+	// Put copies the key, not the value.
+	if err := b.Put(key, w.held.copy(value)); err != nil {
 		return fmt.Errorf("write catalogue %s: %w", w.path, err)
 	}
 	w.txBytes += len(key) + len(value)
