@@ -98,6 +98,9 @@ type storedSet struct {
 	Set
 	total  int64  // cards actually in the file, which is what listing returns
 	prefix []byte // of the keys of its cards in the cards bucket
+	// postingKey is the key of the posting list of its cards after
+	// postingSet: the zone byte, then the code.
+	postingKey string
 }
 
 // Open opens the catalogue file at path read-only. It takes a shared lock,
@@ -143,7 +146,9 @@ func (db *DB) load(tx *bolt.Tx) error {
 		if err := json.Unmarshal(v[8:], &s.Set); err != nil {
 			return fmt.Errorf("set %q: %w", k, err)
 		}
-		s.prefix = appendSetPrefix(nil, byte(ZoneIndex(s.Zone)), s.Code)
+		zone := byte(ZoneIndex(s.Zone))
+		s.prefix = appendSetPrefix(nil, zone, s.Code)
+		s.postingKey = string([]byte{zone}) + s.Code
 		db.setsByID[s.ID] = s
 		db.setsByCode[s.Code] = append(db.setsByCode[s.Code], s)
 		all = append(all, s)

@@ -320,7 +320,7 @@ func (s *searcher) plan() (ordinals, bool) {
 		var lists union
 		var count uint64
 		for _, set := range s.sets {
-			l := s.list(postingSet, string([]byte{byte(ZoneIndex(set.Zone))})+set.Code)
+			l := s.list(postingSet, set.postingKey)
 			lists = append(lists, l)
 			count += uint64(l.count)
 		}
