@@ -77,17 +77,17 @@ func FuzzImport(f *testing.F) {
 	f.Add(gzipBytes(f, small))
 	f.Add(sampleSnapshot(f, 1))
 	for _, name := range []string{"valid.json", "valid-edge.json", "valid-cards-first.json", "several-problems.json"} {
-		f.Add(mustRead(f, filepath.Join("testdata", name)))
+		f.Add(readFile(f, filepath.Join("testdata", name)))
 	}
 	syntax, err := filepath.Glob(filepath.Join("testdata", "syntax", "*.json"))
 	if err != nil || len(syntax) == 0 {
 		f.Fatalf("no syntax fixtures: %v", err)
 	}
 	for _, name := range syntax {
-		f.Add(mustRead(f, name))
+		f.Add(readFile(f, name))
 	}
 	for _, name := range []string{"card-duplicate-member.json", "snapshot-duplicate-member.json", "set-cardCount-exponent.json", "card-setCode-unknown-cards-first.json"} {
-		f.Add(mustRead(f, filepath.Join("testdata", "invalid", name)))
+		f.Add(readFile(f, filepath.Join("testdata", "invalid", name)))
 	}
 
 	setup := f.TempDir()
@@ -95,7 +95,7 @@ func FuzzImport(f *testing.F) {
 	if _, err := Import(context.Background(), Config{DB: good, Inputs: []string{filepath.Join("testdata", "valid.json")}}); err != nil {
 		f.Fatal(err)
 	}
-	goodBytes := mustRead(f, good)
+	goodBytes := readFile(f, good)
 
 	f.Fuzz(func(t *testing.T, data []byte) {
 		if len(data) > 64<<10 {
@@ -183,13 +183,4 @@ func checkImportError(t *testing.T, data []byte, err error) {
 			t.Fatalf("import of %q: problem %q points past the end of its line", data, msg)
 		}
 	}
-}
-
-func mustRead(tb testing.TB, path string) []byte {
-	tb.Helper()
-	data, err := os.ReadFile(path)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return data
 }

@@ -414,11 +414,11 @@ func assertDirHolds(t *testing.T, dir string, names ...string) {
 	}
 }
 
-func readFile(t *testing.T, path string) []byte {
-	t.Helper()
+func readFile(tb testing.TB, path string) []byte {
+	tb.Helper()
 	data, err := os.ReadFile(path)
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 	return data
 }
