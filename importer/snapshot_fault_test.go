@@ -5,7 +5,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -82,10 +81,7 @@ func position(data []byte, offset int) (int, int) {
 // message shows the place.
 func oneProblem(t *testing.T, err error, file string, line, col int, what string) *RecordError {
 	t.Helper()
-	var ve *ValidationError
-	if !errors.As(err, &ve) {
-		t.Fatalf("error %T %v, want a *ValidationError", err, err)
-	}
+	ve := asValidationError(t, err)
 	if len(ve.Errors) != 1 {
 		t.Fatalf("%d problems, want 1:\n%v", len(ve.Errors), err)
 	}
@@ -390,10 +386,7 @@ func TestDuplicateKeys(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			data := []byte(tc.before + tc.dup + tc.after)
 			file, err := c.importFile(t, "dup.json", data)
-			var ve *ValidationError
-			if !errors.As(err, &ve) {
-				t.Fatalf("error %v, want a *ValidationError", err)
-			}
+			ve := asValidationError(t, err)
 			line, col := position(data, len(tc.before))
 			found := false
 			for _, e := range ve.Errors {

@@ -394,7 +394,7 @@ func asValidationError(t *testing.T, err error) *ValidationError {
 	t.Helper()
 	var ve *ValidationError
 	if !errors.As(err, &ve) {
-		t.Fatalf("err = %v, want a *ValidationError", err)
+		t.Fatalf("error %T %v, want a *ValidationError", err, err)
 	}
 	return ve
 }
