@@ -158,10 +158,10 @@ func TestWriterAcrossTransactions(t *testing.T) {
 func compareCardJSON(t *testing.T, a, b string) int {
 	t.Helper()
 	var ca, cb Card
-	if err := jsonUnmarshal(a, &ca); err != nil {
+	if err := json.Unmarshal([]byte(a), &ca); err != nil {
 		t.Fatal(err)
 	}
-	if err := jsonUnmarshal(b, &cb); err != nil {
+	if err := json.Unmarshal([]byte(b), &cb); err != nil {
 		t.Fatal(err)
 	}
 	if c := bytes.Compare(NumberKey(ca.Number), NumberKey(cb.Number)); c != 0 {
@@ -220,7 +220,7 @@ func TestHasCardOnAHashCollision(t *testing.T) {
 		}
 	}
 	// Make "c" hash like "a", and the pending "b" too.
-	h := maphashString(w, "c")
+	h := maphash.String(w.seed, "c")
 	w.pendingIDs[h] = 0
 	if w.hasCard(h, "c") {
 		t.Error(`hasCard("c") with the hash of "a": true`)
@@ -229,7 +229,3 @@ func TestHasCardOnAHashCollision(t *testing.T) {
 		t.Error(`hasCard("b") with the hash of "a": false`)
 	}
 }
-
-func maphashString(w *Writer, s string) uint64 { return maphash.String(w.seed, s) }
-
-func jsonUnmarshal(s string, v any) error { return json.Unmarshal([]byte(s), v) }
