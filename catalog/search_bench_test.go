@@ -83,7 +83,7 @@ func benchmarkSearch(b *testing.B, db *catalog.DB) {
 
 func BenchmarkSearchReal(b *testing.B) {
 	db := openReal(b)
-	reportIndexShare(b, db.Path())
+	reportIndexShare(b, db)
 	benchmarkSearch(b, db)
 }
 
@@ -94,7 +94,7 @@ var genCards = flag.Int("gen-cards", 100_000, "cards in the generated catalogue 
 //	go test ./catalog -run '^$' -bench SearchGenerated -args -gen-cards=1000000
 func BenchmarkSearchGenerated(b *testing.B) {
 	db := openGenerated(b)
-	reportIndexShare(b, db.Path())
+	reportIndexShare(b, db)
 	benchmarkSearch(b, db)
 }
 
@@ -136,18 +136,13 @@ func importGenerated(dir string, cards int) (*catalog.DB, error) {
 	return catalog.Open(path)
 }
 
-// reportIndexShare logs how much of the file the search index takes.
-func reportIndexShare(b *testing.B, path string) {
-	db, err := catalog.Open(path)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer db.Close()
+// reportIndexShare logs how much of the file of db the search index takes.
+func reportIndexShare(b *testing.B, db *catalog.DB) {
 	sizes, err := db.Sizes()
 	if err != nil {
 		b.Fatal(err)
 	}
-	st, err := os.Stat(path)
+	st, err := os.Stat(db.Path())
 	if err != nil {
 		b.Fatal(err)
 	}
