@@ -3,6 +3,7 @@ package catalog
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -152,6 +153,52 @@ func TestCreateLeavesAnExistingPath(t *testing.T) {
 	}
 	if _, err := os.Lstat(filepath.Join(dir, "nowhere")); !os.IsNotExist(err) {
 		t.Errorf("Create followed the link: %v", err)
+	}
+}
+
+// TestSearchScansToTheEnd: a query no posting list narrows (a term of one
+// character) scans every entry, and stops at the last one whether its
+// block is full or not, with or without results.
+func TestSearchScansToTheEnd(t *testing.T) {
+	for _, n := range []int{2 * indexBlockSize, 2*indexBlockSize + 5} {
+		t.Run(fmt.Sprint(n), func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "c.db")
+			w, err := Create(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := w.AddSet(Set{ID: "jp-S", Code: "S", Name: "Ess", Zone: ZoneJP}); err != nil {
+				t.Fatal(err)
+			}
+			for i := range n {
+				if err := w.AddCard(card(fmt.Sprintf("jp-S-%d", i), ZoneJP, "S", "Ess", fmt.Sprint(i))); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if _, err := w.Finish(Info{Generation: "g"}); err != nil {
+				t.Fatal(err)
+			}
+			db, err := Open(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer db.Close()
+			for _, c := range []struct {
+				q    SearchQuery
+				want int
+			}{
+				{SearchQuery{Q: "c", Limit: 1000}, n},
+				{SearchQuery{Q: "c", Limit: n}, n},
+				{SearchQuery{Q: "c", Limit: n - 1}, n - 1},
+				{SearchQuery{Q: "c", Zone: ZoneCHN, Limit: 1000}, 0},
+				{SearchQuery{Q: "q", Limit: 1000}, 0},
+			} {
+				got := 0
+				if err := db.Search(c.q, func([]byte) { got++ }); err != nil || got != c.want {
+					t.Errorf("Search(%+v): %d cards, %v; want %d", c.q, got, err, c.want)
+				}
+			}
+		})
 	}
 }
 
