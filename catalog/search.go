@@ -151,53 +151,35 @@ type searcher struct {
 // run finds the results through the narrowest posting list, or by scanning
 // the entries in order when no list narrows the search.
 func (s *searcher) run(limit int, fn func([]byte)) error {
-	driver, ok := s.plan()
+	driver, planned := s.plan()
+	if !planned {
+		driver = everyOrdinal{}
+	}
 	found := 0
-	cardCursor := s.cardCursor
-	emit := func(e *indexEntry) error {
-		if (s.zone >= 0 && int(e.zone) != s.zone) || !s.inSets(e) || !e.matches(s.terms) {
-			return nil
-		}
-		s.key = e.appendCardKey(s.key[:0])
-		k, card := cardCursor.Seek(s.key)
-		if !bytes.Equal(k, s.key) {
-			return fmt.Errorf("card %q of the index is missing", e.id)
-		}
-		fn(card)
-		found++
-		return nil
-	}
-	if !ok {
-		c := s.entries
-		for k, v := c.First(); k != nil && found < limit; k, v = c.Next() {
-			block, err := readIndexBlock(v)
-			if err != nil {
-				return fmt.Errorf("index block %x: %w", k, err)
-			}
-			for i := 0; i < block.len() && found < limit; i++ {
-				e, err := decodeIndexEntry(block.entry(i))
-				if err != nil {
-					return fmt.Errorf("index block %x: %w", k, err)
-				}
-				if err := emit(&e); err != nil {
-					return err
-				}
-			}
-		}
-		return nil
-	}
 	entries := indexBlocks{c: s.entries}
 	for ord, more := driver.seek(0); more && found < limit; ord, more = driver.seek(ord + 1) {
 		v, err := entries.entry(ord)
 		if err != nil {
 			return err
 		}
+		if v == nil {
+			if !planned {
+				return nil // the end of the scan
+			}
+			return fmt.Errorf("index entry %d is missing", ord)
+		}
 		e, err := decodeIndexEntry(v)
 		if err != nil {
 			return fmt.Errorf("index entry %d: %w", ord, err)
 		}
-		if err := emit(&e); err != nil {
-			return err
+		if (s.zone < 0 || int(e.zone) == s.zone) && s.inSets(&e) && e.matches(s.terms) {
+			s.key = e.appendCardKey(s.key[:0])
+			k, card := s.cardCursor.Seek(s.key)
+			if !bytes.Equal(k, s.key) {
+				return fmt.Errorf("card %q of the index is missing", e.id)
+			}
+			fn(card)
+			found++
 		}
 		if ord == ^uint32(0) {
 			break
@@ -205,6 +187,11 @@ func (s *searcher) run(limit int, fn func([]byte)) error {
 	}
 	return nil
 }
+
+// everyOrdinal is the list of every entry, which a scan walks.
+type everyOrdinal struct{}
+
+func (everyOrdinal) seek(min uint32) (uint32, bool) { return min, true }
 
 // indexBlock is a value of the numbers bucket: the count of its entries,
 // the end of each entry as a 4-byte big-endian offset into the entries,
@@ -261,7 +248,8 @@ type indexBlocks struct {
 	block  indexBlock
 }
 
-// entry returns the entry of ordinal ord, valid for the transaction.
+// entry returns the entry of ordinal ord, valid for the transaction, or
+// nil when ord is past the last entry.
 func (b *indexBlocks) entry(ord uint32) ([]byte, error) {
 	if number := ord / indexBlockSize; !b.loaded || number != b.number {
 		var key [4]byte
@@ -276,6 +264,9 @@ func (b *indexBlocks) entry(ord uint32) ([]byte, error) {
 		} else {
 			k, v = b.c.Seek(key[:])
 		}
+		if k == nil {
+			return nil, nil // past the last block
+		}
 		if !bytes.Equal(k, key[:]) {
 			return nil, fmt.Errorf("index block %d is missing", number)
 		}
@@ -287,9 +278,13 @@ func (b *indexBlocks) entry(ord uint32) ([]byte, error) {
 	}
 	i := int(ord % indexBlockSize)
 	if i >= b.block.len() {
-		return nil, fmt.Errorf("index entry %d is missing", ord)
+		return nil, nil // past the last entry, in the last block
 	}
-	return b.block.entry(i), nil
+	v := b.block.entry(i)
+	if v == nil {
+		return nil, fmt.Errorf("index block %d: %w", b.number, errBadEntry)
+	}
+	return v, nil
 }
 
 func (s *searcher) inSets(e *indexEntry) bool {
