@@ -4,7 +4,7 @@
 // throughputs is what catalogd's routing, token check, catalogue reads and
 // logging cost on top of net/http itself.
 //
-//	go run ./internal/bench/load -cards 100000 [-duration 5s] [-conns 16,64] [-rate 2000] [-gzip] [-keep] [-perf DIR] [-serve-args ARGS] [-routes getCard,...]
+//	go run ./internal/bench/load -cards 100000 [-duration 5s] [-conns 16,64] [-rate 2000] [-gzip] [-memory-limit MiB] [-keep] [-perf DIR] [-serve-args ARGS] [-routes getCard,...]
 //
 // It builds catalogd, generates a snapshot with internal/gen, imports it with
 // the real binary, runs an identity provider in this process and signs one
@@ -23,7 +23,10 @@
 // measures each latency from the time the request was due, so a slow answer
 // counts against every request queued behind it. Every latency is kept and
 // the percentiles are exact. The server's peak resident memory (VmRSS, and
-// its anonymous and file-backed parts) is sampled during each run.
+// its anonymous and file-backed parts) is sampled during each run. With
+// -memory-limit, the catalogd that serves the load runs in a memory cgroup
+// with that limit, and the report adds the cgroup's peak charge and whether
+// the limit killed anything.
 //
 // On a shared machine other processes take CPU time from the servers: before
 // each run the harness waits for both CPUs to be quiet (-quiet-wait), and it
@@ -76,11 +79,13 @@ func main() {
 	flag.IntVar(&o.starts, "starts", 5, "times catalogd serve is started to time its readiness")
 	flag.StringVar(&o.perfDir, "perf", "", "record perf profiles of both servers during the closed-loop runs into this directory")
 	flag.BoolVar(&o.keep, "keep", false, "keep the working directory (catalogue, snapshot, server logs)")
+	memLimit := flag.Int("memory-limit", 0, "run the catalogd that serves the load in a memory cgroup limited to this many MiB (page cache included), as a small VM or a container limit would; needs the right to create a cgroup")
 	flag.BoolVar(&o.gzip, "gzip", false, "send Accept-Encoding: gzip with every request (the ceiling serves catalogd's compressed answers)")
 	only := flag.String("routes", "", "routes to measure, comma-separated (getCard,listSetCards,search,listSets); all when empty")
 	serveArgs := flag.String("serve-args", "", "more arguments for catalogd serve, space-separated (-serve-args=--answer-cache-mb=0 measures without the answer cache)")
 	flag.Parse()
 	o.serveArgs = strings.Fields(*serveArgs)
+	o.memoryLimit = int64(*memLimit) << 20
 	for r := range strings.SplitSeq(*only, ",") {
 		if r = strings.TrimSpace(r); r == "" {
 			continue
@@ -96,7 +101,7 @@ func main() {
 		fmt.Fprintln(os.Stderr, "load: -conns:", err)
 		os.Exit(2)
 	}
-	if o.cards < 1 || o.duration <= 0 || o.warmup < 0 || o.rate <= 0 || o.openConns < 1 || o.starts < 1 || o.attempts < 1 || o.quietWait < 0 || flag.NArg() > 0 {
+	if o.cards < 1 || o.duration <= 0 || o.warmup < 0 || o.rate <= 0 || o.openConns < 1 || o.starts < 1 || o.attempts < 1 || o.quietWait < 0 || *memLimit < 0 || flag.NArg() > 0 {
 		flag.Usage()
 		os.Exit(2)
 	}
@@ -114,21 +119,22 @@ func exit(prefix string, err error) {
 
 // options are the command line of a comparison.
 type options struct {
-	cards     int
-	seed      uint64
-	duration  time.Duration
-	warmup    time.Duration
-	conns     []int
-	rate      float64
-	openConns int
-	starts    int
-	attempts  int
-	quietWait time.Duration
-	perfDir   string
-	keep      bool
-	gzip      bool // requests accept gzip
-	serveArgs []string
-	routes    []string // measured routes; all when empty
+	cards       int
+	seed        uint64
+	duration    time.Duration
+	warmup      time.Duration
+	conns       []int
+	rate        float64
+	openConns   int
+	starts      int
+	attempts    int
+	quietWait   time.Duration
+	perfDir     string
+	keep        bool
+	gzip        bool  // requests accept gzip
+	memoryLimit int64 // bytes; catalogd serves without a cgroup when 0
+	serveArgs   []string
+	routes      []string // measured routes; all when empty
 }
 
 func parseConns(s string) ([]int, error) {

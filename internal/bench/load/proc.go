@@ -25,10 +25,16 @@ type process struct {
 	stopErr  error // what the first stop found
 }
 
-// startPinned starts name with args on cpu, its output going to log. The
-// process gets SIGKILL if this one dies first.
-func startPinned(cpu string, log *os.File, name string, args ...string) (*process, error) {
-	cmd := exec.Command("taskset", append([]string{"-c", cpu, name}, args...)...)
+// startPinned starts name with args on cpu, its output going to log, and
+// in cg when it is not nil. The process gets SIGKILL if this one dies first.
+func startPinned(cpu string, cg *memCgroup, log *os.File, name string, args ...string) (*process, error) {
+	argv := append([]string{"taskset", "-c", cpu, name}, args...)
+	if cg != nil {
+		// A shell moves itself into the cgroup and then becomes the
+		// server, so that the server is charged from its first page on.
+		argv = append([]string{"sh", "-c", `echo $$ >"$0" && exec "$@"`, cg.procs()}, argv...)
+	}
+	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Env = procfs.ChildEnv("GOMAXPROCS=")
 	cmd.Stdout, cmd.Stderr = log, log
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
@@ -43,8 +49,8 @@ func startPinned(cpu string, log *os.File, name string, args ...string) (*proces
 	return p, nil
 }
 
-// pid is the server's process id: taskset executes the server in its own
-// process.
+// pid is the server's process id: the shell and taskset execute the server
+// in their own process.
 func (p *process) pid() int { return p.cmd.Process.Pid }
 
 // stop sends SIGTERM and waits; after 10 s, SIGKILL. A server that had
@@ -140,17 +146,17 @@ func (s *logSink) close() error {
 // readyPoll is how often /readyz is asked while a server starts.
 const readyPoll = 2 * time.Millisecond
 
-// startReady starts a server pinned to serverCPU and returns once its
-// /readyz answers 200, with the time from starting the process to that
-// answer.
-func startReady(ctx context.Context, addr string, log *os.File, name string, args ...string) (*process, time.Duration, error) {
+// startReady starts a server pinned to serverCPU, in cg when it is not nil,
+// and returns once its /readyz answers 200, with the time from starting the
+// process to that answer.
+func startReady(ctx context.Context, addr string, cg *memCgroup, log *os.File, name string, args ...string) (*process, time.Duration, error) {
 	client := &http.Client{
 		Transport: &http.Transport{DisableKeepAlives: true},
 		Timeout:   time.Second,
 	}
 	url := "http://" + addr + "/readyz"
 	start := time.Now()
-	p, err := startPinned(serverCPU, log, name, args...)
+	p, err := startPinned(serverCPU, cg, log, name, args...)
 	if err != nil {
 		return nil, 0, err
 	}

@@ -44,7 +44,7 @@ func TestProcessStop(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer log.Close()
-			p, err := startPinned(cpu, log, "sh", "-c", tc.script)
+			p, err := startPinned(cpu, nil, log, "sh", "-c", tc.script)
 			if err != nil {
 				t.Fatal(err)
 			}

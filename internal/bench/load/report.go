@@ -63,7 +63,14 @@ type report struct {
 	idle             procfs.Mem
 	rows             []row
 	requests         []route
-	gzip             bool // requests accepted gzip
+	gzip             bool          // requests accepted gzip
+	cgroup           *cgroupReport // nil when catalogd ran without a memory limit
+}
+
+// cgroupReport is what the memory cgroup catalogd served in says.
+type cgroupReport struct {
+	limit int64
+	use   cgroupUse
 }
 
 func (rep *report) print(w io.Writer) {
@@ -135,6 +142,10 @@ func (rep *report) print(w io.Writer) {
 	fmt.Fprintf(w, "\ncatalogd serve ready in %s; RSS when ready %.1f MB\n", fmtDurs(rep.readies), mb(rep.idle.RSS))
 	fmt.Fprintf(w, "catalogd peak RSS under load %.1f MB (RssAnon %.1f MB, RssFile %.1f MB, each at its own peak)\n",
 		mb(peak.RSS), mb(peak.Anon), mb(peak.File))
+	if cg := rep.cgroup; cg != nil {
+		fmt.Fprintf(w, "catalogd served in a memory cgroup limited to %.0f MB, started with the catalogue out of the page cache: peak charge %.1f MB (memory and page cache), limit reached %d times, processes killed %d\n",
+			mb(cg.limit), mb(cg.use.peak), cg.use.limitHits, cg.use.oomKills)
+	}
 	var misses []string
 	for _, r := range rep.rows {
 		if c := r.check(); strings.HasPrefix(c, "MISS") {

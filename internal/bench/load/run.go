@@ -106,11 +106,31 @@ func run(ctx context.Context, o options) error {
 	defer sink.close()
 
 	// Time to ready: each start but the last is stopped at once; the last
-	// one serves the load.
+	// one serves the load, in a memory cgroup when one is asked for. Its
+	// page cache is dropped first, so that the cgroup is charged for every
+	// page that catalogd reads.
+	var cg *memCgroup
+	if o.memoryLimit > 0 {
+		if cg, err = newMemCgroup(o.memoryLimit); err != nil {
+			return err
+		}
+		defer func() {
+			if err := cg.remove(); err != nil {
+				logf("memory cgroup: %v", err)
+			}
+		}()
+	}
 	var readies []time.Duration
 	var cat *process
 	for i := range o.starts {
-		p, ready, err := startReady(ctx, addr, sink.w, bin, serveArgs...)
+		var in *memCgroup
+		if i == o.starts-1 && cg != nil {
+			if err := evictPageCache(db); err != nil {
+				return err
+			}
+			in = cg
+		}
+		p, ready, err := startReady(ctx, addr, in, sink.w, bin, serveArgs...)
 		if err != nil {
 			return fmt.Errorf("catalogd serve: %w (log: %s)", err, catLog)
 		}
@@ -146,7 +166,7 @@ func run(ctx context.Context, o options) error {
 		return err
 	}
 	defer ceilLog.Close()
-	ceil, _, err := startReady(ctx, ceilAddr, ceilLog, self, "ceiling", "-addr", ceilAddr, "-bodies", bodies)
+	ceil, _, err := startReady(ctx, ceilAddr, nil, ceilLog, self, "ceiling", "-addr", ceilAddr, "-bodies", bodies)
 	if err != nil {
 		return fmt.Errorf("ceiling: %w (log: %s)", err, ceilLog.Name())
 	}
@@ -162,6 +182,14 @@ func run(ctx context.Context, o options) error {
 		duration: o.duration, warmup: o.warmup,
 		readies: readies, idle: idle, rows: rows,
 		requests: routes, gzip: o.gzip,
+	}
+	if cg != nil {
+		// Read before catalogd stops: its exit uncharges what it held.
+		use, err := cg.use()
+		if err != nil {
+			return fmt.Errorf("memory cgroup: %w", err)
+		}
+		rep.cgroup = &cgroupReport{limit: cg.limit, use: use}
 	}
 	rep.print(os.Stdout)
 	// A server that crashed or did not stop cleanly fails the run, even

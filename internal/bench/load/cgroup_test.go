@@ -1,0 +1,90 @@
+package main
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"golang.org/x/sys/unix"
+)
+
+func TestOwnV1Cgroup(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "cgroup")
+	content := "12:pids:/user.slice\n4:cpu,cpuacct:/a\n3:memory:/process_api/x\n0::/user.slice/session-1.scope\n"
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for controller, want := range map[string]string{"memory": "/process_api/x", "cpuacct": "/a", "pids": "/user.slice"} {
+		got, err := ownV1Cgroup(path, controller)
+		if err != nil || got != want {
+			t.Errorf("ownV1Cgroup(%s) = %q, %v; want %q", controller, got, err, want)
+		}
+	}
+	// "cpu" is a prefix of "cpuacct" and "cpu,cpuacct" names both; "mem" names neither.
+	if got, err := ownV1Cgroup(path, "cpu"); err != nil || got != "/a" {
+		t.Errorf("ownV1Cgroup(cpu) = %q, %v; want /a", got, err)
+	}
+	if got, err := ownV1Cgroup(path, "mem"); err == nil || !strings.Contains(err.Error(), "no mem controller") {
+		t.Errorf("ownV1Cgroup(mem) = %q, %v; want no mem controller", got, err)
+	}
+}
+
+func TestReadKey(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "memory.events")
+	if err := os.WriteFile(path, []byte("low 0\nhigh 0\nmax 17\noom 1\noom_kill 1\noom_group_kill 0\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for key, want := range map[string]int64{"max": 17, "oom": 1, "oom_kill": 1, "oom_group_kill": 0} {
+		if got, err := readKey(path, key); err != nil || got != want {
+			t.Errorf("readKey(%s) = %d, %v; want %d", key, got, err, want)
+		}
+	}
+	if _, err := readKey(path, "oom_k"); err == nil {
+		t.Error("readKey found a key that is only a prefix of one in the file")
+	}
+}
+
+// TestEvictPageCache checks that a file written and synced leaves the page
+// cache, which a memory-limited run needs before catalogd starts, and that
+// a file whose pages cannot go (on tmpfs) is an error.
+func TestEvictPageCache(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "catalog.db")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := f.Write(make([]byte, 1<<20)); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := residentPages(f); err != nil || n != 256 {
+		t.Fatalf("before sync: %d of 256 pages resident, %v", n, err)
+	}
+	if err := f.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	var fs unix.Statfs_t
+	if err := unix.Statfs(dir, &fs); err != nil {
+		t.Fatal(err)
+	}
+	err = evictPageCache(path)
+	n, rerr := residentPages(f)
+	if rerr != nil {
+		t.Fatal(rerr)
+	}
+	switch {
+	case fs.Type == unix.TMPFS_MAGIC:
+		// tmpfs pages live only in memory: they stay, and evict says so.
+		if err == nil || n == 0 {
+			t.Fatalf("tmpfs: evict = %v with %d pages resident, want an error", err, n)
+		}
+	case err != nil || n != 0:
+		t.Fatalf("evict = %v with %d pages resident, want none", err, n)
+	}
+	if err := evictPageCache(filepath.Join(dir, "absent")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("evict of a missing file = %v, want not exist", err)
+	}
+}
