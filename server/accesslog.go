@@ -20,6 +20,7 @@ type accessLine struct {
 	clientID  string
 	requestID string
 	remote    string
+	writeErr  error // nil when the answer was written whole
 }
 
 // appendJSON appends l as one line of JSON in the shape slog's JSON handler
@@ -29,7 +30,13 @@ type accessLine struct {
 func (l *accessLine) appendJSON(b []byte) []byte {
 	b = append(b, `{"time":"`...)
 	b = l.at.AppendFormat(b, time.RFC3339Nano)
-	b = append(b, `","level":"INFO","msg":"request","method":`...)
+	if l.writeErr != nil {
+		// The status went out but not the whole body: the client has a
+		// broken answer, which is worth a warning.
+		b = append(b, `","level":"WARN","msg":"request","method":`...)
+	} else {
+		b = append(b, `","level":"INFO","msg":"request","method":`...)
+	}
 	b = catalog.AppendJSONString(b, l.method)
 	b = append(b, `,"route":`...)
 	b = catalog.AppendJSONString(b, l.route)
@@ -47,6 +54,10 @@ func (l *accessLine) appendJSON(b []byte) []byte {
 	b = catalog.AppendJSONString(b, l.requestID)
 	b = append(b, `,"remote":`...)
 	b = catalog.AppendJSONString(b, l.remote)
+	if l.writeErr != nil {
+		b = append(b, `,"error":`...)
+		b = catalog.AppendJSONString(b, "write: "+l.writeErr.Error())
+	}
 	return append(b, "}\n"...)
 }
 

@@ -14,6 +14,7 @@ import (
 // one catalogue; register it once per registry.
 type Metrics struct {
 	requests     *prometheus.CounterVec
+	incomplete   *prometheus.CounterVec
 	duration     *prometheus.HistogramVec
 	authFailures *prometheus.CounterVec
 	reloads      *prometheus.CounterVec
@@ -30,6 +31,10 @@ func NewMetrics(reg prometheus.Registerer, live *catalog.Live) (*Metrics, error)
 			Name: "catalogd_http_requests_total",
 			Help: "HTTP requests answered, by route and status.",
 		}, []string{"route", "status"}),
+		incomplete: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "catalogd_http_responses_incomplete_total",
+			Help: "Answers whose body could not be written whole (the write timeout, a client gone), by route; they count in catalogd_http_requests_total by the status sent.",
+		}, []string{"route"}),
 		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name: "catalogd_http_request_duration_seconds",
 			Help: "Time from the request's headers to the last byte of its answer, by route.",
@@ -53,7 +58,7 @@ func NewMetrics(reg prometheus.Registerer, live *catalog.Live) (*Metrics, error)
 	// works before the first reload.
 	m.reloads.WithLabelValues("success")
 	m.reloads.WithLabelValues("failure")
-	for _, c := range []prometheus.Collector{m.requests, m.duration, m.authFailures, m.reloads, m.answerCache, newCatalogCollector(live)} {
+	for _, c := range []prometheus.Collector{m.requests, m.incomplete, m.duration, m.authFailures, m.reloads, m.answerCache, newCatalogCollector(live)} {
 		if err := reg.Register(c); err != nil {
 			return nil, fmt.Errorf("server: register metrics: %w", err)
 		}
@@ -73,22 +78,29 @@ func (m *Metrics) Reloaded(ok bool) {
 // routeMetrics are one route's series, resolved once so that a request
 // costs no label lookup for its duration.
 type routeMetrics struct {
-	name     string
-	requests *prometheus.CounterVec
-	ok       prometheus.Counter // requests answered 200, resolved once: the common case
-	duration prometheus.Observer
+	name       string
+	requests   *prometheus.CounterVec
+	ok         prometheus.Counter // requests answered 200, resolved once: the common case
+	incomplete prometheus.Counter
+	duration   prometheus.Observer
 }
 
 func (m *Metrics) route(name string) *routeMetrics {
 	return &routeMetrics{
-		name:     name,
-		requests: m.requests.MustCurryWith(prometheus.Labels{"route": name}),
-		ok:       m.requests.WithLabelValues(name, "200"),
-		duration: m.duration.WithLabelValues(name),
+		name:       name,
+		requests:   m.requests.MustCurryWith(prometheus.Labels{"route": name}),
+		ok:         m.requests.WithLabelValues(name, "200"),
+		incomplete: m.incomplete.WithLabelValues(name),
+		duration:   m.duration.WithLabelValues(name),
 	}
 }
 
-func (rm *routeMetrics) observe(status int, d time.Duration) {
+// observe counts a request answered with status in d; incomplete when its
+// body could not be written whole.
+func (rm *routeMetrics) observe(status int, d time.Duration, incomplete bool) {
+	if incomplete {
+		rm.incomplete.Inc()
+	}
 	if status == http.StatusOK {
 		rm.ok.Inc()
 	} else {

@@ -20,6 +20,7 @@ type recorder struct {
 	http.ResponseWriter
 	status   int
 	bytes    int64
+	writeErr error // the first write that failed: the client got less than the status promised
 	route    *routeMetrics
 	clientID string
 }
@@ -37,6 +38,9 @@ func (rec *recorder) Write(b []byte) (int, error) {
 	}
 	n, err := rec.ResponseWriter.Write(b)
 	rec.bytes += int64(n)
+	if err != nil && rec.writeErr == nil {
+		rec.writeErr = err
+	}
 	return n, err
 }
 
@@ -55,7 +59,9 @@ var recorders = sync.Pool{New: func() any { return new(recorder) }}
 
 // observe answers r, then counts it and writes its access-log
 // line: method, route, path, status, bytes, duration, client id and request
-// id. The query is never logged: it may hold an access_token.
+// id, and the error when the answer could not be written whole (the write
+// timeout, a client gone). The query is never logged: it may hold an
+// access_token.
 func (s *Server) observe(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	id := requestID(r.Header.Get(RequestIDHeader))
@@ -74,7 +80,7 @@ func (s *Server) observe(w http.ResponseWriter, r *http.Request) {
 	if status == 0 {
 		status = http.StatusOK
 	}
-	rec.route.observe(status, elapsed)
+	rec.route.observe(status, elapsed, rec.writeErr != nil)
 	s.logAccess(&accessLine{
 		at:        start,
 		method:    r.Method,
@@ -86,6 +92,7 @@ func (s *Server) observe(w http.ResponseWriter, r *http.Request) {
 		clientID:  rec.clientID,
 		requestID: id,
 		remote:    r.RemoteAddr,
+		writeErr:  rec.writeErr,
 	})
 }
 

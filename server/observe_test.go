@@ -5,14 +5,18 @@ import (
 	"bytes"
 	"compress/gzip"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"regexp"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -162,16 +166,7 @@ func TestMetricsSeries(t *testing.T) {
 	metrics.Reloaded(false)
 	metrics.Reloaded(false)
 
-	ts := httptest.NewServer(promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
-	defer ts.Close()
-	resp, err := http.Get(ts.URL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	body, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	page := string(body)
-
+	page := scrape(t, reg)
 	info := f.live.Current().Info()
 	want := []string{
 		`catalogd_http_requests_total{route="getCard",status="200"} 2`,
@@ -349,4 +344,124 @@ func testGzip(t *testing.T, f *fixture) {
 	if !json.Valid(small.body) {
 		t.Errorf("small card body: %s", small.body)
 	}
+}
+
+// TestCutAnswerIsLoggedAndCounted has the write timeout cut an answer that
+// its client does not read: the access-log line is a warning that names the
+// error and says how many bytes went out, and the route's incomplete
+// counter counts it. The status sent, 200, stays what the line reports.
+func TestCutAnswerIsLoggedAndCounted(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	var logs syncBuffer
+	f := newFixtureWith(t, func(c *Config) {
+		c.Logger = slog.New(slog.NewJSONHandler(&logs, nil))
+		c.AccessLog = &logs
+		m, err := NewMetrics(reg, c.Catalog)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.Metrics = m
+	})
+	const target = "/catalog/sets/intl-swshp/cards?pageSize=200" // about 70 kB
+	full := f.get(target)
+	full.wantStatus(t, http.StatusOK)
+
+	// A server of its own, with a write timeout; small socket buffers on
+	// both ends make the answer block long before it is all sent.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: f.srv, WriteTimeout: 200 * time.Millisecond}
+	go srv.Serve(smallSendBuffers{ln})
+	t.Cleanup(func() { srv.Close() })
+	dialer := net.Dialer{Control: func(_, _ string, c syscall.RawConn) error {
+		var err error
+		if cerr := c.Control(func(fd uintptr) {
+			err = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, smallBuffer)
+		}); cerr != nil {
+			return cerr
+		}
+		return err
+	}}
+	conn, err := dialer.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if _, err := fmt.Fprintf(conn, "GET %s%s HTTP/1.1\r\nHost: catalogd\r\nAuthorization: Bearer %s\r\n\r\n", testBasePath, target, f.token); err != nil {
+		t.Fatal(err)
+	}
+
+	// The client reads nothing; the server gives up at its write timeout.
+	var lines []map[string]any
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		if lines = accessLines(t, &logs); len(lines) == 2 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d access-log lines after 10 s, want 2:\n%s", len(lines), logs.String())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if lines[0]["level"] != "INFO" || lines[0]["error"] != nil {
+		t.Errorf("the whole answer's line: %v, want INFO without an error", lines[0])
+	}
+	cut := lines[1]
+	if cut["level"] != "WARN" || cut["route"] != "listSetCards" || cut["status"] != float64(200) {
+		t.Errorf("cut answer's line: %v, want a WARN of listSetCards with status 200", cut)
+	}
+	if e, _ := cut["error"].(string); !strings.HasPrefix(e, "write: ") || !strings.Contains(e, "timeout") {
+		t.Errorf("cut answer's error %q, want the write timeout", cut["error"])
+	}
+	if n, _ := cut["bytes"].(float64); n >= float64(len(full.body)) {
+		t.Errorf("cut answer logged %v bytes, want fewer than the whole %d", cut["bytes"], len(full.body))
+	}
+
+	page := scrape(t, reg)
+	for _, line := range []string{
+		`catalogd_http_responses_incomplete_total{route="listSetCards"} 1`,
+		`catalogd_http_responses_incomplete_total{route="getCard"} 0`,
+		`catalogd_http_requests_total{route="listSetCards",status="200"} 2`,
+	} {
+		if !strings.Contains(page, line+"\n") {
+			t.Errorf("metrics lack %s", line)
+		}
+	}
+}
+
+// smallBuffer is the socket buffer, in bytes, of TestCutAnswerIsLoggedAndCounted's
+// connection; the kernel doubles it and rounds it up to its minimum.
+const smallBuffer = 4096
+
+// smallSendBuffers gives every accepted connection a small send buffer.
+type smallSendBuffers struct{ net.Listener }
+
+func (l smallSendBuffers) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	if err := c.(*net.TCPConn).SetWriteBuffer(smallBuffer); err != nil {
+		c.Close()
+		return nil, err
+	}
+	return c, nil
+}
+
+// scrape reads reg's metrics page.
+func scrape(t *testing.T, reg *prometheus.Registry) string {
+	t.Helper()
+	ts := httptest.NewServer(promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	defer ts.Close()
+	resp, err := http.Get(ts.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(body)
 }
