@@ -134,4 +134,27 @@ func TestReloaderSwapsNewImportsAndKeepsServingOnBadFiles(t *testing.T) {
 	if generation() != gen3 || strings.Count(logs.String(), "catalogue file unavailable") != 1 {
 		t.Errorf("a removed file: generation %s, log %s", generation(), logs.String())
 	}
+	// SIGHUP while it is gone says so again: the operator asked.
+	logs.Reset()
+	rl.check(true)
+	if generation() != gen3 || strings.Count(logs.String(), "catalogue file unavailable") != 1 {
+		t.Errorf("SIGHUP on a removed file: generation %s, log %s", generation(), logs.String())
+	}
+
+	// The next import is taken up without a SIGHUP, and a file that goes
+	// again is reported again.
+	logs.Reset()
+	fourth, name4 := sampleVariant(t, dir, 4)
+	importInto(t, path, fourth)
+	rl.check(false)
+	if generation() == gen3 || !strings.Contains(string(live.Current().SetsJSON("intl")), name4) {
+		t.Fatalf("the file's return was not taken up: %s", logs.String())
+	}
+	if err := os.Remove(path); err != nil {
+		t.Fatal(err)
+	}
+	rl.check(false)
+	if strings.Count(logs.String(), "catalogue file unavailable") != 1 {
+		t.Errorf("a file removed a second time: %s", logs.String())
+	}
 }
