@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"unsafe"
@@ -27,52 +28,85 @@ type memCgroup struct {
 // cgroupRoot is where cgroup file systems are mounted.
 const cgroupRoot = "/sys/fs/cgroup"
 
-// newMemCgroup makes a memory cgroup limited to limit bytes, under the
-// unified hierarchy's root when the memory controller is there (cgroup v2),
-// else under this process's own v1 memory cgroup. It needs the right to
-// create one (root, or a delegated subtree).
+// newMemCgroup makes a memory cgroup limited to limit bytes, without swap:
+// under the unified hierarchy's root when the memory controller is there
+// (cgroup v2), else under this process's own v1 memory cgroup. It needs
+// root on a host's own hierarchy; inside a container or a delegated
+// subtree it fails with the kernel's reason.
 func newMemCgroup(limit int64) (*memCgroup, error) {
 	name := "catalogd-load-" + strconv.Itoa(os.Getpid())
-	if controllers, err := os.ReadFile(filepath.Join(cgroupRoot, "cgroup.controllers")); err == nil && hasField(string(controllers), "memory") {
-		// Processes may sit in the v2 root beside child cgroups, so the
-		// new one can go there whichever cgroup this process is in.
-		if err := os.WriteFile(filepath.Join(cgroupRoot, "cgroup.subtree_control"), []byte("+memory"), 0); err != nil {
+	bytes := strconv.FormatInt(limit, 10)
+	var cg *memCgroup
+	var settings []cgroupSetting
+	if controllers, err := os.ReadFile(filepath.Join(cgroupRoot, "cgroup.controllers")); err == nil && slices.Contains(strings.Fields(string(controllers)), "memory") {
+		// The v2 root may hold processes beside child cgroups, so the new
+		// one goes there whichever cgroup this process is in.
+		if err := writeControl(filepath.Join(cgroupRoot, "cgroup.subtree_control"), "+memory"); err != nil {
 			return nil, fmt.Errorf("memory cgroup: enable the memory controller: %w", err)
 		}
-		cg := &memCgroup{dir: filepath.Join(cgroupRoot, name), limit: limit, v2: true}
-		if err := cg.make(map[string]string{"memory.max": strconv.FormatInt(limit, 10), "memory.swap.max": "0"}); err != nil {
-			return nil, err
+		cg = &memCgroup{dir: filepath.Join(cgroupRoot, name), limit: limit, v2: true}
+		settings = []cgroupSetting{{"memory.max", bytes, false}, {"memory.swap.max", "0", true}}
+	} else {
+		own, err := ownV1Cgroup("/proc/self/cgroup", "memory")
+		if err != nil {
+			return nil, fmt.Errorf("memory cgroup: %w", err)
 		}
-		return cg, nil
+		cg = &memCgroup{dir: filepath.Join(cgroupRoot, "memory", own, name), limit: limit}
+		// memory and swap together may not be set below memory alone,
+		// so memory comes first.
+		settings = []cgroupSetting{{"memory.limit_in_bytes", bytes, false}, {"memory.memsw.limit_in_bytes", bytes, true}}
 	}
-	own, err := ownV1Cgroup("/proc/self/cgroup", "memory")
-	if err != nil {
-		return nil, fmt.Errorf("memory cgroup: %w", err)
-	}
-	cg := &memCgroup{dir: filepath.Join(cgroupRoot, "memory", own, name), limit: limit}
-	if err := cg.make(map[string]string{"memory.limit_in_bytes": strconv.FormatInt(limit, 10)}); err != nil {
+	if err := cg.create(settings); err != nil {
 		return nil, err
+	}
+	// The counters the report needs are read once now, so that a kernel
+	// without one fails the run before it starts, not after.
+	if _, err := cg.use(); err != nil {
+		cg.remove()
+		return nil, fmt.Errorf("memory cgroup: %w", err)
 	}
 	return cg, nil
 }
 
-// make creates the cgroup and writes its settings; a setting whose file the
-// kernel does not have (memory.swap.max without swap accounting) is skipped.
-func (cg *memCgroup) make(settings map[string]string) error {
+// cgroupSetting is a control file of a cgroup and the value written to it;
+// an optional one is skipped where the kernel does not have it (swap
+// settings without swap accounting).
+type cgroupSetting struct {
+	file, value string
+	optional    bool
+}
+
+// create makes the cgroup and writes its settings in order.
+func (cg *memCgroup) create(settings []cgroupSetting) error {
 	if err := os.Mkdir(cg.dir, 0o755); err != nil {
 		return fmt.Errorf("memory cgroup: %w", err)
 	}
-	for file, value := range settings {
-		err := os.WriteFile(filepath.Join(cg.dir, file), []byte(value), 0)
-		if errors.Is(err, os.ErrNotExist) && file != "memory.max" && file != "memory.limit_in_bytes" {
+	for _, set := range settings {
+		err := writeControl(filepath.Join(cg.dir, set.file), set.value)
+		if set.optional && errors.Is(err, os.ErrNotExist) {
 			continue
 		}
 		if err != nil {
 			cg.remove()
-			return fmt.Errorf("memory cgroup: set %s: %w", file, err)
+			return fmt.Errorf("memory cgroup: set %s: %w", set.file, err)
 		}
 	}
 	return nil
+}
+
+// writeControl writes value to a cgroup control file. It never creates the
+// file: in a cgroup file system creating one fails with "permission
+// denied", which would hide that the kernel does not have it.
+func writeControl(path, value string) error {
+	f, err := os.OpenFile(path, os.O_WRONLY, 0)
+	if err != nil {
+		return err
+	}
+	_, err = f.WriteString(value)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }
 
 // ownV1Cgroup finds this process's cgroup in the v1 hierarchy of
@@ -86,7 +120,7 @@ func ownV1Cgroup(path, controller string) (string, error) {
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
 		fields := strings.SplitN(sc.Text(), ":", 3)
-		if len(fields) == 3 && hasField(strings.ReplaceAll(fields[1], ",", " "), controller) {
+		if len(fields) == 3 && slices.Contains(strings.Split(fields[1], ","), controller) {
 			return fields[2], nil
 		}
 	}
@@ -94,15 +128,6 @@ func ownV1Cgroup(path, controller string) (string, error) {
 		return "", err
 	}
 	return "", fmt.Errorf("%s: no %s controller (cgroup v1 or v2 with it mounted is needed)", path, controller)
-}
-
-func hasField(s, field string) bool {
-	for f := range strings.FieldsSeq(s) {
-		if f == field {
-			return true
-		}
-	}
-	return false
 }
 
 // procs is the file a process id is written into to move it into the
@@ -177,14 +202,18 @@ func readKey(path, key string) (int64, error) {
 // evictPageCache drops the file's pages from the page cache, so that a
 // process in a memory cgroup reads them in again and is charged for them:
 // the kernel charges a page to the cgroup that first read it, here the
-// import, which runs outside. Only clean pages that no process maps can go;
-// it is an error if any stay, as every page does on tmpfs.
+// build or the import, which run outside. The file is synced first, since
+// only clean pages can go, and so can only pages that no process maps; it
+// is an error if any stay, as every page does on tmpfs.
 func evictPageCache(path string) error {
 	f, err := os.Open(path)
 	if err != nil {
 		return err
 	}
 	defer f.Close()
+	if err := f.Sync(); err != nil {
+		return fmt.Errorf("evict %s from the page cache: %w", path, err)
+	}
 	if err := unix.Fadvise(int(f.Fd()), 0, 0, unix.FADV_DONTNEED); err != nil {
 		return fmt.Errorf("evict %s from the page cache: %w", path, err)
 	}

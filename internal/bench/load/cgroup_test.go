@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -46,7 +47,7 @@ func TestReadKey(t *testing.T) {
 	}
 }
 
-// TestEvictPageCache checks that a file written and synced leaves the page
+// TestEvictPageCache checks that a file just written leaves the page
 // cache, which a memory-limited run needs before catalogd starts, and that
 // a file whose pages cannot go (on tmpfs) is an error.
 func TestEvictPageCache(t *testing.T) {
@@ -60,11 +61,8 @@ func TestEvictPageCache(t *testing.T) {
 	if _, err := f.Write(make([]byte, 1<<20)); err != nil {
 		t.Fatal(err)
 	}
-	if n, err := residentPages(f); err != nil || n != 256 {
-		t.Fatalf("before sync: %d of 256 pages resident, %v", n, err)
-	}
-	if err := f.Sync(); err != nil {
-		t.Fatal(err)
+	if n, err := residentPages(f); err != nil || n != (1<<20)/os.Getpagesize() {
+		t.Fatalf("just written: %d of %d pages resident, %v", n, (1<<20)/os.Getpagesize(), err)
 	}
 	var fs unix.Statfs_t
 	if err := unix.Statfs(dir, &fs); err != nil {
@@ -86,5 +84,62 @@ func TestEvictPageCache(t *testing.T) {
 	}
 	if err := evictPageCache(filepath.Join(dir, "absent")); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("evict of a missing file = %v, want not exist", err)
+	}
+}
+
+// TestCgroupSettings checks how settings are written: in order, never by
+// creating a control file, an optional one skipped where the kernel has
+// none, a missing required one an error that leaves no cgroup behind.
+func TestCgroupSettings(t *testing.T) {
+	dir := t.TempDir()
+	missing := filepath.Join(dir, "memory.max")
+	if err := writeControl(missing, "1"); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("writeControl of a missing file = %v, want not exist", err)
+	}
+	if _, err := os.Stat(missing); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("writeControl created %s", missing)
+	}
+
+	cg := &memCgroup{dir: filepath.Join(dir, "optional")}
+	if err := cg.create([]cgroupSetting{{"memory.swap.max", "0", true}}); err != nil {
+		t.Fatalf("a missing optional setting: %v", err)
+	}
+	cg = &memCgroup{dir: filepath.Join(dir, "required")}
+	err := cg.create([]cgroupSetting{{"memory.swap.max", "0", true}, {"memory.max", "1", false}})
+	if err == nil || !strings.Contains(err.Error(), "set memory.max") {
+		t.Fatalf("a missing required setting = %v, want set memory.max", err)
+	}
+	if _, err := os.Stat(cg.dir); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("a cgroup that could not be set up is left behind: %v", err)
+	}
+}
+
+// TestStartPinnedInCgroup checks that a server started in a cgroup writes
+// its own process id, the one stop and the samplers use, into cgroup.procs
+// before it runs.
+func TestStartPinnedInCgroup(t *testing.T) {
+	cg := &memCgroup{dir: t.TempDir()}
+	if err := os.WriteFile(cg.procs(), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	log, err := os.Create(filepath.Join(t.TempDir(), "log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer log.Close()
+	p, err := startPinned(allowedCPU(t), cg, log, "sh", "-c", "echo $$")
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-p.done
+	if p.err != nil {
+		t.Fatalf("exited with %v", p.err)
+	}
+	want := strconv.Itoa(p.pid()) + "\n"
+	if b, err := os.ReadFile(cg.procs()); err != nil || string(b) != want {
+		t.Errorf("cgroup.procs holds %q, %v; want %q", b, err, want)
+	}
+	if b, err := os.ReadFile(log.Name()); err != nil || string(b) != want {
+		t.Errorf("the server saw itself as %q, %v; want %q", b, err, want)
 	}
 }

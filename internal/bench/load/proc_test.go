@@ -11,21 +11,26 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// TestProcessStop checks that stop tells a clean stop from a crash.
-func TestProcessStop(t *testing.T) {
-	// Any CPU this process may use: the harness's own (serverCPU) may not
-	// be among them in a container.
+// allowedCPU is a CPU this process may use, to pin test processes to: the
+// harness's own (serverCPU) may not be among them in a container.
+func allowedCPU(t *testing.T) string {
+	t.Helper()
 	var allowed unix.CPUSet
 	if err := unix.SchedGetaffinity(0, &allowed); err != nil {
 		t.Fatal(err)
 	}
-	cpu := ""
 	for i := range 1024 {
 		if allowed.IsSet(i) {
-			cpu = strconv.Itoa(i)
-			break
+			return strconv.Itoa(i)
 		}
 	}
+	t.Fatal("this process may use no CPU")
+	return ""
+}
+
+// TestProcessStop checks that stop tells a clean stop from a crash.
+func TestProcessStop(t *testing.T) {
+	cpu := allowedCPU(t)
 	for _, tc := range []struct {
 		name   string
 		script string

@@ -143,7 +143,7 @@ func (rep *report) print(w io.Writer) {
 	fmt.Fprintf(w, "catalogd peak RSS under load %.1f MB (RssAnon %.1f MB, RssFile %.1f MB, each at its own peak)\n",
 		mb(peak.RSS), mb(peak.Anon), mb(peak.File))
 	if cg := rep.cgroup; cg != nil {
-		fmt.Fprintf(w, "catalogd served in a memory cgroup limited to %.0f MB, started with the catalogue out of the page cache: peak charge %.1f MB (memory and page cache), limit reached %d times, processes killed %d\n",
+		fmt.Fprintf(w, "catalogd served in a memory cgroup limited to %.0f MB, started with its binary and catalogue out of the page cache: peak charge %.1f MB (memory and page cache), limit reached %d times, processes killed %d\n",
 			mb(cg.limit), mb(cg.use.peak), cg.use.limitHits, cg.use.oomKills)
 	}
 	var misses []string

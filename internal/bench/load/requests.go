@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -242,98 +243,108 @@ func typicalQuery(name string) string {
 	return strings.ToLower(best)
 }
 
-// fetchTargets builds the requests of the four routes and fetches each
-// answer once from catalogd at origin, compressed where catalogd compresses
-// it when acceptGzip is set.
-func fetchTargets(ctx context.Context, origin, token string, smp sample, seed uint64, acceptGzip bool) ([]route, error) {
+// fetchTargets builds the requests of the routes named in only (all four
+// when it is empty), in their usual order, and fetches each answer once
+// from catalogd at origin, compressed where catalogd compresses it when
+// acceptGzip is set. Other routes are not asked: their pages would count
+// in catalogd's memory.
+func fetchTargets(ctx context.Context, origin, token string, smp sample, seed uint64, acceptGzip bool, only []string) ([]route, error) {
 	rng := rand.New(rand.NewPCG(seed, 0x9a9e))
 	client := &http.Client{
 		Transport: &http.Transport{DisableCompression: true},
 		Timeout:   30 * time.Second,
 	}
-	// fetch returns the answer as sent, and whether it was compressed.
-	fetch := func(uri string, gzipped bool) (body []byte, encoding string, err error) {
+	// sent returns the answer the load's requests get, as sent.
+	sent := func(uri string) (request, error) {
 		req, err := http.NewRequestWithContext(ctx, http.MethodGet, origin+uri, nil)
 		if err != nil {
-			return nil, "", err
+			return request{}, err
 		}
 		req.Header.Set("Authorization", "Bearer "+token)
-		if gzipped {
+		if acceptGzip {
 			req.Header.Set("Accept-Encoding", "gzip")
 		}
 		resp, err := client.Do(req)
 		if err != nil {
-			return nil, "", err
+			return request{}, err
 		}
 		defer resp.Body.Close()
-		body, err = io.ReadAll(resp.Body)
+		body, err := io.ReadAll(resp.Body)
 		if err != nil {
-			return nil, "", fmt.Errorf("GET %s: %w", uri, err)
+			return request{}, fmt.Errorf("GET %s: %w", uri, err)
 		}
 		if resp.StatusCode != http.StatusOK {
-			return nil, "", fmt.Errorf("GET %s: status %d: %s", uri, resp.StatusCode, body)
+			return request{}, fmt.Errorf("GET %s: status %d: %s", uri, resp.StatusCode, body)
 		}
 		if mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); mt != "application/json" {
-			return nil, "", fmt.Errorf("GET %s: Content-Type %q", uri, resp.Header.Get("Content-Type"))
+			return request{}, fmt.Errorf("GET %s: Content-Type %q", uri, resp.Header.Get("Content-Type"))
 		}
-		switch encoding = resp.Header.Get("Content-Encoding"); {
-		case encoding == "gzip" && gzipped, encoding == "":
-			return body, encoding, nil
+		switch encoding := resp.Header.Get("Content-Encoding"); {
+		case encoding == "gzip" && acceptGzip, encoding == "":
+			return request{uri, body, encoding}, nil
+		default:
+			return request{}, fmt.Errorf("GET %s: unexpected Content-Encoding %q", uri, encoding)
 		}
-		return nil, "", fmt.Errorf("GET %s: unexpected Content-Encoding %q", uri, encoding)
 	}
-	// sent returns the answer the load's requests get.
-	sent := func(uri string) (request, error) {
-		body, encoding, err := fetch(uri, acceptGzip)
-		return request{uri, body, encoding}, err
+	want := func(name string) bool { return len(only) == 0 || slices.Contains(only, name) }
+	var routes []route
+
+	if want(routeGetCard) {
+		cards := route{name: routeGetCard}
+		for _, id := range smp.cardIDs {
+			t, err := sent(apiPath + "/catalog/cards/" + url.PathEscape(id))
+			if err != nil {
+				return nil, err
+			}
+			cards.targets = append(cards.targets, t)
+		}
+		routes = append(routes, cards)
 	}
 
-	cards := route{name: routeGetCard}
-	for _, id := range smp.cardIDs {
-		t, err := sent(apiPath + "/catalog/cards/" + url.PathEscape(id))
+	if want(routeListSetCards) {
+		pages := route{name: routeListSetCards}
+		for _, set := range smp.sets {
+			if len(pages.targets) == sampleSets {
+				break
+			}
+			// internal/gen writes a set's cardCount as the number of its
+			// cards (its tests hold it to that): a page from the first to
+			// the last.
+			n := 1 + rng.Int64N((set.cards+setPageSize-1)/setPageSize)
+			t, err := sent(apiPath + "/catalog/sets/" + url.PathEscape(set.code) + "/cards?page=" + strconv.FormatInt(n, 10) + "&pageSize=" + strconv.Itoa(setPageSize))
+			if err != nil {
+				return nil, err
+			}
+			pages.targets = append(pages.targets, t)
+		}
+		routes = append(routes, pages)
+	}
+
+	if want(routeSearch) {
+		search := route{name: routeSearch}
+		seen := map[string]bool{}
+		for _, q := range smp.queries {
+			if q == "" || seen[q] {
+				continue
+			}
+			seen[q] = true
+			t, err := sent(apiPath + "/catalog/search?q=" + url.QueryEscape(q))
+			if err != nil {
+				return nil, err
+			}
+			search.targets = append(search.targets, t)
+		}
+		routes = append(routes, search)
+	}
+
+	if want(routeListSets) {
+		t, err := sent(apiPath + "/catalog/sets")
 		if err != nil {
 			return nil, err
 		}
-		cards.targets = append(cards.targets, t)
+		routes = append(routes, route{name: routeListSets, targets: []request{t}})
 	}
 
-	pages := route{name: routeListSetCards}
-	for _, set := range smp.sets {
-		if len(pages.targets) == sampleSets {
-			break
-		}
-		// internal/gen writes a set's cardCount as the number of its cards
-		// (its tests hold it to that): a page from the first to the last.
-		n := 1 + rng.Int64N((set.cards+setPageSize-1)/setPageSize)
-		t, err := sent(apiPath + "/catalog/sets/" + url.PathEscape(set.code) + "/cards?page=" + strconv.FormatInt(n, 10) + "&pageSize=" + strconv.Itoa(setPageSize))
-		if err != nil {
-			return nil, err
-		}
-		pages.targets = append(pages.targets, t)
-	}
-
-	search := route{name: routeSearch}
-	seen := map[string]bool{}
-	for _, q := range smp.queries {
-		if q == "" || seen[q] {
-			continue
-		}
-		seen[q] = true
-		t, err := sent(apiPath + "/catalog/search?q=" + url.QueryEscape(q))
-		if err != nil {
-			return nil, err
-		}
-		search.targets = append(search.targets, t)
-	}
-
-	sets := route{name: routeListSets}
-	t, err := sent(apiPath + "/catalog/sets")
-	if err != nil {
-		return nil, err
-	}
-	sets.targets = []request{t}
-
-	routes := []route{cards, pages, search, sets}
 	for _, r := range routes {
 		if len(r.targets) == 0 {
 			return nil, fmt.Errorf("%s: the catalogue gave no request to make", r.name)

@@ -25,7 +25,7 @@ const (
 )
 
 // run is the whole comparison.
-func run(ctx context.Context, o options) error {
+func run(ctx context.Context, o options) (err error) {
 	if _, err := exec.LookPath("taskset"); err != nil {
 		return errors.New("taskset (util-linux) is needed to pin the servers and the load generator to their CPUs")
 	}
@@ -105,37 +105,38 @@ func run(ctx context.Context, o options) error {
 	}
 	defer sink.close()
 
-	// Time to ready: each start but the last is stopped at once; the last
-	// one serves the load, in a memory cgroup when one is asked for. Its
-	// page cache is dropped first, so that the cgroup is charged for every
-	// page that catalogd reads.
 	var cg *memCgroup
 	if o.memoryLimit > 0 {
 		if cg, err = newMemCgroup(o.memoryLimit); err != nil {
 			return err
 		}
+		// Runs after catalogd's stop, deferred below: the cgroup must be
+		// empty to go. catalogd is its only process, so a kill is catalogd's
+		// and is why the run failed.
 		defer func() {
-			if err := cg.remove(); err != nil {
-				logf("memory cgroup: %v", err)
+			if u, uerr := cg.use(); err != nil && uerr == nil && u.oomKills > 0 {
+				err = fmt.Errorf("%w (the %d MiB memory limit killed catalogd)", err, cg.limit>>20)
+			}
+			if rerr := cg.remove(); rerr != nil {
+				logf("memory cgroup: %v", rerr)
 			}
 		}()
 	}
+
+	// Time to ready: each start but the last is stopped at once; the last
+	// one serves the load. With a memory limit every timed start is
+	// stopped, and one more serves from the cgroup, untimed: it starts
+	// with catalogd's binary and catalogue dropped from the page cache, so
+	// that the cgroup is charged for every page of them it reads.
 	var readies []time.Duration
 	var cat *process
 	for i := range o.starts {
-		var in *memCgroup
-		if i == o.starts-1 && cg != nil {
-			if err := evictPageCache(db); err != nil {
-				return err
-			}
-			in = cg
-		}
-		p, ready, err := startReady(ctx, addr, in, sink.w, bin, serveArgs...)
+		p, ready, err := startReady(ctx, addr, nil, sink.w, bin, serveArgs...)
 		if err != nil {
 			return fmt.Errorf("catalogd serve: %w (log: %s)", err, catLog)
 		}
 		readies = append(readies, ready)
-		if i < o.starts-1 {
+		if i < o.starts-1 || cg != nil {
 			if err := p.stop(); err != nil {
 				return fmt.Errorf("catalogd serve: %w", err)
 			}
@@ -143,15 +144,24 @@ func run(ctx context.Context, o options) error {
 		}
 		cat = p
 	}
+	if cg != nil {
+		for _, path := range []string{bin, db} {
+			if err := evictPageCache(path); err != nil {
+				return err
+			}
+		}
+		if cat, _, err = startReady(ctx, addr, cg, sink.w, bin, serveArgs...); err != nil {
+			return fmt.Errorf("catalogd serve in the memory cgroup: %w (log: %s)", err, catLog)
+		}
+	}
 	defer cat.stop()
 	idle, _ := procfs.ReadMem(cat.pid())
 	logf("catalogd ready in %s (%d starts), RSS when ready %.1f MB", fmtDurs(readies), len(readies), mb(idle.RSS))
 
-	routes, err := fetchTargets(ctx, "http://"+addr, token, smp, o.seed, o.gzip)
+	routes, err := fetchTargets(ctx, "http://"+addr, token, smp, o.seed, o.gzip, o.routes)
 	if err != nil {
 		return err
 	}
-	routes = selectRoutes(routes, o.routes)
 	bodies := filepath.Join(dir, "bodies.bin")
 	if err := writeBodies(bodies, routes); err != nil {
 		return err
@@ -184,7 +194,7 @@ func run(ctx context.Context, o options) error {
 		requests: routes, gzip: o.gzip,
 	}
 	if cg != nil {
-		// Read before catalogd stops: its exit uncharges what it held.
+		// A peak and counts of events: what the whole run left in them.
 		use, err := cg.use()
 		if err != nil {
 			return fmt.Errorf("memory cgroup: %w", err)
@@ -201,21 +211,6 @@ func run(ctx context.Context, o options) error {
 		}
 	}
 	return errors.Join(errs...)
-}
-
-// selectRoutes keeps the routes named in only, in their usual order; all of
-// them when only is empty.
-func selectRoutes(routes []route, only []string) []route {
-	if len(only) == 0 {
-		return routes
-	}
-	var out []route
-	for _, r := range routes {
-		if slices.Contains(only, r.name) {
-			out = append(out, r)
-		}
-	}
-	return out
 }
 
 // compare measures every route in every mode on both servers, one server
