@@ -265,7 +265,8 @@ type serverLimits struct {
 	write time.Duration
 	// idle closes keep-alive connections nobody uses.
 	idle time.Duration
-	// maxHeaderBytes answers larger headers 431.
+	// maxHeaderBytes bounds the request headers; net/http reads 4 KiB
+	// beyond it before it answers 431.
 	maxHeaderBytes int
 }
 

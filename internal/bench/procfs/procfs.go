@@ -1,7 +1,8 @@
-// Package procfs is what the benchmark harnesses share about the processes
-// they start: building catalogd, running it in an environment free of the
-// caller's catalogd settings, and reading what they measure of those
-// processes from Linux's /proc.
+// Package procfs is what the benchmark harnesses, and the tests that run
+// catalogd as a process, share about the processes they start: building
+// catalogd, running it in an environment free of the caller's catalogd
+// settings, and reading what they measure of those processes from Linux's
+// /proc.
 package procfs
 
 import (
