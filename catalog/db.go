@@ -205,8 +205,16 @@ func appendSetArray(dst []byte, sets []*storedSet, zone string) []byte {
 func (db *DB) Close() error {
 	db.closing.Lock()
 	db.closed = true
-	for len(db.readers) > 0 {
-		(<-db.readers).tx.Rollback()
+	// Without blocking: a call may take the last idle reader between a
+	// look at the length and a receive, and its putReader waits for this
+	// lock.
+	for drained := false; !drained; {
+		select {
+		case r := <-db.readers:
+			r.tx.Rollback()
+		default:
+			drained = true
+		}
 	}
 	db.closing.Unlock()
 	return db.db.Close()
