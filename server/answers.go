@@ -18,6 +18,7 @@ import (
 // (popular cards, first pages, common names), as partner traffic does.
 type answerCache struct {
 	max     int64
+	live    *catalog.Live // whose current catalogue alone may start a set
 	hits    prometheus.Counter
 	misses  prometheus.Counter
 	current atomic.Pointer[answerSet]
@@ -25,11 +26,7 @@ type answerCache struct {
 
 // answerSet is the cache of one catalogue.
 type answerSet struct {
-	db *catalog.DB
-	// retired is the generation of the catalogue whose set this one
-	// replaced: requests still answering from it cache nothing, rather
-	// than put its set back in place of this one.
-	retired string
+	db      *catalog.DB
 	max     int64
 	mu      sync.RWMutex
 	answers map[string]*cachedAnswer
@@ -67,31 +64,30 @@ const answerOverhead = 96
 
 // newAnswerCache returns a cache of at most max bytes, or nil when max is
 // zero or less: a nil cache caches nothing.
-func newAnswerCache(max int64, m *Metrics) *answerCache {
+func newAnswerCache(max int64, live *catalog.Live, m *Metrics) *answerCache {
 	if max <= 0 {
 		return nil
 	}
-	return &answerCache{max: max, hits: m.answerCache.WithLabelValues("hit"), misses: m.answerCache.WithLabelValues("miss")}
+	return &answerCache{max: max, live: live, hits: m.answerCache.WithLabelValues("hit"), misses: m.answerCache.WithLabelValues("miss")}
 }
 
-// set returns the cache of db, starting a new one when db is not the
-// catalogue the cache was filled from; nil when db is the catalogue the
-// current set replaced.
+// set returns the cache of db, starting a new one when db is the
+// catalogue being served and the cache was filled from another; nil when db
+// is not the one being served: a request still answering from a replaced
+// catalogue caches nothing, rather than put its set in place of the
+// current one's.
 func (c *answerCache) set(db *catalog.DB) *answerSet {
 	if cur := c.current.Load(); cur != nil && cur.db == db {
 		return cur
 	}
+	if db != c.live.Current() {
+		return nil
+	}
 	fresh := &answerSet{db: db, max: c.max, answers: make(map[string]*cachedAnswer)}
 	for {
 		cur := c.current.Load()
-		if cur != nil {
-			if cur.db == db {
-				return cur
-			}
-			if cur.retired == db.Generation() {
-				return nil
-			}
-			fresh.retired = cur.db.Generation()
+		if cur != nil && cur.db == db {
+			return cur
 		}
 		if c.current.CompareAndSwap(cur, fresh) {
 			return fresh

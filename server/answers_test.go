@@ -141,23 +141,47 @@ func TestAnswerCacheFollowsTheCatalogue(t *testing.T) {
 // put the old catalogue's cache back in its place.
 func TestAnswerCacheKeepsTheNewCatalogue(t *testing.T) {
 	f := newFixture(t)
-	old := f.live.Current()
-	fresh := importSampleDB(t)
-	defer fresh.Close()
 	c := f.srv.answers
 	key := []byte("/api/v1/catalog/cards/x?")
-	c.put(old, key, etag(old, key), []byte("old"))
-	if a := c.put(fresh, key, etag(fresh, key), []byte("new")); a == nil {
-		t.Fatal("the new catalogue's answer was not cached")
+	other := []byte("/api/v1/catalog/cards/y?")
+	// Requests that hold the first catalogue and then the second through
+	// two swaps, as requests in flight across reloads do.
+	first, releaseFirst := f.live.Acquire()
+	defer releaseFirst()
+	c.put(first, key, etag(first, key), []byte("first"))
+	f.live.Swap(importSampleDB(t))
+	second, releaseSecond := f.live.Acquire()
+	defer releaseSecond()
+	if a := c.put(second, key, etag(second, key), []byte("second")); a == nil {
+		t.Fatal("the second catalogue's answer was not cached")
 	}
-	if a := c.get(old, key); a != nil {
-		t.Errorf("a request on the old catalogue got %q", a.body)
+	if a := c.get(first, key); a != nil {
+		t.Errorf("a request on the first catalogue got %q", a.body)
 	}
-	if a := c.put(old, []byte("/api/v1/catalog/cards/y?"), etag(old, key), []byte("old")); a != nil {
-		t.Error("a request on the old catalogue cached an answer")
+	if a := c.put(first, other, etag(first, other), []byte("first")); a != nil {
+		t.Error("a request on the first catalogue cached an answer")
 	}
-	if a := c.get(fresh, key); a == nil || string(a.body) != "new" {
-		t.Fatalf("after requests on the old catalogue, the new one's answer is %v", a)
+	if a := c.get(second, key); a == nil || string(a.body) != "second" {
+		t.Fatalf("after requests on the first catalogue, the second one's answer is %v", a)
+	}
+
+	f.live.Swap(importSampleDB(t))
+	third := f.live.Current()
+	if a := c.put(third, key, etag(third, key), []byte("third")); a == nil {
+		t.Fatal("the third catalogue's answer was not cached")
+	}
+	// Stragglers on both replaced catalogues: neither caches, and neither
+	// stops the catalogue being served from caching.
+	for _, old := range []*catalog.DB{first, second} {
+		if a := c.put(old, other, etag(old, other), []byte("old")); a != nil {
+			t.Errorf("a request on a replaced catalogue cached %q", a.body)
+		}
+	}
+	if a := c.put(third, other, etag(third, other), []byte("third")); a == nil {
+		t.Fatal("after requests on replaced catalogues, the current one caches nothing")
+	}
+	if a := c.get(third, key); a == nil || string(a.body) != "third" {
+		t.Fatalf("the third catalogue's first answer is %v", a)
 	}
 }
 

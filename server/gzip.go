@@ -164,12 +164,15 @@ type gzippedSets struct {
 
 // setsGzip returns the compressed list of sets of db, compressing it on
 // the first call for db: it is built once per catalogue and can be a
-// megabyte, too much to compress per request.
+// megabyte, too much to compress per request. Only the catalogue being
+// served keeps it; a request still on a replaced one does not push it out.
 func (s *Server) setsGzip(db *catalog.DB) []byte {
 	if z := s.gzippedSets.Load(); z != nil && z.db == db {
 		return z.body
 	}
 	z := &gzippedSets{db: db, body: gzipBytes(setsOpen, db.SetsJSON(""), setsClose)}
-	s.gzippedSets.Store(z)
+	if db == s.catalog.Current() {
+		s.gzippedSets.Store(z)
+	}
 	return z.body
 }

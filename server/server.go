@@ -146,7 +146,7 @@ func New(cfg Config) (*Server, error) {
 	if cfg.AnswerCache == 0 {
 		cfg.AnswerCache = DefaultAnswerCache
 	}
-	s.answers = newAnswerCache(cfg.AnswerCache, s.metrics)
+	s.answers = newAnswerCache(cfg.AnswerCache, cfg.Catalog, s.metrics)
 	if cfg.RateLimit.On() {
 		if cfg.RateLimit.Burst < 1 || math.IsInf(cfg.RateLimit.PerSecond, 0) || math.IsNaN(cfg.RateLimit.PerSecond) {
 			return nil, fmt.Errorf("server: rate limit %v per second with bursts of %d: want a finite rate and a burst of at least 1", cfg.RateLimit.PerSecond, cfg.RateLimit.Burst)
