@@ -56,7 +56,7 @@ func (l *accessLine) appendJSON(b []byte) []byte {
 	b = catalog.AppendJSONString(b, l.remote)
 	if l.writeErr != nil {
 		b = append(b, `,"error":`...)
-		b = catalog.AppendJSONString(b, "write: "+l.writeErr.Error())
+		b = catalog.AppendJSONString(b, l.writeErr.Error())
 	}
 	return append(b, "}\n"...)
 }

@@ -47,12 +47,7 @@ func cacheLookups(t *testing.T, reg *prometheus.Registry, result string) float64
 // revalidation as the first.
 func TestAnswerCacheGivesTheSameAnswers(t *testing.T) {
 	reg := prometheus.NewRegistry()
-	f := newFixtureWith(t, func(c *Config) {
-		var err error
-		if c.Metrics, err = NewMetrics(reg, c.Catalog); err != nil {
-			t.Fatal(err)
-		}
-	})
+	f := newFixtureWith(t, func(c *Config) { recordMetrics(t, reg, c) })
 	for _, target := range cachedTargets {
 		hits := cacheLookups(t, reg, "hit")
 		first := f.do(http.MethodGet, target, "Accept-Encoding", "identity")
