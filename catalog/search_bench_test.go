@@ -1,7 +1,6 @@
 package catalog_test
 
 import (
-	"bufio"
 	"context"
 	"flag"
 	"os"
@@ -112,20 +111,7 @@ func openGenerated(b *testing.B) *catalog.DB {
 
 func importGenerated(dir string, cards int) (*catalog.DB, error) {
 	snapshot := filepath.Join(dir, "snapshot.json")
-	f, err := os.Create(snapshot)
-	if err != nil {
-		return nil, err
-	}
-	w := bufio.NewWriterSize(f, 1<<20)
-	if _, err := gen.Write(w, gen.Options{Cards: cards, Seed: 1}); err != nil {
-		f.Close()
-		return nil, err
-	}
-	if err := w.Flush(); err != nil {
-		f.Close()
-		return nil, err
-	}
-	if err := f.Close(); err != nil {
+	if _, err := gen.WriteFile(snapshot, gen.Options{Cards: cards, Seed: 1}); err != nil {
 		return nil, err
 	}
 	defer os.Remove(snapshot)

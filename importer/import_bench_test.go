@@ -1,7 +1,6 @@
 package importer
 
 import (
-	"bufio"
 	"context"
 	"flag"
 	"os"
@@ -24,18 +23,7 @@ var benchCards = flag.Int("import-cards", 100_000, "cards in the generated snaps
 func BenchmarkImport(b *testing.B) {
 	dir := b.TempDir()
 	snapshot := filepath.Join(dir, "snapshot.json")
-	f, err := os.Create(snapshot)
-	if err != nil {
-		b.Fatal(err)
-	}
-	w := bufio.NewWriterSize(f, 1<<20)
-	if _, err := gen.Write(w, gen.Options{Cards: *benchCards, Seed: 1}); err != nil {
-		b.Fatal(err)
-	}
-	if err := w.Flush(); err != nil {
-		b.Fatal(err)
-	}
-	if err := f.Close(); err != nil {
+	if _, err := gen.WriteFile(snapshot, gen.Options{Cards: *benchCards, Seed: 1}); err != nil {
 		b.Fatal(err)
 	}
 	st, err := os.Stat(snapshot)
