@@ -162,6 +162,13 @@ func (cg *memCgroup) use() (cgroupUse, error) {
 	if u.limitHits, err = readInt(filepath.Join(cg.dir, "memory.failcnt")); err != nil {
 		return u, err
 	}
+	// With swap capped too, a charge meets the memory-and-swap limit
+	// first, which counts its own failures.
+	swapHits, err := readInt(filepath.Join(cg.dir, "memory.memsw.failcnt"))
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return u, err
+	}
+	u.limitHits += swapHits
 	u.oomKills, err = readKey(filepath.Join(cg.dir, "memory.oom_control"), "oom_kill")
 	return u, err
 }
