@@ -52,9 +52,15 @@ func newMemCgroup(limit int64) (*memCgroup, error) {
 			return nil, fmt.Errorf("memory cgroup: %w", err)
 		}
 		cg = &memCgroup{dir: filepath.Join(cgroupRoot, "memory", own, name), limit: limit}
-		// memory and swap together may not be set below memory alone,
-		// so memory comes first.
-		settings = []cgroupSetting{{"memory.limit_in_bytes", bytes, false}, {"memory.memsw.limit_in_bytes", bytes, true}}
+		settings = []cgroupSetting{{"memory.limit_in_bytes", bytes, false}}
+		if swapOn() {
+			// Memory and swap together may not be set below memory
+			// alone, so memory comes first. Without swap there is nothing
+			// to cap, and the cap would cost the count of limit hits: a
+			// v1 cgroup with it counts them in neither failcnt (seen on
+			// Linux 6.18).
+			settings = append(settings, cgroupSetting{"memory.memsw.limit_in_bytes", bytes, true})
+		}
 	}
 	if err := cg.create(settings); err != nil {
 		return nil, err
@@ -66,6 +72,13 @@ func newMemCgroup(limit int64) (*memCgroup, error) {
 		return nil, fmt.Errorf("memory cgroup: %w", err)
 	}
 	return cg, nil
+}
+
+// swapOn reports whether the machine has swap space: /proc/swaps lists
+// more than its header.
+func swapOn() bool {
+	b, err := os.ReadFile("/proc/swaps")
+	return err == nil && strings.Count(strings.TrimSpace(string(b)), "\n") > 0
 }
 
 // cgroupSetting is a control file of a cgroup and the value written to it;
@@ -138,7 +151,7 @@ func (cg *memCgroup) procs() string { return filepath.Join(cg.dir, "cgroup.procs
 type cgroupUse struct {
 	peak      int64 // highest charge: memory, page cache and kernel memory
 	oomKills  int64 // processes the limit killed
-	limitHits int64 // times the charge reached the limit
+	limitHits int64 // times the charge reached the limit (v1 with swap capped: may stay 0)
 }
 
 // use reads the cgroup's peak charge and how often the limit was met.
@@ -162,13 +175,6 @@ func (cg *memCgroup) use() (cgroupUse, error) {
 	if u.limitHits, err = readInt(filepath.Join(cg.dir, "memory.failcnt")); err != nil {
 		return u, err
 	}
-	// With swap capped too, a charge meets the memory-and-swap limit
-	// first, which counts its own failures.
-	swapHits, err := readInt(filepath.Join(cg.dir, "memory.memsw.failcnt"))
-	if err != nil && !errors.Is(err, os.ErrNotExist) {
-		return u, err
-	}
-	u.limitHits += swapHits
 	u.oomKills, err = readKey(filepath.Join(cg.dir, "memory.oom_control"), "oom_kill")
 	return u, err
 }
