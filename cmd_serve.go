@@ -24,6 +24,7 @@ import (
 	"github.com/catalogd/catalogd/catalog"
 	"github.com/catalogd/catalogd/data"
 	"github.com/catalogd/catalogd/importer"
+	"github.com/catalogd/catalogd/internal/gcheadroom"
 	"github.com/catalogd/catalogd/internal/logbuf"
 	"github.com/catalogd/catalogd/server"
 	"github.com/catalogd/catalogd/server/auth"
@@ -42,6 +43,14 @@ const (
 	// logFlushEvery is how long an access-log line may wait to be written
 	// with others: one write per request would cost more than the line.
 	logFlushEvery = 100 * time.Millisecond
+	// defaultGCHeadroom is what the heap may grow by between collections.
+	// catalogd's live heap is a few MiB and a request allocates a few KiB,
+	// so Go's default (twice the live heap, at least 4 MiB) collects dozens
+	// of times a second under load, each cycle marking the whole live heap:
+	// 1.5 µs a request at 50,000 a second. 16 MiB of headroom makes that a
+	// tenth, for 16 MiB of memory.
+	defaultGCHeadroom = 16
+	maxGCHeadroom     = 1 << 10
 )
 
 type serveOptions struct {
@@ -57,6 +66,7 @@ type serveOptions struct {
 	rateLimit   float64
 	rateBurst   int
 	answerCache int // MiB
+	gcHeadroom  int // MiB
 	dev         bool
 	devClientID string
 	devSecret   string
@@ -89,6 +99,7 @@ built-in sample catalogue when --db does not exist and issues its own tokens.`,
 	f.Float64Var(&o.rateLimit, "rate-limit", 0, "requests per second each client may make (off when 0)")
 	f.IntVar(&o.rateBurst, "rate-burst", 0, "requests a client may make at once (default: one second's worth, at least 1)")
 	f.IntVar(&o.answerCache, "answer-cache-mb", server.DefaultAnswerCache>>20, "MiB of recent catalogue answers kept in memory (0: none)")
+	f.IntVar(&o.gcHeadroom, "gc-headroom-mb", defaultGCHeadroom, "MiB the heap may grow by between garbage collections, above Go's default (0: Go's default; GOGC in the environment also wins)")
 	f.BoolVar(&o.dev, "dev", false, "development mode: built-in sample catalogue and a local token issuer, loopback only")
 	f.StringVar(&o.devClientID, "dev-client-id", "dev", "client id of the dev token issuer")
 	f.StringVar(&o.devSecret, "dev-client-secret", "", "client secret of the dev token issuer (default: random, printed at start)")
@@ -105,6 +116,9 @@ func runServe(ctx context.Context, e *env, o serveOptions) error {
 	logs := logbuf.New(e.stderr, logFlushEvery)
 	defer logs.Close()
 	log := slog.New(slog.NewJSONHandler(logs, nil))
+	if o.gcHeadroom > 0 && e.getenv("GOGC") == "" {
+		defer gcheadroom.Keep(uint64(o.gcHeadroom) << 20)()
+	}
 	// From the start, so that a SIGHUP sent early does not end the process.
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
@@ -312,6 +326,9 @@ func (o *serveOptions) check() error {
 	}
 	if o.answerCache < 0 || o.answerCache > 1<<20 {
 		return usageErrorf("serve: --answer-cache-mb %d: want 0 (no cache) to %d", o.answerCache, 1<<20)
+	}
+	if o.gcHeadroom < 0 || o.gcHeadroom > maxGCHeadroom {
+		return usageErrorf("serve: --gc-headroom-mb %d: want 0 (Go's default) to %d", o.gcHeadroom, maxGCHeadroom)
 	}
 	if o.rateLimit < 0 || math.IsNaN(o.rateLimit) || math.IsInf(o.rateLimit, 0) || o.rateBurst < 0 {
 		return usageErrorf("serve: --rate-limit %v and --rate-burst %d: want a positive rate (0 for no limit) and a positive burst", o.rateLimit, o.rateBurst)
