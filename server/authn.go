@@ -17,7 +17,7 @@ const metadataPath = "/.well-known/oauth-protected-resource"
 // whatever else is wrong with it (DESIGN section 4).
 func (s *Server) authenticated(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		p, err := s.auth.Verify(r.Context(), r.Header.Get("Authorization"))
+		p, err := s.auth.Verify(r.Context(), firstHeader(r.Header, "Authorization"))
 		if err != nil {
 			s.writeUnauthorized(w, err)
 			return

@@ -42,16 +42,20 @@ func etag(db *catalog.DB, key []byte) *validators {
 var privateCache = []string{"private"}
 
 // notModified answers 304 when the request's If-None-Match names the
-// answer's tag, and otherwise sets the validators a 200 carries. Both vary
-// with Accept-Encoding: a 304 carries the Vary its 200 would (RFC 9110
-// section 15.4.5).
-func notModified(w http.ResponseWriter, r *http.Request, v *validators) bool {
+// answer's tag, and otherwise sets the validators a 200 carries. A body of
+// size bytes that is compressible (gzipMinSize) varies with
+// Accept-Encoding, and its 304 carries the Vary its 200 would (RFC 9110
+// section 15.4.5); a smaller one is the same bytes for every client, so
+// neither says Vary.
+func notModified(w http.ResponseWriter, r *http.Request, v *validators, size int) bool {
 	h := w.Header()
 	h["Etag"] = v[0:1:1]
 	h[GenerationHeader] = v[1:2:2]
 	h["Cache-Control"] = privateCache
-	varyOnAcceptEncoding(h)
-	inm := r.Header.Get("If-None-Match")
+	if size >= gzipMinSize {
+		varyOnAcceptEncoding(h)
+	}
+	inm := firstHeader(r.Header, "If-None-Match")
 	if inm == "" {
 		return false
 	}

@@ -30,10 +30,11 @@ func (s *Server) handleListSets() http.Handler {
 		defer release()
 		var kb [256]byte // on the stack for all but outsized requests
 		valid := etag(db, answerKey(kb[:0], r.URL.Path, r.URL.RawQuery))
-		if notModified(w, r, valid) {
+		sets := db.SetsJSON("")
+		if notModified(w, r, valid, len(setsOpen)+len(sets)+len(setsClose)) {
 			return
 		}
-		if !writePlain(w, r, setsOpen, db.SetsJSON(""), setsClose) {
+		if !writePlain(w, r, setsOpen, sets, setsClose) {
 			writeGzip(w, &encodedAnswer{etag: []string{gzipTag(valid.tag())}, body: s.setsGzip(db)})
 		}
 	})
@@ -105,7 +106,7 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request, prepare func() (
 	var kb [256]byte // on the stack for all but outsized requests
 	key := answerKey(kb[:0], r.URL.Path, r.URL.RawQuery)
 	if a := s.answers.get(db, key); a != nil {
-		if !notModified(w, r, &a.valid) {
+		if !notModified(w, r, &a.valid, len(a.body)) {
 			writeCached(w, r, a)
 		}
 		return
@@ -127,7 +128,7 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request, prepare func() (
 	*buf = b
 	valid := etag(db, key)
 	a := s.answers.put(db, key, valid, b)
-	if notModified(w, r, valid) {
+	if notModified(w, r, valid, len(b)) {
 		return
 	}
 	if a != nil {

@@ -535,9 +535,14 @@ func TestETagAndNotModified(t *testing.T) {
 				t.Errorf("%s with If-None-Match %s: status %d, %d bytes, ETag %q", target, inm, nm.status, len(nm.body), nm.header.Get("ETag"))
 			}
 			// A 304 carries the Vary its 200 would (RFC 9110 section 15.4.5),
-			// so that a cache picks the representation the tag names.
-			if nm.header.Get("Vary") != r.header.Get("Vary") || r.header.Get("Vary") != "Accept-Encoding" {
-				t.Errorf("%s with If-None-Match %s: Vary %q, the 200's %q", target, inm, nm.header.Get("Vary"), r.header.Get("Vary"))
+			// so that a cache picks the representation the tag names. Only
+			// a body large enough to be compressed varies.
+			vary := ""
+			if len(r.body) >= gzipMinSize {
+				vary = "Accept-Encoding"
+			}
+			if nm.header.Get("Vary") != r.header.Get("Vary") || r.header.Get("Vary") != vary {
+				t.Errorf("%s with If-None-Match %s: Vary %q, the 200's %q, want %q", target, inm, nm.header.Get("Vary"), r.header.Get("Vary"), vary)
 			}
 		}
 		// "*" names no representation, so the 304 names the plain one.

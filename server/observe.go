@@ -64,7 +64,7 @@ var recorders = sync.Pool{New: func() any { return new(recorder) }}
 // access_token.
 func (s *Server) observe(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
-	id := requestID(r.Header.Get(RequestIDHeader))
+	id := requestID(firstHeader(r.Header, RequestIDHeader))
 	w.Header()[RequestIDHeader] = []string{id}
 
 	rec := recorders.Get().(*recorder)
@@ -112,6 +112,15 @@ func setClientID(w http.ResponseWriter, clientID string) {
 	if rec, ok := w.(*recorder); ok {
 		rec.clientID = clientID
 	}
+}
+
+// firstHeader is h.Get for a key already in canonical form, which Get
+// would otherwise canonicalize again on every request.
+func firstHeader(h http.Header, canonicalKey string) string {
+	if v := h[canonicalKey]; len(v) > 0 {
+		return v[0]
+	}
+	return ""
 }
 
 // maxRequestIDLen bounds a client's X-Request-Id; longer ones are replaced.
