@@ -57,3 +57,42 @@ func TestAppendMillis(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkAccessLine is the access-log line of a getCard, as every
+// request formats it.
+func BenchmarkAccessLine(b *testing.B) {
+	l := accessLine{
+		at: time.Now(), method: "GET", route: "getCard", path: "/api/v1/catalog/cards/sv1a-en-001",
+		status: 200, bytes: 343, elapsed: 31 * time.Microsecond,
+		clientID: "partner-portal-42", requestID: "3f9a1c2b7d4e-1k7", remote: "127.0.0.1:53412",
+	}
+	buf := make([]byte, 0, 512)
+	b.ReportAllocs()
+	for b.Loop() {
+		buf = l.appendJSON(buf[:0])
+	}
+}
+
+func TestAppendRFC3339NanoIsTimeFormat(t *testing.T) {
+	zones := []*time.Location{time.UTC, time.Local, time.FixedZone("CET", 3600), time.FixedZone("NPT", 5*3600+45*60), time.FixedZone("west", -7*3600-30*60)}
+	base := time.Date(2026, 11, 21, 23, 59, 58, 0, time.UTC)
+	for _, loc := range zones {
+		for _, ns := range []int{0, 1, 10, 120000000, 123456789, 999999999, 500} {
+			for _, sec := range []int{0, 1, 2, 3600} {
+				at := base.Add(time.Duration(sec)*time.Second + time.Duration(ns)).In(loc)
+				// Twice: the second call reads what the first kept.
+				for range 2 {
+					if got, want := string(appendRFC3339Nano([]byte("x"), at)), "x"+at.Format(time.RFC3339Nano); got != want {
+						t.Errorf("appendRFC3339Nano(%v) = %s, want %s", at, got, want)
+					}
+				}
+			}
+		}
+	}
+	// The same second in another zone is another text.
+	at := base.In(time.FixedZone("CET", 3600))
+	appendRFC3339Nano(nil, at)
+	if got, want := string(appendRFC3339Nano(nil, base)), base.Format(time.RFC3339Nano); got != want {
+		t.Errorf("same second in UTC after CET: %s, want %s", got, want)
+	}
+}
