@@ -46,29 +46,38 @@ func Percent(headroom, live, roots uint64) int {
 
 // Keep sets GOGC now and after every garbage collection so that each cycle
 // leaves headroom bytes of allocation before the next one, until stop is
-// called; stop puts back the GOGC that was in force before. Memory limits
-// (GOMEMLIMIT, debug.SetMemoryLimit) still apply: the runtime collects early
-// when the limit is near, whatever GOGC says.
+// called. When the last Keep of the process stops, the GOGC in force before
+// the first is put back. Memory limits (GOMEMLIMIT, debug.SetMemoryLimit)
+// still apply: the runtime collects early when the limit is near, whatever
+// GOGC says.
 func Keep(headroom uint64) (stop func()) {
 	k := &keeper{headroom: headroom, samples: []metrics.Sample{
 		{Name: "/gc/heap/live:bytes"},
 		{Name: "/gc/scan/stack:bytes"},
 		{Name: "/gc/scan/globals:bytes"},
 	}}
-	k.mu.Lock()
-	k.previous = k.tuneLocked()
-	k.mu.Unlock()
+	mu.Lock()
+	replaced := k.tuneLocked()
+	if keeping == 0 {
+		before = replaced
+	}
+	keeping++
+	mu.Unlock()
 	k.arm()
 	return k.stop
 }
 
+// GOGC is the process's, so the keepers share what they know of it.
+var (
+	mu      sync.Mutex
+	keeping int // keepers not stopped
+	before  int // GOGC before the first of them
+)
+
 type keeper struct {
 	headroom uint64
 	samples  []metrics.Sample
-
-	mu       sync.Mutex
-	stopped  bool
-	previous int // GOGC before Keep
+	stopped  bool // guarded by mu
 }
 
 // sentinel is what each cycle collects to say it has run. It holds a
@@ -84,8 +93,8 @@ func (k *keeper) arm() {
 }
 
 func (k *keeper) afterCycle() {
-	k.mu.Lock()
-	defer k.mu.Unlock()
+	mu.Lock()
+	defer mu.Unlock()
 	if k.stopped {
 		return
 	}
@@ -103,11 +112,13 @@ func (k *keeper) tuneLocked() int {
 }
 
 func (k *keeper) stop() {
-	k.mu.Lock()
-	defer k.mu.Unlock()
+	mu.Lock()
+	defer mu.Unlock()
 	if k.stopped {
 		return
 	}
 	k.stopped = true
-	debug.SetGCPercent(k.previous)
+	if keeping--; keeping == 0 {
+		debug.SetGCPercent(before)
+	}
 }

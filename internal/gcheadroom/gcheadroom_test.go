@@ -133,3 +133,23 @@ func TestKeepLeavesGoDefaultWhenItIsMore(t *testing.T) {
 	})
 	runtime.KeepAlive(ballast)
 }
+
+// TestOverlappingKeepsPutBackTheFirstGOGC is serve run twice in one process
+// (as the command's tests do): whichever stops last restores the GOGC from
+// before the first, not the first one's setting.
+func TestOverlappingKeepsPutBackTheFirstGOGC(t *testing.T) {
+	before := debug.SetGCPercent(150)
+	defer debug.SetGCPercent(before)
+
+	stopA := Keep(64 << 20)
+	stopB := Keep(64 << 20)
+	stopA()
+	stopA() // twice is once
+	if _, _, p := readGC(); p == 150 {
+		t.Errorf("GOGC back to 150 while a Keep still runs")
+	}
+	stopB()
+	if _, _, p := readGC(); p != 150 {
+		t.Errorf("GOGC %d after both stopped, want the 150 from before", p)
+	}
+}
