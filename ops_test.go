@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -314,4 +315,48 @@ func TestServeDrainsInFlightRequest(t *testing.T) {
 		t.Fatal("serve did not exit after its last request")
 	}
 	p.logged(t, "stopped", time.Second)
+}
+
+// TestServeGCHeadroom reads the GC percentage serve runs with from its
+// metrics: raised by --gc-headroom-mb, left to Go with the flag at 0 or
+// with GOGC in the environment.
+func TestServeGCHeadroom(t *testing.T) {
+	cases := []struct {
+		name   string
+		env    []string
+		args   []string
+		raised bool
+	}{
+		{"default", []string{"GOGC="}, nil, true},
+		{"flag at 0", []string{"GOGC="}, []string{"--gc-headroom-mb", "0"}, false},
+		{"GOGC set", []string{"GOGC=100"}, nil, false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			p := startServeEnv(t, c.env, append([]string{"--metrics-addr", "127.0.0.1:0"}, c.args...)...)
+			metricsAddr, _ := p.logged(t, "serving", 5*time.Second)["metrics_addr"].(string)
+			resp, err := http.Get("http://" + metricsAddr + "/metrics")
+			if err != nil {
+				t.Fatal(err)
+			}
+			page, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			var percent float64 = -1
+			for line := range strings.Lines(string(page)) {
+				if v, ok := strings.CutPrefix(line, "go_gc_gogc_percent "); ok {
+					percent, err = strconv.ParseFloat(strings.TrimSpace(v), 64)
+					if err != nil {
+						t.Fatalf("go_gc_gogc_percent %q: %v", v, err)
+					}
+				}
+			}
+			if percent < 0 {
+				t.Fatal("metrics lack go_gc_gogc_percent")
+			}
+			if got := percent > 100; got != c.raised || (!c.raised && percent != 100) {
+				t.Errorf("go_gc_gogc_percent %v, want raised above 100: %v", percent, c.raised)
+			}
+			p.stop(t)
+		})
+	}
 }

@@ -21,27 +21,26 @@ import (
 	"sync"
 )
 
-// heapMinimumAt100 is the runtime's floor of the heap goal at GOGC=100;
-// the floor scales with GOGC.
+// heapMinimumAt100 is the runtime's floor of the heap goal at GOGC=100
+// (the floor scales with GOGC): what Keep assumes until the goals it sees
+// say otherwise, as with GOEXPERIMENT=heapminimum512kib.
 const heapMinimumAt100 = 4 << 20
 
 // maxPercent bounds what Keep sets, far above any useful value, so that
 // the runtime's goal arithmetic cannot overflow.
 const maxPercent = 1 << 20
 
-// Percent is the smallest GOGC, and at least 100, at which the runtime's
-// next heap goal is live + headroom or more: the larger of the scaled floor
-// and live + (live + roots) × GOGC/100, where roots are the stacks and
-// globals the last cycle scanned.
-func Percent(headroom, live, roots uint64) int {
-	target := float64(live) + float64(headroom)
-	byFloor := math.Ceil(target * 100 / heapMinimumAt100)
+// percent is the smallest GOGC, and at least 100, at which the runtime's
+// next heap goal is live + headroom or more: the larger of the floor,
+// floorAt100 × GOGC/100, and live + (live + roots) × GOGC/100, where roots
+// are the stacks and globals the last cycle scanned.
+func percent(headroom, live, roots uint64, floorAt100 float64) int {
+	byFloor := math.Ceil((float64(live) + float64(headroom)) * 100 / floorAt100)
 	byLive := math.Inf(1)
 	if base := live + roots; base > 0 {
 		byLive = math.Ceil(float64(headroom) * 100 / float64(base))
 	}
-	p := min(byFloor, byLive, maxPercent)
-	return int(max(p, 100))
+	return int(max(min(byFloor, byLive, maxPercent), 100))
 }
 
 // Keep sets GOGC now and after every garbage collection so that each cycle
@@ -51,19 +50,21 @@ func Percent(headroom, live, roots uint64) int {
 // still apply: the runtime collects early when the limit is near, whatever
 // GOGC says.
 func Keep(headroom uint64) (stop func()) {
-	k := &keeper{headroom: headroom, samples: []metrics.Sample{
+	k := &keeper{headroom: headroom, floorAt100: heapMinimumAt100, samples: []metrics.Sample{
 		{Name: "/gc/heap/live:bytes"},
 		{Name: "/gc/scan/stack:bytes"},
 		{Name: "/gc/scan/globals:bytes"},
+		{Name: "/gc/heap/goal:bytes"},
+		{Name: "/gc/gomemlimit:bytes"},
 	}}
 	mu.Lock()
+	defer mu.Unlock()
 	replaced := k.tuneLocked()
 	if keeping == 0 {
 		before = replaced
 	}
 	keeping++
-	mu.Unlock()
-	k.arm()
+	k.armLocked()
 	return k.stop
 }
 
@@ -74,22 +75,28 @@ var (
 	before  int // GOGC before the first of them
 )
 
+// Guarded by mu.
 type keeper struct {
-	headroom uint64
-	samples  []metrics.Sample
-	stopped  bool // guarded by mu
+	headroom   uint64
+	floorAt100 float64 // the runtime's floor of the heap goal at GOGC=100, as far as known
+	samples    []metrics.Sample
+	armed      runtime.Cleanup
+	stopped    bool
 }
 
-// sentinel is what each cycle collects to say it has run. It holds a
+// sentinel is what a collection frees to say it has run. It holds a
 // pointer so that it is never packed with other small objects, whose
 // liveness would keep it.
 type sentinel struct{ _ *sentinel }
 
-// arm schedules a tuning for the end of the next cycle: an object nothing
-// points to is unreachable at the next collection, which then runs its
-// cleanup.
-func (k *keeper) arm() {
-	runtime.AddCleanup(new(sentinel), (*keeper).afterCycle, k)
+// armLocked schedules a tuning after a coming collection: the first that
+// finds the sentinel unreachable, usually the next one (one made while a
+// cycle is marking survives that cycle), runs its cleanup soon after on the
+// runtime's cleanup goroutine. Tuning is therefore best effort: a cycle it
+// misses keeps the GOGC of the one before, which is never below Go's
+// default, and GOMEMLIMIT still bounds the heap.
+func (k *keeper) armLocked() {
+	k.armed = runtime.AddCleanup(new(sentinel), (*keeper).afterCycle, k)
 }
 
 func (k *keeper) afterCycle() {
@@ -99,16 +106,33 @@ func (k *keeper) afterCycle() {
 		return
 	}
 	k.tuneLocked()
-	k.arm()
+	k.armLocked()
 }
 
 // tuneLocked sets GOGC from the last cycle's figures and returns the one
-// it replaced.
+// it replaced. Without a memory limit, a goal short of the headroom means
+// the runtime's floor is smaller than assumed; the goal is then an upper
+// bound of the floor (the floor itself when the floor set it), and a
+// second try or two with it reach the headroom. Under a memory limit the
+// goal may be the limit's, which says nothing of the floor.
 func (k *keeper) tuneLocked() int {
-	metrics.Read(k.samples)
+	metrics.Read(k.samples[:3])
 	live := k.samples[0].Value.Uint64()
 	roots := k.samples[1].Value.Uint64() + k.samples[2].Value.Uint64()
-	return debug.SetGCPercent(Percent(k.headroom, live, roots))
+	var replaced int
+	for try := range 4 {
+		p := percent(k.headroom, live, roots, k.floorAt100)
+		if r := debug.SetGCPercent(p); try == 0 {
+			replaced = r
+		}
+		metrics.Read(k.samples[3:])
+		goal, limit := k.samples[3].Value.Uint64(), k.samples[4].Value.Uint64()
+		if goal >= live+k.headroom || p == maxPercent || limit != math.MaxInt64 {
+			break
+		}
+		k.floorAt100 = float64(goal) * 100 / float64(p)
+	}
+	return replaced
 }
 
 func (k *keeper) stop() {
@@ -118,6 +142,7 @@ func (k *keeper) stop() {
 		return
 	}
 	k.stopped = true
+	k.armed.Stop()
 	if keeping--; keeping == 0 {
 		debug.SetGCPercent(before)
 	}

@@ -29,17 +29,17 @@ func TestPercentIsTheSmallestThatLeavesTheHeadroom(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			p := Percent(c.headroom, c.live, c.roots)
+			p := percent(c.headroom, c.live, c.roots, heapMinimumAt100)
 			if p < 100 {
-				t.Fatalf("Percent = %d, below Go's default", p)
+				t.Fatalf("percent = %d, below Go's default", p)
 			}
 			want := c.live + c.headroom
 			if g := goal(p, c.live, c.roots); g < want {
-				t.Errorf("Percent = %d: goal %d, want at least %d", p, g, want)
+				t.Errorf("percent = %d: goal %d, want at least %d", p, g, want)
 			}
 			if p > 100 {
 				if g := goal(p-1, c.live, c.roots); g >= want {
-					t.Errorf("Percent = %d, but %d already gives goal %d ≥ %d", p, p-1, g, want)
+					t.Errorf("percent = %d, but %d already gives goal %d ≥ %d", p, p-1, g, want)
 				}
 			}
 		})
@@ -47,8 +47,8 @@ func TestPercentIsTheSmallestThatLeavesTheHeadroom(t *testing.T) {
 }
 
 func TestPercentIsBounded(t *testing.T) {
-	if p := Percent(1<<40, 0, 0); p != maxPercent {
-		t.Errorf("Percent(1 TiB, 0, 0) = %d, want %d", p, maxPercent)
+	if p := percent(1<<40, 0, 0, heapMinimumAt100); p != maxPercent {
+		t.Errorf("percent(1 TiB, 0, 0) = %d, want %d", p, maxPercent)
 	}
 }
 
@@ -121,7 +121,8 @@ func TestKeepHoldsTheHeadroomAsTheHeapGrows(t *testing.T) {
 }
 
 func TestKeepLeavesGoDefaultWhenItIsMore(t *testing.T) {
-	before := debug.SetGCPercent(100)
+	// From 150, so that a Keep that did nothing would fail.
+	before := debug.SetGCPercent(150)
 	defer debug.SetGCPercent(before)
 
 	ballast := make([]byte, 32<<20)
