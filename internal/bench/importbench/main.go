@@ -61,7 +61,10 @@ func run(cards int, seed uint64, keep bool, runs int) error {
 	if err != nil {
 		return err
 	}
-	st, _ := os.Stat(snapshot)
+	st, err := os.Stat(snapshot)
+	if err != nil {
+		return err
+	}
 	fmt.Printf("snapshot        %d sets, %d cards, %.1f MB, generated in %s\n", stats.Sets, stats.Cards, mb(st.Size()), since(start))
 
 	for i := range runs {

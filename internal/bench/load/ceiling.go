@@ -56,13 +56,16 @@ type answer struct {
 	encoding []string // nil when the body is not compressed
 }
 
+// autoLengthMax is catalogd's (server.autoLengthMax): net/http writes the
+// length of answers up to it itself, more cheaply than from the header map.
+const autoLengthMax = 2048
+
 // newAnswer stores body, compressed with encoding unless that is "". Like
-// catalogd, the ceiling declares the length of answers over 2 KB only:
-// net/http writes that of shorter ones itself, more cheaply than from the
-// header map.
+// catalogd, the ceiling declares the length of answers over autoLengthMax
+// only.
 func newAnswer(body []byte, encoding string) answer {
 	a := answer{body: body}
-	if len(body) > 2048 {
+	if len(body) > autoLengthMax {
 		a.length = []string{strconv.Itoa(len(body))}
 	}
 	if encoding != "" {

@@ -115,10 +115,9 @@ func drive(ctx context.Context, self string, plan drivePlan, server *process, si
 	if err != nil {
 		return driveResult{}, fmt.Errorf("server: %w", err)
 	}
-	busyS0, err1 := procfs.CPUBusy(serverCPU)
-	busyD0, err2 := procfs.CPUBusy(driverCPU)
-	sink0, err3 := sink.cpuOrZero()
-	if err := errors.Join(err1, err2, err3); err != nil {
+	busy0, err1 := procfs.CPUBusy(serverCPU, driverCPU)
+	sink0, err2 := sink.cpuOrZero()
+	if err := errors.Join(err1, err2); err != nil {
 		return driveResult{}, err
 	}
 	mem := sampleMem(pid)
@@ -127,13 +126,12 @@ func drive(ctx context.Context, self string, plan drivePlan, server *process, si
 	wall := time.Since(start)
 	peak := mem.stop()
 	cpu1, cerr := procfs.CPU(pid)
-	busyS1, err1 := procfs.CPUBusy(serverCPU)
-	busyD1, err2 := procfs.CPUBusy(driverCPU)
-	sink1, err3 := sink.cpuOrZero()
+	busy1, err1 := procfs.CPUBusy(serverCPU, driverCPU)
+	sink1, err2 := sink.cpuOrZero()
 	if err != nil {
 		return driveResult{}, fmt.Errorf("load generator: %w", err)
 	}
-	if err := errors.Join(cerr, err1, err2, err3); err != nil {
+	if err := errors.Join(cerr, err1, err2); err != nil {
 		return driveResult{}, err
 	}
 	var res driveResult
@@ -145,8 +143,8 @@ func drive(ctx context.Context, self string, plan drivePlan, server *process, si
 		res.DriverCPU = time.Duration(syscall.TimevalToNsec(ru.Utime) + syscall.TimevalToNsec(ru.Stime))
 	}
 	res.DriverCPU += sink1 - sink0
-	res.OtherServerCPU = max(0, busyS1-busyS0-res.ServerCPU)
-	res.OtherDriverCPU = max(0, busyD1-busyD0-res.DriverCPU)
+	res.OtherServerCPU = max(0, busy1[0]-busy0[0]-res.ServerCPU)
+	res.OtherDriverCPU = max(0, busy1[1]-busy0[1]-res.DriverCPU)
 	return res, nil
 }
 

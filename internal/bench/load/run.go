@@ -310,19 +310,17 @@ func waitQuiet(ctx context.Context, maxWait time.Duration) error {
 	const window = 500 * time.Millisecond
 	start := time.Now()
 	for {
-		s0, err1 := procfs.CPUBusy(serverCPU)
-		d0, err2 := procfs.CPUBusy(driverCPU)
+		b0, err1 := procfs.CPUBusy(serverCPU, driverCPU)
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-time.After(window):
 		}
-		s1, err3 := procfs.CPUBusy(serverCPU)
-		d1, err4 := procfs.CPUBusy(driverCPU)
-		if err := errors.Join(err1, err2, err3, err4); err != nil {
+		b1, err2 := procfs.CPUBusy(serverCPU, driverCPU)
+		if err := errors.Join(err1, err2); err != nil {
 			return err
 		}
-		busy := max(s1-s0, d1-d0).Seconds() / window.Seconds()
+		busy := max(b1[0]-b0[0], b1[1]-b0[1]).Seconds() / window.Seconds()
 		if busy < quiet {
 			return nil
 		}

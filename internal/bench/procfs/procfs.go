@@ -105,17 +105,28 @@ func statCPU(b []byte) (time.Duration, error) {
 	return time.Duration(utime+stime) * clockTick, nil
 }
 
-// CPUBusy is the time CPU number cpu has spent running tasks (user, nice,
-// system) or taken by the hypervisor (steal), from /proc/stat. Interrupt
-// time is left out: the loopback network's work lands there, whoever
-// caused it.
-func CPUBusy(cpu string) (time.Duration, error) {
+// CPUBusy is the time each of the numbered CPUs has spent running tasks
+// (user, nice, system) or taken by the hypervisor (steal), from one
+// reading of /proc/stat. Interrupt time is left out: the loopback network's
+// work lands there, whoever caused it.
+func CPUBusy(cpus ...string) ([]time.Duration, error) {
 	b, err := os.ReadFile("/proc/stat")
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
+	busy := make([]time.Duration, len(cpus))
+	for i, cpu := range cpus {
+		if busy[i], err = cpuBusy(string(b), cpu); err != nil {
+			return nil, err
+		}
+	}
+	return busy, nil
+}
+
+// cpuBusy reads CPU cpu's busy time from the text of /proc/stat.
+func cpuBusy(stat, cpu string) (time.Duration, error) {
 	prefix := "cpu" + cpu + " "
-	for line := range strings.Lines(string(b)) {
+	for line := range strings.Lines(stat) {
 		if !strings.HasPrefix(line, prefix) {
 			continue
 		}

@@ -32,8 +32,11 @@ func TestReadSelf(t *testing.T) {
 	if d, err := CPU(os.Getpid()); err != nil || d < 0 {
 		t.Fatalf("CPU = %s, %v", d, err)
 	}
-	if _, err := CPUBusy("0"); err != nil {
-		t.Fatal(err)
+	if busy, err := CPUBusy("0", "0"); err != nil || len(busy) != 2 || busy[0] != busy[1] {
+		t.Fatalf("CPUBusy = %v, %v; want the same two figures of one reading", busy, err)
+	}
+	if _, err := CPUBusy("9999"); err == nil {
+		t.Error("CPUBusy of a CPU that does not exist: no error")
 	}
 	if avg, err := LoadAvg(); err != nil || avg[2] == "" {
 		t.Fatalf("LoadAvg = %q, %v", avg, err)

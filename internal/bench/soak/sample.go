@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"time"
 
 	"github.com/catalogd/catalogd/internal/bench/procfs"
@@ -46,8 +47,9 @@ type sampler struct {
 
 func (s *sampler) take(ctx context.Context, at, span time.Duration, c counts) sample {
 	sm := sample{at: at, span: span, counts: c}
-	lat := sortedCopy(c.latencies)
-	sm.p50, sm.p99 = stats.Percentile(lat, 0.50), stats.Percentile(lat, 0.99)
+	// The interval's latencies are this sample's own (tally.take).
+	slices.Sort(c.latencies)
+	sm.p50, sm.p99 = stats.Percentile(c.latencies, 0.50), stats.Percentile(c.latencies, 0.99)
 	sm.latencies = nil
 
 	now := time.Now()
