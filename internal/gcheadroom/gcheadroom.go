@@ -21,9 +21,11 @@ import (
 	"sync"
 )
 
-// heapMinimumAt100 is the runtime's floor of the heap goal at GOGC=100
-// (the floor scales with GOGC): what Keep assumes until the goals it sees
-// say otherwise, as with GOEXPERIMENT=heapminimum512kib.
+// heapMinimumAt100 is the floor of the heap goal at GOGC=100 in the
+// standard runtime; the floor scales with GOGC. A runtime built with
+// another (GOEXPERIMENT=heapminimum512kib) would leave less headroom than
+// asked, which TestKeepHoldsTheHeadroomAsTheHeapGrows, reading the goal the
+// runtime sets, would show.
 const heapMinimumAt100 = 4 << 20
 
 // maxPercent bounds what Keep sets, far above any useful value, so that
@@ -32,10 +34,10 @@ const maxPercent = 1 << 20
 
 // percent is the smallest GOGC, and at least 100, at which the runtime's
 // next heap goal is live + headroom or more: the larger of the floor,
-// floorAt100 × GOGC/100, and live + (live + roots) × GOGC/100, where roots
-// are the stacks and globals the last cycle scanned.
-func percent(headroom, live, roots uint64, floorAt100 float64) int {
-	byFloor := math.Ceil((float64(live) + float64(headroom)) * 100 / floorAt100)
+// heapMinimumAt100 × GOGC/100, and live + (live + roots) × GOGC/100, where
+// roots are the stacks and globals the last cycle scanned.
+func percent(headroom, live, roots uint64) int {
+	byFloor := math.Ceil((float64(live) + float64(headroom)) * 100 / heapMinimumAt100)
 	byLive := math.Inf(1)
 	if base := live + roots; base > 0 {
 		byLive = math.Ceil(float64(headroom) * 100 / float64(base))
@@ -45,43 +47,31 @@ func percent(headroom, live, roots uint64, floorAt100 float64) int {
 
 // Keep sets GOGC now and after every garbage collection so that each cycle
 // leaves headroom bytes of allocation before the next one, until stop is
-// called. When the last Keep of the process stops, the GOGC in force before
-// the first is put back. Memory limits (GOMEMLIMIT, debug.SetMemoryLimit)
-// still apply: the runtime collects early when the limit is near, whatever
-// GOGC says.
+// called; stop puts back the GOGC that Keep replaced. GOGC is the
+// process's, so one Keep at a time. Memory limits (GOMEMLIMIT,
+// debug.SetMemoryLimit) still apply: the runtime collects early when the
+// limit is near, whatever GOGC says.
 func Keep(headroom uint64) (stop func()) {
-	k := &keeper{headroom: headroom, floorAt100: heapMinimumAt100, samples: []metrics.Sample{
+	k := &keeper{headroom: headroom, samples: []metrics.Sample{
 		{Name: "/gc/heap/live:bytes"},
 		{Name: "/gc/scan/stack:bytes"},
 		{Name: "/gc/scan/globals:bytes"},
-		{Name: "/gc/heap/goal:bytes"},
-		{Name: "/gc/gomemlimit:bytes"},
 	}}
-	mu.Lock()
-	defer mu.Unlock()
-	replaced := k.tuneLocked()
-	if keeping == 0 {
-		before = replaced
-	}
-	keeping++
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.replaced = k.tuneLocked()
 	k.armLocked()
 	return k.stop
 }
 
-// GOGC is the process's, so the keepers share what they know of it.
-var (
-	mu      sync.Mutex
-	keeping int // keepers not stopped
-	before  int // GOGC before the first of them
-)
-
-// Guarded by mu.
 type keeper struct {
-	headroom   uint64
-	floorAt100 float64 // the runtime's floor of the heap goal at GOGC=100, as far as known
-	samples    []metrics.Sample
-	armed      runtime.Cleanup
-	stopped    bool
+	headroom uint64
+	samples  []metrics.Sample
+
+	mu       sync.Mutex // for the fields below, and samples
+	replaced int        // the GOGC before Keep
+	armed    runtime.Cleanup
+	stopped  bool
 }
 
 // sentinel is what a collection frees to say it has run. It holds a
@@ -100,8 +90,8 @@ func (k *keeper) armLocked() {
 }
 
 func (k *keeper) afterCycle() {
-	mu.Lock()
-	defer mu.Unlock()
+	k.mu.Lock()
+	defer k.mu.Unlock()
 	if k.stopped {
 		return
 	}
@@ -110,40 +100,21 @@ func (k *keeper) afterCycle() {
 }
 
 // tuneLocked sets GOGC from the last cycle's figures and returns the one
-// it replaced. Without a memory limit, a goal short of the headroom means
-// the runtime's floor is smaller than assumed; the goal is then an upper
-// bound of the floor (the floor itself when the floor set it), and a
-// second try or two with it reach the headroom. Under a memory limit the
-// goal may be the limit's, which says nothing of the floor.
+// it replaced.
 func (k *keeper) tuneLocked() int {
-	metrics.Read(k.samples[:3])
+	metrics.Read(k.samples)
 	live := k.samples[0].Value.Uint64()
 	roots := k.samples[1].Value.Uint64() + k.samples[2].Value.Uint64()
-	var replaced int
-	for try := range 4 {
-		p := percent(k.headroom, live, roots, k.floorAt100)
-		if r := debug.SetGCPercent(p); try == 0 {
-			replaced = r
-		}
-		metrics.Read(k.samples[3:])
-		goal, limit := k.samples[3].Value.Uint64(), k.samples[4].Value.Uint64()
-		if goal >= live+k.headroom || p == maxPercent || limit != math.MaxInt64 {
-			break
-		}
-		k.floorAt100 = float64(goal) * 100 / float64(p)
-	}
-	return replaced
+	return debug.SetGCPercent(percent(k.headroom, live, roots))
 }
 
 func (k *keeper) stop() {
-	mu.Lock()
-	defer mu.Unlock()
+	k.mu.Lock()
+	defer k.mu.Unlock()
 	if k.stopped {
 		return
 	}
 	k.stopped = true
 	k.armed.Stop()
-	if keeping--; keeping == 0 {
-		debug.SetGCPercent(before)
-	}
+	debug.SetGCPercent(k.replaced)
 }

@@ -29,7 +29,7 @@ func TestPercentIsTheSmallestThatLeavesTheHeadroom(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			p := percent(c.headroom, c.live, c.roots, heapMinimumAt100)
+			p := percent(c.headroom, c.live, c.roots)
 			if p < 100 {
 				t.Fatalf("percent = %d, below Go's default", p)
 			}
@@ -47,7 +47,7 @@ func TestPercentIsTheSmallestThatLeavesTheHeadroom(t *testing.T) {
 }
 
 func TestPercentIsBounded(t *testing.T) {
-	if p := percent(1<<40, 0, 0, heapMinimumAt100); p != maxPercent {
+	if p := percent(1<<40, 0, 0); p != maxPercent {
 		t.Errorf("percent(1 TiB, 0, 0) = %d, want %d", p, maxPercent)
 	}
 }
@@ -133,24 +133,4 @@ func TestKeepLeavesGoDefaultWhenItIsMore(t *testing.T) {
 		return p == 100 && l > 32<<20 && g >= 2*l
 	})
 	runtime.KeepAlive(ballast)
-}
-
-// TestOverlappingKeepsPutBackTheFirstGOGC is serve run twice in one process
-// (as the command's tests do): whichever stops last restores the GOGC from
-// before the first, not the first one's setting.
-func TestOverlappingKeepsPutBackTheFirstGOGC(t *testing.T) {
-	before := debug.SetGCPercent(150)
-	defer debug.SetGCPercent(before)
-
-	stopA := Keep(64 << 20)
-	stopB := Keep(64 << 20)
-	stopA()
-	stopA() // twice is once
-	if _, _, p := readGC(); p == 150 {
-		t.Errorf("GOGC back to 150 while a Keep still runs")
-	}
-	stopB()
-	if _, _, p := readGC(); p != 150 {
-		t.Errorf("GOGC %d after both stopped, want the 150 from before", p)
-	}
 }
