@@ -51,6 +51,8 @@ const (
 	// 0.2 µs, for 16 MiB of memory (docs/BENCHMARKS.md).
 	defaultGCHeadroom = 16
 	maxGCHeadroom     = 1 << 10
+	// maxAnswerCache bounds --answer-cache-mb (MiB) at 1 TiB, far past any machine.
+	maxAnswerCache = 1 << 20
 )
 
 type serveOptions struct {
@@ -324,8 +326,8 @@ func (o *serveOptions) check() error {
 	} else if o.issuer == "" {
 		return usageErrorf("serve: no token issuer: set --issuer (CATALOGD_ISSUER) to your identity provider's URL, or use --dev for a local one; catalogd never serves without authentication")
 	}
-	if o.answerCache < 0 || o.answerCache > 1<<20 {
-		return usageErrorf("serve: --answer-cache-mb %d: want 0 (no cache) to %d", o.answerCache, 1<<20)
+	if o.answerCache < 0 || o.answerCache > maxAnswerCache {
+		return usageErrorf("serve: --answer-cache-mb %d: want 0 (no cache) to %d", o.answerCache, maxAnswerCache)
 	}
 	if o.gcHeadroom < 0 || o.gcHeadroom > maxGCHeadroom {
 		return usageErrorf("serve: --gc-headroom-mb %d: want 0 (Go's default) to %d", o.gcHeadroom, maxGCHeadroom)

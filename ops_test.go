@@ -97,6 +97,22 @@ func (p *serveProcess) logged(t *testing.T, msg string, timeout time.Duration) m
 	}
 }
 
+// metrics reads the page of serve's --metrics-addr.
+func (p *serveProcess) metrics(t *testing.T) []byte {
+	t.Helper()
+	addr, _ := p.logged(t, "serving", 5*time.Second)["metrics_addr"].(string)
+	resp, err := http.Get("http://" + addr + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	page, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return page
+}
+
 // stop sends SIGTERM and wants a clean exit.
 func (p *serveProcess) stop(t *testing.T) {
 	t.Helper()
@@ -213,13 +229,7 @@ func TestServeReloadsImportsUnderLoad(t *testing.T) {
 	t.Logf("%d requests, all 200", answered)
 
 	// The metrics endpoint tells the same story.
-	metricsAddr, _ := p.logged(t, "serving", time.Second)["metrics_addr"].(string)
-	resp, err := http.Get("http://" + metricsAddr + "/metrics")
-	if err != nil {
-		t.Fatal(err)
-	}
-	page, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
+	page := p.metrics(t)
 	for _, want := range []string{
 		`catalogd_catalog_reloads_total{result="success"} 3`,
 		`catalogd_catalog_info{generation="` + generation + `"} 1`,
@@ -334,16 +344,10 @@ func TestServeGCHeadroom(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			p := startServeEnv(t, c.env, append([]string{"--metrics-addr", "127.0.0.1:0"}, c.args...)...)
-			metricsAddr, _ := p.logged(t, "serving", 5*time.Second)["metrics_addr"].(string)
-			resp, err := http.Get("http://" + metricsAddr + "/metrics")
-			if err != nil {
-				t.Fatal(err)
-			}
-			page, _ := io.ReadAll(resp.Body)
-			resp.Body.Close()
 			var percent float64 = -1
-			for line := range strings.Lines(string(page)) {
+			for line := range strings.Lines(string(p.metrics(t))) {
 				if v, ok := strings.CutPrefix(line, "go_gc_gogc_percent "); ok {
+					var err error
 					percent, err = strconv.ParseFloat(strings.TrimSpace(v), 64)
 					if err != nil {
 						t.Fatalf("go_gc_gogc_percent %q: %v", v, err)

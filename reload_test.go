@@ -63,6 +63,20 @@ func TestReloaderSwapsNewImportsAndKeepsServingOnBadFiles(t *testing.T) {
 	}
 	rl := newReloader(path, live, seen, slog.New(slog.NewJSONHandler(&logs, nil)), metrics)
 	generation := func() string { return live.Current().Generation() }
+	// swapIn imports sample variant n over the file, runs a check, and
+	// wants the new import served: a new generation, with the variant's
+	// set name.
+	swapIn := func(n int, sighup bool, what string) string {
+		t.Helper()
+		before := generation()
+		next, name := sampleVariant(t, dir, n)
+		importInto(t, path, next)
+		rl.check(sighup)
+		if generation() == before || !strings.Contains(string(live.Current().SetsJSON("intl")), name) {
+			t.Fatalf("%s: the new import was not swapped in (generation %s): %s", what, generation(), logs.String())
+		}
+		return generation()
+	}
 
 	gen1 := generation()
 	rl.check(false)
@@ -73,15 +87,9 @@ func TestReloaderSwapsNewImportsAndKeepsServingOnBadFiles(t *testing.T) {
 	// A new import is swapped in, and the old catalogue closes once the
 	// request holding it lets go.
 	held, release := live.Acquire()
-	second, name2 := sampleVariant(t, dir, 2)
-	importInto(t, path, second)
-	rl.check(false)
-	gen2 := generation()
-	if gen2 == gen1 || !strings.Contains(logs.String(), `"msg":"catalogue reloaded"`) {
-		t.Fatalf("the new import was not swapped in (generation %s): %s", gen2, logs.String())
-	}
-	if sets := string(live.Current().SetsJSON("intl")); !strings.Contains(sets, name2) {
-		t.Errorf("the new catalogue lacks %q", name2)
+	gen2 := swapIn(2, false, "a new import")
+	if !strings.Contains(logs.String(), `"msg":"catalogue reloaded"`) {
+		t.Errorf("a swap without its log line: %s", logs.String())
 	}
 	if held.Generation() != gen1 || !strings.Contains(string(held.SetsJSON("intl")), "Base Set (edition 1)") {
 		t.Error("a request holding the old catalogue lost it")
@@ -111,12 +119,7 @@ func TestReloaderSwapsNewImportsAndKeepsServingOnBadFiles(t *testing.T) {
 
 	// SIGHUP retries; a good file then swaps in.
 	logs.Reset()
-	third, name3 := sampleVariant(t, dir, 3)
-	importInto(t, path, third)
-	rl.check(true)
-	if generation() == gen2 || !strings.Contains(string(live.Current().SetsJSON("intl")), name3) {
-		t.Fatalf("SIGHUP did not load the new import: %s", logs.String())
-	}
+	swapIn(3, true, "SIGHUP")
 	logs.Reset()
 	rl.check(true)
 	if !strings.Contains(logs.String(), `"msg":"catalogue unchanged"`) {
@@ -144,12 +147,7 @@ func TestReloaderSwapsNewImportsAndKeepsServingOnBadFiles(t *testing.T) {
 	// The next import is taken up without a SIGHUP, and a file that goes
 	// again is reported again.
 	logs.Reset()
-	fourth, name4 := sampleVariant(t, dir, 4)
-	importInto(t, path, fourth)
-	rl.check(false)
-	if generation() == gen3 || !strings.Contains(string(live.Current().SetsJSON("intl")), name4) {
-		t.Fatalf("the file's return was not taken up: %s", logs.String())
-	}
+	swapIn(4, false, "the file's return")
 	if err := os.Remove(path); err != nil {
 		t.Fatal(err)
 	}
