@@ -24,13 +24,14 @@ type answerCache struct {
 	current atomic.Pointer[answerSet]
 }
 
-// answerSet is the cache of one catalogue.
+// answerSet is the cache of one catalogue, known by its generation: a
+// catalogue replaced and closed is not kept reachable through its cache.
 type answerSet struct {
-	db      *catalog.DB
-	max     int64
-	mu      sync.RWMutex
-	answers map[string]*cachedAnswer
-	bytes   int64
+	generation string
+	max        int64
+	mu         sync.RWMutex
+	answers    map[string]*cachedAnswer
+	bytes      int64
 }
 
 // cachedAnswer is a body and its validators, neither ever modified, and
@@ -77,16 +78,16 @@ func newAnswerCache(max int64, live *catalog.Live, m *Metrics) *answerCache {
 // catalogue caches nothing, rather than put its set in place of the
 // current one's.
 func (c *answerCache) set(db *catalog.DB) *answerSet {
-	if cur := c.current.Load(); cur != nil && cur.db == db {
+	if cur := c.current.Load(); cur != nil && cur.generation == db.Generation() {
 		return cur
 	}
 	if db != c.live.Current() {
 		return nil
 	}
-	fresh := &answerSet{db: db, max: c.max, answers: make(map[string]*cachedAnswer)}
+	fresh := &answerSet{generation: db.Generation(), max: c.max, answers: make(map[string]*cachedAnswer)}
 	for {
 		cur := c.current.Load()
-		if cur != nil && cur.db == db {
+		if cur != nil && cur.generation == fresh.generation {
 			return cur
 		}
 		if c.current.CompareAndSwap(cur, fresh) {

@@ -84,8 +84,7 @@ func acceptsGzip(r *http.Request) bool {
 	if r.Method == http.MethodHead {
 		return false
 	}
-	ae, ok := r.Header["Accept-Encoding"]
-	return ok && gzipQValue(ae[0]) > 0
+	return gzipQValue(firstHeader(r.Header, "Accept-Encoding")) > 0
 }
 
 // gzipQValue returns the q-value the Accept-Encoding value ae gives gzip,
@@ -156,10 +155,11 @@ func gzipBytes(parts ...[]byte) []byte {
 	return out.Bytes()
 }
 
-// gzippedSets is the compressed list of sets of one catalogue.
+// gzippedSets is the compressed list of sets of one catalogue, known by
+// its generation so that it does not keep a replaced catalogue reachable.
 type gzippedSets struct {
-	db   *catalog.DB
-	body []byte
+	generation string
+	body       []byte
 }
 
 // setsGzip returns the compressed list of sets of db, compressing it on
@@ -167,10 +167,10 @@ type gzippedSets struct {
 // megabyte, too much to compress per request. Only the catalogue being
 // served keeps it; a request still on a replaced one does not push it out.
 func (s *Server) setsGzip(db *catalog.DB) []byte {
-	if z := s.gzippedSets.Load(); z != nil && z.db == db {
+	if z := s.gzippedSets.Load(); z != nil && z.generation == db.Generation() {
 		return z.body
 	}
-	z := &gzippedSets{db: db, body: gzipBytes(setsOpen, db.SetsJSON(""), setsClose)}
+	z := &gzippedSets{generation: db.Generation(), body: gzipBytes(setsOpen, db.SetsJSON(""), setsClose)}
 	if db == s.catalog.Current() {
 		s.gzippedSets.Store(z)
 	}
