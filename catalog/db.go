@@ -97,10 +97,7 @@ func (db *DB) read(fn func(r *reader) error) error {
 type storedSet struct {
 	Set
 	total  int64  // cards actually in the file, which is what listing returns
-	prefix []byte // of the keys of its cards in the cards bucket
-	// postingKey is the key of the posting list of its cards after
-	// postingSet: the zone byte, then the code.
-	postingKey string
+	prefix []byte // of the keys of its cards in the cards bucket; prefix[0] is the zone byte
 }
 
 // Open opens the catalogue file at path read-only. It takes a shared lock,
@@ -146,9 +143,7 @@ func (db *DB) load(tx *bolt.Tx) error {
 		if err := json.Unmarshal(v[8:], &s.Set); err != nil {
 			return fmt.Errorf("set %q: %w", k, err)
 		}
-		zone := byte(ZoneIndex(s.Zone))
-		s.prefix = appendSetPrefix(nil, zone, s.Code)
-		s.postingKey = string([]byte{zone}) + s.Code
+		s.prefix = appendSetPrefix(nil, byte(ZoneIndex(s.Zone)), s.Code)
 		db.setsByID[s.ID] = s
 		db.setsByCode[s.Code] = append(db.setsByCode[s.Code], s)
 		all = append(all, s)

@@ -17,8 +17,14 @@ import (
 const (
 	postingGram   byte = 'g' // + two runes of a folded name
 	postingNumber byte = 'n' // + the key of a normalized printed number
-	postingSet    byte = 's' // + zone byte + set code
+	postingSet    byte = 's' // + zone byte + set code (appendSetPostingKey)
 )
+
+// appendSetPostingKey appends the key of the posting list of the cards of
+// the set (zone, code), zone being the ZoneIndex as a byte.
+func appendSetPostingKey[S ~string | ~[]byte](dst []byte, zone byte, code S) []byte {
+	return append(append(append(dst, postingSet), zone), code...)
+}
 
 // postingList is one list being built: a count, then the ordinals as
 // uvarint deltas.
@@ -74,7 +80,7 @@ func (l *postingList) add(ord uint32) {
 
 // addCard adds the lists a card belongs to.
 func (b *postingBuilder) addCard(ord uint32, e *indexEntry) {
-	b.key = append(append(append(b.key[:0], postingSet), e.zone), e.setCode...)
+	b.key = appendSetPostingKey(b.key[:0], e.zone, e.setCode)
 	b.list(b.key).add(ord)
 	if b.numberList == nil || string(e.number) != string(b.lastNumber) {
 		b.key = append(append(b.key[:0], postingNumber), e.number...)

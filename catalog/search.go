@@ -292,7 +292,7 @@ func (s *searcher) inSets(e *indexEntry) bool {
 		return true
 	}
 	for _, set := range s.sets {
-		if int(e.zone) == ZoneIndex(set.Zone) && string(e.setCode) == set.Code {
+		if e.zone == set.prefix[0] && string(e.setCode) == set.Code {
 			return true
 		}
 	}
@@ -315,7 +315,7 @@ func (s *searcher) plan() (ordinals, bool) {
 		var lists union
 		var count uint64
 		for _, set := range s.sets {
-			l := s.list(postingSet, set.postingKey)
+			l := s.listAt(appendSetPostingKey(s.key[:0], set.prefix[0], set.Code))
 			lists = append(lists, l)
 			count += uint64(l.count)
 		}
@@ -346,7 +346,13 @@ func (s *searcher) plan() (ordinals, bool) {
 
 // list returns the posting list kind+key, empty when there is none.
 func (s *searcher) list(kind byte, key string) *storedList {
-	s.key = append(append(s.key[:0], kind), key...)
+	return s.listAt(append(append(s.key[:0], kind), key...))
+}
+
+// listAt returns the posting list stored under key, which may be s.key's
+// own buffer.
+func (s *searcher) listAt(key []byte) *storedList {
+	s.key = key
 	k, v := s.postings.Seek(s.key)
 	if !bytes.Equal(k, s.key) {
 		return &storedList{done: true}
