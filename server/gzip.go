@@ -6,10 +6,10 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
-	"sync"
 
 	"github.com/catalogd/catalogd/catalog"
 	"github.com/klauspost/compress/gzhttp"
+	"github.com/klauspost/compress/gzhttp/writer/gzkp"
 	"github.com/klauspost/compress/gzip"
 )
 
@@ -121,12 +121,6 @@ type encodedAnswer struct {
 	body []byte
 }
 
-// gzipWriters are reused: a gzip.Writer holds several hundred KB.
-var gzipWriters = sync.Pool{New: func() any {
-	zw, _ := gzip.NewWriterLevel(nil, gzip.BestSpeed) // a valid level: no error
-	return zw
-}}
-
 // encodeGzip compresses the answer whose plain tag is tag.
 func encodeGzip(tag string, body []byte) *encodedAnswer {
 	return &encodedAnswer{etag: []string{gzipTag(tag)}, body: gzipBytes(body)}
@@ -145,13 +139,13 @@ func gzipBytes(parts ...[]byte) []byte {
 	}
 	var out bytes.Buffer
 	out.Grow(n/4 + 64)
-	zw := gzipWriters.Get().(*gzip.Writer)
-	zw.Reset(&out)
+	// From the pool the compression middleware uses too: a gzip.Writer
+	// holds several hundred KB.
+	zw := gzkp.NewWriter(&out, gzip.BestSpeed)
 	for _, p := range parts {
 		zw.Write(p) // a bytes.Buffer does not fail
 	}
 	zw.Close()
-	gzipWriters.Put(zw)
 	return out.Bytes()
 }
 
