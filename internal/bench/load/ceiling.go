@@ -10,36 +10,53 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 )
 
 // The ceiling is the least a net/http server can do to give the same
 // answers: look the request target up in a map and write the bytes catalogd
-// wrote, with Content-Type, Content-Length and, for compressed answers,
-// Content-Encoding. No routing, no token check, no catalogue, no
-// negotiation, no logging. Its server has catalogd's timeouts and header
-// limit, so that both pay for the same connection handling.
+// wrote, header fields and body. No routing, no token check, no catalogue,
+// no negotiation, no logging. Its server has catalogd's timeouts and header
+// limit, so that both pay for the same connection handling; it writes the
+// same header fields (ETag, Cache-Control, X-Request-Id, ...), so that both
+// pay net/http for the same response. A bare ceiling (-bare-ceiling) writes
+// only Content-Type and Content-Encoding of them.
+
+// bareFields are the header fields a bare ceiling writes.
+var bareFields = []string{"Content-Type", "Content-Encoding"}
 
 // writeBodies stores every request target of routes with its answer, for
-// the ceiling: for each, the target, the answer's Content-Encoding ("" when
-// plain) and the answer, each preceded by its length as a uvarint.
-func writeBodies(path string, routes []route) error {
+// the ceiling: for each, the target, the number of header fields, each
+// field's name and value, and the body, each string preceded by its length
+// as a uvarint. With bare, only bareFields are stored.
+func writeBodies(path string, routes []route, bare bool) error {
 	f, err := os.Create(path)
 	if err != nil {
 		return err
 	}
 	w := bufio.NewWriter(f)
 	var n [binary.MaxVarintLen64]byte
-	field := func(b []byte) {
-		w.Write(n[:binary.PutUvarint(n[:], uint64(len(b)))])
-		w.Write(b)
+	uvarint := func(v int) { w.Write(n[:binary.PutUvarint(n[:], uint64(v))]) }
+	str := func(s string) {
+		uvarint(len(s))
+		w.WriteString(s)
 	}
 	for _, r := range routes {
 		for _, t := range r.targets {
-			field([]byte(t.uri))
-			field([]byte(t.encoding))
-			field(t.body)
+			str(t.uri)
+			fields := t.header
+			if bare {
+				fields = slices.DeleteFunc(slices.Clone(fields), func(f field) bool { return !slices.Contains(bareFields, f.key) })
+			}
+			uvarint(len(fields))
+			for _, f := range fields {
+				str(f.key)
+				str(f.value)
+			}
+			str(string(t.body))
 		}
 	}
 	err = w.Flush()
@@ -51,25 +68,35 @@ func writeBodies(path string, routes []route) error {
 
 // answer is one stored answer, with its header values ready to assign.
 type answer struct {
-	body     []byte
-	length   []string // nil when net/http writes the length itself
-	encoding []string // nil when the body is not compressed
+	body   []byte
+	header []headerValues // Content-Length only when net/http does not write it
+}
+
+// headerValues are the values of one header field, as a handler assigns
+// them to the header map.
+type headerValues struct {
+	key    string
+	values []string
 }
 
 // autoLengthMax is catalogd's (server.autoLengthMax): net/http writes the
 // length of answers up to it itself, more cheaply than from the header map.
 const autoLengthMax = 2048
 
-// newAnswer stores body, compressed with encoding unless that is "". Like
-// catalogd, the ceiling declares the length of answers over autoLengthMax
-// only.
-func newAnswer(body []byte, encoding string) answer {
+// newAnswer stores body with its header fields, whose names are canonical
+// and sorted. Like catalogd, the ceiling declares the length of answers
+// over autoLengthMax only.
+func newAnswer(body []byte, fields []field) answer {
 	a := answer{body: body}
-	if len(body) > autoLengthMax {
-		a.length = []string{strconv.Itoa(len(body))}
+	for _, f := range fields {
+		if n := len(a.header); n > 0 && a.header[n-1].key == f.key {
+			a.header[n-1].values = append(a.header[n-1].values, f.value)
+			continue
+		}
+		a.header = append(a.header, headerValues{f.key, []string{f.value}})
 	}
-	if encoding != "" {
-		a.encoding = []string{encoding}
+	if len(body) > autoLengthMax {
+		a.header = append(a.header, headerValues{"Content-Length", []string{strconv.Itoa(len(body))}})
 	}
 	return a
 }
@@ -94,17 +121,13 @@ func readBodies(path string) (map[string]answer, error) {
 		}
 		return b, err
 	}
-	// rest reads a field after a record's target: the end of the file there
-	// means the file was cut short.
-	rest := func() ([]byte, error) {
-		b, err := next()
+	// cut reports the end of the file inside a record: the file was cut
+	// short.
+	cut := func(err error) error {
 		if errors.Is(err, io.EOF) {
 			err = io.ErrUnexpectedEOF
 		}
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", path, err)
-		}
-		return b, nil
+		return fmt.Errorf("%s: %w", path, err)
 	}
 	for {
 		uri, err := next()
@@ -114,17 +137,37 @@ func readBodies(path string) (map[string]answer, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", path, err)
 		}
-		encoding, err := rest()
+		count, err := binary.ReadUvarint(r)
 		if err != nil {
-			return nil, err
+			return nil, cut(err)
 		}
-		body, err := rest()
+		if count > maxFields {
+			return nil, fmt.Errorf("%s: %s: %d header fields, at most %d", path, uri, count, maxFields)
+		}
+		fields := make([]field, count)
+		for i := range fields {
+			k, err := next()
+			if err != nil {
+				return nil, cut(err)
+			}
+			v, err := next()
+			if err != nil {
+				return nil, cut(err)
+			}
+			fields[i] = field{http.CanonicalHeaderKey(string(k)), string(v)}
+		}
+		slices.SortStableFunc(fields, func(a, b field) int { return strings.Compare(a.key, b.key) })
+		body, err := next()
 		if err != nil {
-			return nil, err
+			return nil, cut(err)
 		}
-		out[string(uri)] = newAnswer(body, string(encoding))
+		out[string(uri)] = newAnswer(body, fields)
 	}
 }
+
+// maxFields bounds the header fields of one stored answer, so that a
+// corrupt count is an error rather than a huge allocation.
+const maxFields = 64
 
 // runCeiling serves the stored answers until it is killed.
 func runCeiling(args []string) error {
@@ -142,26 +185,9 @@ func runCeiling(args []string) error {
 	if err != nil {
 		return err
 	}
-	contentType := []string{"application/json"}
-	answers["/readyz"] = newAnswer([]byte(`{"status":"ok"}`), "")
+	answers["/readyz"] = newAnswer([]byte(`{"status":"ok"}`), []field{{"Content-Type", "application/json"}})
 	srv := &http.Server{
-		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			a, ok := answers[r.RequestURI]
-			if !ok {
-				http.NotFound(w, r)
-				return
-			}
-			h := w.Header()
-			h["Content-Type"] = contentType
-			if a.length != nil {
-				h["Content-Length"] = a.length
-			}
-			if a.encoding != nil {
-				h["Content-Encoding"] = a.encoding
-			}
-			w.WriteHeader(http.StatusOK)
-			w.Write(a.body)
-		}),
+		Handler:           ceilingHandler(answers),
 		ReadHeaderTimeout: 5 * time.Second,
 		ReadTimeout:       15 * time.Second,
 		WriteTimeout:      30 * time.Second,
@@ -169,4 +195,21 @@ func runCeiling(args []string) error {
 		MaxHeaderBytes:    16 << 10,
 	}
 	return srv.Serve(ln)
+}
+
+// ceilingHandler answers each stored request target with its answer.
+func ceilingHandler(answers map[string]answer) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		a, ok := answers[r.RequestURI]
+		if !ok {
+			http.NotFound(w, r)
+			return
+		}
+		h := w.Header()
+		for _, f := range a.header {
+			h[f.key] = f.values
+		}
+		w.WriteHeader(http.StatusOK)
+		w.Write(a.body)
+	})
 }

@@ -1,10 +1,10 @@
 // Command load compares catalogd serve under load with a ceiling: a minimal
 // net/http server that answers the same four catalogue routes with the same
-// bytes from a map in memory and checks no token. The ratio of their
-// throughputs is what catalogd's routing, token check, catalogue reads and
-// logging cost on top of net/http itself.
+// bytes (header fields and body) from a map in memory and checks no token.
+// The ratio of their throughputs is what catalogd's routing, token check,
+// catalogue reads and logging cost on top of net/http itself.
 //
-//	go run ./internal/bench/load -cards 100000 [-duration 5s] [-conns 16,64] [-rate 2000] [-gzip] [-memory-limit MiB] [-keep] [-perf DIR] [-serve-args ARGS] [-routes getCard,...]
+//	go run ./internal/bench/load -cards 100000 [-duration 5s] [-conns 16,64] [-rate 2000] [-gzip] [-bare-ceiling] [-memory-limit MiB] [-keep] [-perf DIR] [-serve-args ARGS] [-routes getCard,...]
 //
 // It builds catalogd, generates a snapshot with internal/gen, imports it with
 // the real binary, runs an identity provider in this process and signs one
@@ -13,7 +13,10 @@
 // requests from the catalogue (seeded, so the same flags give the same
 // requests), fetches every answer once from catalogd and hands those bytes to
 // the ceiling. With -gzip every request accepts gzip, as most HTTP clients'
-// do by default, and the ceiling serves catalogd's compressed bytes.
+// do by default, and the ceiling serves catalogd's compressed bytes. With
+// -bare-ceiling the ceiling writes, of catalogd's header fields, only
+// Content-Type and Content-Encoding, so the ratio also counts what
+// catalogd's validators, Cache-Control and request id cost net/http.
 //
 // Both servers run on CPU 0 and the load generator on CPU 1 (taskset). Only
 // one server is loaded at a time: each route and mode runs against catalogd,
@@ -81,6 +84,7 @@ func main() {
 	flag.BoolVar(&o.keep, "keep", false, "keep the working directory (catalogue, snapshot, server logs)")
 	memLimit := flag.Int("memory-limit", 0, "run the catalogd that serves the load in a memory cgroup limited to this many MiB (page cache included), as a small VM or a container limit would; needs the right to create a cgroup")
 	flag.BoolVar(&o.gzip, "gzip", false, "send Accept-Encoding: gzip with every request (the ceiling serves catalogd's compressed answers)")
+	flag.BoolVar(&o.bareCeiling, "bare-ceiling", false, "the ceiling writes only Content-Type, Content-Length and Content-Encoding, not catalogd's other header fields (ETag, Cache-Control, Catalog-Generation, X-Request-Id)")
 	only := flag.String("routes", "", "routes to measure, comma-separated (getCard,listSetCards,search,listSets); all when empty")
 	serveArgs := flag.String("serve-args", "", "more arguments for catalogd serve, space-separated (-serve-args=--answer-cache-mb=0 measures without the answer cache)")
 	flag.Parse()
@@ -132,6 +136,7 @@ type options struct {
 	perfDir     string
 	keep        bool
 	gzip        bool  // requests accept gzip
+	bareCeiling bool  // the ceiling writes Content-Type and Content-Encoding only
 	memoryLimit int64 // bytes; catalogd serves without a cgroup when 0
 	serveArgs   []string
 	routes      []string // measured routes; all when empty

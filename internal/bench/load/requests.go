@@ -69,6 +69,30 @@ type request struct {
 	uri      string
 	body     []byte
 	encoding string
+	header   []field // the answer's header fields, for the ceiling
+}
+
+// field is one header field of an answer.
+type field struct{ key, value string }
+
+// perResponse are the header fields net/http writes for every response
+// itself, the ceiling's as well as catalogd's: the ceiling does not replay
+// them.
+var perResponse = []string{"Date", "Content-Length"}
+
+// replayable returns the fields of h that the ceiling sends again, sorted.
+func replayable(h http.Header) []field {
+	var out []field
+	for k, vs := range h {
+		if slices.Contains(perResponse, k) {
+			continue
+		}
+		for _, v := range vs {
+			out = append(out, field{k, v})
+		}
+	}
+	slices.SortFunc(out, func(a, b field) int { return strings.Compare(a.key, b.key) })
+	return out
 }
 
 func (r *route) meanBody() int64 {
@@ -281,7 +305,7 @@ func fetchTargets(ctx context.Context, origin, token string, smp sample, seed ui
 		}
 		switch encoding := resp.Header.Get("Content-Encoding"); {
 		case encoding == "gzip" && acceptGzip, encoding == "":
-			return request{uri, body, encoding}, nil
+			return request{uri, body, encoding, replayable(resp.Header)}, nil
 		default:
 			return request{}, fmt.Errorf("GET %s: unexpected Content-Encoding %q", uri, encoding)
 		}

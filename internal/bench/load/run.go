@@ -163,7 +163,7 @@ func run(ctx context.Context, o options) (err error) {
 		return err
 	}
 	bodies := filepath.Join(dir, "bodies.bin")
-	if err := writeBodies(bodies, routes); err != nil {
+	if err := writeBodies(bodies, routes, o.bareCeiling); err != nil {
 		return err
 	}
 	ceilPort, err := freePort()
@@ -191,7 +191,7 @@ func run(ctx context.Context, o options) (err error) {
 		cards: stats.Cards, sets: stats.Sets, dbBytes: dbSize,
 		duration: o.duration, warmup: o.warmup,
 		readies: readies, idle: idle, rows: rows,
-		requests: routes, gzip: o.gzip,
+		requests: routes, gzip: o.gzip, bareCeiling: o.bareCeiling,
 	}
 	if cg != nil {
 		// A peak and counts of events: what the whole run left in them.
