@@ -2,11 +2,15 @@ package main
 
 import (
 	"bytes"
+	"encoding/binary"
+	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -27,15 +31,29 @@ func TestBodiesRoundTrip(t *testing.T) {
 		"Date":               {"Mon, 02 Jan 2006 15:04:05 GMT"},
 		"Content-Length":     {"10"},
 	})
+	wantCard := []field{
+		{"Cache-Control", "private"},
+		{"Catalog-Generation", "g1"},
+		{"Content-Type", "application/json"},
+		{"Etag", `"g1.abc"`},
+		{"X-Request-Id", "f00-1"},
+	}
+	if !slices.Equal(card, wantCard) {
+		t.Fatalf("replayable:\n%v\nwant (sorted, without Date and Content-Length)\n%v", card, wantCard)
+	}
 	compressed := replayable(http.Header{
 		"Content-Type":     {"application/json"},
 		"Content-Encoding": {"gzip"},
-		"Vary":             {"Accept-Encoding", "Origin"},
+		"Vary":             {"Origin", "Accept-Encoding"},
 	})
-	for _, f := range card {
-		if f.key == "Date" || f.key == "Content-Length" {
-			t.Fatalf("replayable kept %s, which net/http writes itself", f.key)
-		}
+	wantCompressed := []field{
+		{"Content-Encoding", "gzip"},
+		{"Content-Type", "application/json"},
+		{"Vary", "Origin"},
+		{"Vary", "Accept-Encoding"},
+	}
+	if !slices.Equal(compressed, wantCompressed) {
+		t.Fatalf("replayable:\n%v\nwant (the values of one name in their order)\n%v", compressed, wantCompressed)
 	}
 	routes := []route{
 		{name: routeGetCard, targets: []request{
@@ -96,4 +114,112 @@ func TestBodiesRoundTrip(t *testing.T) {
 			t.Fatalf("file cut to %d bytes: err %v, want unexpected EOF", size, err)
 		}
 	}
+}
+
+// TestCorruptBodiesFile checks that a bodies file with impossible counts or
+// lengths is an error, not a panic or a huge allocation.
+func TestCorruptBodiesFile(t *testing.T) {
+	record := func(parts ...uint64) []byte {
+		var b []byte
+		b = binary.AppendUvarint(b, 1)
+		b = append(b, '/')
+		for _, p := range parts {
+			b = binary.AppendUvarint(b, p)
+		}
+		return b
+	}
+	for name, data := range map[string][]byte{
+		"too many fields":  record(maxFields + 1),
+		"huge field name":  record(1, 1<<40),
+		"huge body":        record(0, 1<<62),
+		"huge target":      binary.AppendUvarint(nil, 1<<50),
+		"count cut short":  record()[:2],
+		"body length only": record(0, 5),
+	} {
+		path := filepath.Join(t.TempDir(), "bodies.bin")
+		if err := os.WriteFile(path, data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := readBodies(path); err == nil {
+			t.Errorf("%s: read without error", name)
+		}
+	}
+}
+
+// TestCeilingSendsWhatTheOriginSent fetches answers from an origin the way
+// the harness fetches catalogd's, stores them, and checks that the ceiling
+// then sends each response byte for byte as the origin did, Date apart:
+// status line, every header field in its order, the length (written by
+// net/http up to autoLengthMax bytes, declared above) and the body.
+func TestCeilingSendsWhatTheOriginSent(t *testing.T) {
+	bodies := map[string][]byte{
+		"/short": []byte(`{"id":"a"}`),
+		"/edge":  bytes.Repeat([]byte("x"), autoLengthMax),
+		"/long":  bytes.Repeat([]byte("y"), autoLengthMax+1),
+	}
+	origin := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body := bodies[r.URL.Path]
+		h := w.Header()
+		h["Content-Type"] = []string{"application/json"}
+		h["Etag"] = []string{`"g1.abc"`}
+		h["Cache-Control"] = []string{"private"}
+		h["Catalog-Generation"] = []string{"g1"}
+		h["X-Request-Id"] = []string{"f00-1"}
+		h["Vary"] = []string{"Origin", "Accept-Encoding"}
+		if len(body) > autoLengthMax {
+			h["Content-Length"] = []string{strconv.Itoa(len(body))}
+		}
+		w.WriteHeader(http.StatusOK)
+		w.Write(body)
+	}))
+	defer origin.Close()
+
+	client := &http.Client{Transport: &http.Transport{DisableCompression: true}}
+	var fetched route
+	for uri := range bodies {
+		a, err := fetchAnswer(t.Context(), client, origin.URL, uri, "token", false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fetched.targets = append(fetched.targets, a)
+	}
+	path := filepath.Join(t.TempDir(), "bodies.bin")
+	if err := writeBodies(path, []route{fetched}, false); err != nil {
+		t.Fatal(err)
+	}
+	answers, err := readBodies(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ceiling := httptest.NewServer(ceilingHandler(answers))
+	defer ceiling.Close()
+
+	for uri := range bodies {
+		want := rawGet(t, origin.Listener.Addr().String(), uri)
+		if got := rawGet(t, ceiling.Listener.Addr().String(), uri); got != want {
+			t.Errorf("%s: the ceiling sent\n%.600q\nthe origin\n%.600q", uri, got, want)
+		}
+	}
+}
+
+// dateField matches the Date header field of a response.
+var dateField = regexp.MustCompile("(?m)^Date: [^\r\n]*\r\n")
+
+// rawGet returns the bytes of the response to a GET of uri from addr,
+// without its Date field.
+func rawGet(t *testing.T, addr, uri string) string {
+	t.Helper()
+	conn, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if _, err := io.WriteString(conn, "GET "+uri+" HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"); err != nil {
+		t.Fatal(err)
+	}
+	b, err := io.ReadAll(conn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dateField.ReplaceAllString(string(b), "")
 }

@@ -14,9 +14,9 @@
 // requests), fetches every answer once from catalogd and hands those bytes to
 // the ceiling. With -gzip every request accepts gzip, as most HTTP clients'
 // do by default, and the ceiling serves catalogd's compressed bytes. With
-// -bare-ceiling the ceiling writes, of catalogd's header fields, only
-// Content-Type and Content-Encoding, so the ratio also counts what
-// catalogd's validators, Cache-Control and request id cost net/http.
+// -bare-ceiling the ceiling writes only Content-Type, Content-Encoding,
+// and Content-Length over 2 KB, so the ratio also counts what catalogd's
+// validators, Cache-Control, Vary and request id cost net/http.
 //
 // Both servers run on CPU 0 and the load generator on CPU 1 (taskset). Only
 // one server is loaded at a time: each route and mode runs against catalogd,
@@ -84,7 +84,7 @@ func main() {
 	flag.BoolVar(&o.keep, "keep", false, "keep the working directory (catalogue, snapshot, server logs)")
 	memLimit := flag.Int("memory-limit", 0, "run the catalogd that serves the load in a memory cgroup limited to this many MiB (page cache included), as a small VM or a container limit would; needs the right to create a cgroup")
 	flag.BoolVar(&o.gzip, "gzip", false, "send Accept-Encoding: gzip with every request (the ceiling serves catalogd's compressed answers)")
-	flag.BoolVar(&o.bareCeiling, "bare-ceiling", false, "the ceiling writes only Content-Type, Content-Length and Content-Encoding, not catalogd's other header fields (ETag, Cache-Control, Catalog-Generation, X-Request-Id)")
+	flag.BoolVar(&o.bareCeiling, "bare-ceiling", false, "the ceiling writes only Content-Type, Content-Encoding, and Content-Length over 2 KB, not catalogd's other header fields (ETag, Cache-Control, Catalog-Generation, X-Request-Id, Vary)")
 	only := flag.String("routes", "", "routes to measure, comma-separated (getCard,listSetCards,search,listSets); all when empty")
 	serveArgs := flag.String("serve-args", "", "more arguments for catalogd serve, space-separated (-serve-args=--answer-cache-mb=0 measures without the answer cache)")
 	flag.Parse()
@@ -136,7 +136,7 @@ type options struct {
 	perfDir     string
 	keep        bool
 	gzip        bool  // requests accept gzip
-	bareCeiling bool  // the ceiling writes Content-Type and Content-Encoding only
+	bareCeiling bool  // the ceiling writes Content-Type, Content-Encoding, and Content-Length over 2 KB only
 	memoryLimit int64 // bytes; catalogd serves without a cgroup when 0
 	serveArgs   []string
 	routes      []string // measured routes; all when empty

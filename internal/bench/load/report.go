@@ -64,7 +64,7 @@ type report struct {
 	rows             []row
 	requests         []route
 	gzip             bool          // requests accepted gzip
-	bareCeiling      bool          // the ceiling wrote Content-Type and Content-Encoding only
+	bareCeiling      bool          // the ceiling wrote Content-Type, Content-Encoding, and Content-Length over 2 KB only
 	cgroup           *cgroupReport // nil when catalogd ran without a memory limit
 }
 
@@ -87,7 +87,7 @@ func (rep *report) print(w io.Writer) {
 	}
 	ceilingWrites := "the ceiling writes catalogd's header fields and body"
 	if rep.bareCeiling {
-		ceilingWrites = "the ceiling is bare (catalogd's body, Content-Type and Content-Encoding only)"
+		ceilingWrites = "the ceiling is bare (catalogd's body; of its header fields Content-Type, Content-Encoding, and Content-Length over 2 KB only)"
 	}
 	fmt.Fprintf(w, "each run: %s warm-up, %s measured; servers on CPU %s, load generator and catalogd's log sink on CPU %s; catalogd requests carry an RS256 token; %s; %s\n\n",
 		rep.warmup, rep.duration, serverCPU, driverCPU, accepts, ceilingWrites)

@@ -80,7 +80,47 @@ type field struct{ key, value string }
 // them.
 var perResponse = []string{"Date", "Content-Length"}
 
-// replayable returns the fields of h that the ceiling sends again, sorted.
+// fetchAnswer returns the answer the load's requests for uri get, as sent.
+// The ceiling replays it, so it must be one it can send the same way: a
+// 200 of JSON with its length declared (as net/http does for short bodies,
+// and catalogd for long ones), not chunked.
+func fetchAnswer(ctx context.Context, client *http.Client, origin, uri, token string, acceptGzip bool) (request, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, origin+uri, nil)
+	if err != nil {
+		return request{}, err
+	}
+	req.Header.Set("Authorization", "Bearer "+token)
+	if acceptGzip {
+		req.Header.Set("Accept-Encoding", "gzip")
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return request{}, err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return request{}, fmt.Errorf("GET %s: %w", uri, err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		return request{}, fmt.Errorf("GET %s: status %d: %s", uri, resp.StatusCode, body)
+	}
+	if mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); mt != "application/json" {
+		return request{}, fmt.Errorf("GET %s: Content-Type %q", uri, resp.Header.Get("Content-Type"))
+	}
+	if resp.TransferEncoding != nil || resp.ContentLength != int64(len(body)) {
+		return request{}, fmt.Errorf("GET %s: Content-Length %d, Transfer-Encoding %q for a body of %d bytes; the ceiling declares the length of every answer", uri, resp.ContentLength, resp.TransferEncoding, len(body))
+	}
+	switch encoding := resp.Header.Get("Content-Encoding"); {
+	case encoding == "gzip" && acceptGzip, encoding == "":
+		return request{uri, body, encoding, replayable(resp.Header)}, nil
+	default:
+		return request{}, fmt.Errorf("GET %s: unexpected Content-Encoding %q", uri, encoding)
+	}
+}
+
+// replayable returns the fields of h that the ceiling sends again, sorted
+// by name; the values of one name keep their order.
 func replayable(h http.Header) []field {
 	var out []field
 	for k, vs := range h {
@@ -91,7 +131,7 @@ func replayable(h http.Header) []field {
 			out = append(out, field{k, v})
 		}
 	}
-	slices.SortFunc(out, func(a, b field) int { return strings.Compare(a.key, b.key) })
+	slices.SortStableFunc(out, func(a, b field) int { return strings.Compare(a.key, b.key) })
 	return out
 }
 
@@ -278,37 +318,8 @@ func fetchTargets(ctx context.Context, origin, token string, smp sample, seed ui
 		Transport: &http.Transport{DisableCompression: true},
 		Timeout:   30 * time.Second,
 	}
-	// sent returns the answer the load's requests get, as sent.
 	sent := func(uri string) (request, error) {
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, origin+uri, nil)
-		if err != nil {
-			return request{}, err
-		}
-		req.Header.Set("Authorization", "Bearer "+token)
-		if acceptGzip {
-			req.Header.Set("Accept-Encoding", "gzip")
-		}
-		resp, err := client.Do(req)
-		if err != nil {
-			return request{}, err
-		}
-		defer resp.Body.Close()
-		body, err := io.ReadAll(resp.Body)
-		if err != nil {
-			return request{}, fmt.Errorf("GET %s: %w", uri, err)
-		}
-		if resp.StatusCode != http.StatusOK {
-			return request{}, fmt.Errorf("GET %s: status %d: %s", uri, resp.StatusCode, body)
-		}
-		if mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); mt != "application/json" {
-			return request{}, fmt.Errorf("GET %s: Content-Type %q", uri, resp.Header.Get("Content-Type"))
-		}
-		switch encoding := resp.Header.Get("Content-Encoding"); {
-		case encoding == "gzip" && acceptGzip, encoding == "":
-			return request{uri, body, encoding, replayable(resp.Header)}, nil
-		default:
-			return request{}, fmt.Errorf("GET %s: unexpected Content-Encoding %q", uri, encoding)
-		}
+		return fetchAnswer(ctx, client, origin, uri, token, acceptGzip)
 	}
 	want := func(name string) bool { return len(only) == 0 || slices.Contains(only, name) }
 	var routes []route
