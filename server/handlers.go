@@ -196,13 +196,13 @@ func (s *Server) pathParam(r *http.Request, name string) (string, error) {
 // modified in place, only replaced.
 var jsonContentType = []string{"application/json"}
 
-// autoLengthMax is the largest body net/http gives a Content-Length of its
+// AutoLengthMax is the largest body net/http gives a Content-Length of its
 // own: it holds that much before it sends the header, and a handler that
 // returns by then gets the length written without a header-map entry (no
 // allocation, nothing to copy or sort). 2 KB is net/http's buffer; its
 // documentation promises "a few KB". Longer bodies declare their length, or
 // net/http would send them chunked.
-const autoLengthMax = 2048
+const AutoLengthMax = 2048
 
 // writeJSON writes a 200 whose JSON body is the parts, in order, with its
 // Content-Length.
@@ -213,7 +213,7 @@ func writeJSON(w http.ResponseWriter, parts ...[]byte) {
 	}
 	h := w.Header()
 	h["Content-Type"] = jsonContentType
-	if n > autoLengthMax {
+	if n > AutoLengthMax {
 		h["Content-Length"] = []string{strconv.Itoa(n)}
 	}
 	w.WriteHeader(http.StatusOK)

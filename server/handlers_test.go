@@ -409,12 +409,12 @@ func TestAnswersDeclareTheirLength(t *testing.T) {
 			if got, want := head.header.Get("Content-Length"), strconv.Itoa(len(get.body)); got != want {
 				t.Errorf("HEAD %s (pass %d): Content-Length %q, want %q", target, pass, got, want)
 			}
-			short = short || len(get.body) <= autoLengthMax
-			long = long || len(get.body) > autoLengthMax
+			short = short || len(get.body) <= AutoLengthMax
+			long = long || len(get.body) > AutoLengthMax
 		}
 	}
 	if !short || !long {
-		t.Fatalf("the targets must give answers on both sides of %d bytes (short %v, long %v)", autoLengthMax, short, long)
+		t.Fatalf("the targets must give answers on both sides of %d bytes (short %v, long %v)", AutoLengthMax, short, long)
 	}
 }
 

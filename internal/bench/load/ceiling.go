@@ -7,13 +7,15 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"os"
 	"slices"
 	"strconv"
-	"strings"
 	"time"
+
+	"github.com/catalogd/catalogd/server"
 )
 
 // The ceiling is the least a net/http server can do to give the same
@@ -29,9 +31,10 @@ import (
 var bareFields = []string{"Content-Type", "Content-Encoding"}
 
 // writeBodies stores every request target of routes with its answer, for
-// the ceiling: for each, the target, the number of header fields, each
-// field's name and value, and the body, each string preceded by its length
-// as a uvarint. With bare, only bareFields are stored.
+// the ceiling: for each, the target, the number of header names, each name
+// with the number of its values and the values, and the body; every string
+// is preceded by its length as a uvarint. With bare, only bareFields are
+// stored.
 func writeBodies(path string, routes []route, bare bool) error {
 	f, err := os.Create(path)
 	if err != nil {
@@ -47,14 +50,17 @@ func writeBodies(path string, routes []route, bare bool) error {
 	for _, r := range routes {
 		for _, t := range r.targets {
 			str(t.uri)
-			fields := t.header
+			keys := slices.Sorted(maps.Keys(t.header))
 			if bare {
-				fields = slices.DeleteFunc(slices.Clone(fields), func(f field) bool { return !slices.Contains(bareFields, f.key) })
+				keys = slices.DeleteFunc(keys, func(k string) bool { return !slices.Contains(bareFields, k) })
 			}
-			uvarint(len(fields))
-			for _, f := range fields {
-				str(f.key)
-				str(f.value)
+			uvarint(len(keys))
+			for _, k := range keys {
+				str(k)
+				uvarint(len(t.header[k]))
+				for _, v := range t.header[k] {
+					str(v)
+				}
 			}
 			str(string(t.body))
 		}
@@ -79,26 +85,13 @@ type headerValues struct {
 	values []string
 }
 
-// autoLengthMax is catalogd's (server.autoLengthMax): net/http writes the
-// length of answers up to it itself, more cheaply than from the header map.
-const autoLengthMax = 2048
-
-// newAnswer stores body with its header fields, whose names are canonical
-// and sorted. Like catalogd, the ceiling declares the length of answers
-// over autoLengthMax only.
-func newAnswer(body []byte, fields []field) answer {
-	a := answer{body: body}
-	for _, f := range fields {
-		if n := len(a.header); n > 0 && a.header[n-1].key == f.key {
-			a.header[n-1].values = append(a.header[n-1].values, f.value)
-			continue
-		}
-		a.header = append(a.header, headerValues{f.key, []string{f.value}})
+// lengthField declares the length of body when catalogd does (see
+// server.AutoLengthMax): net/http writes it for shorter bodies, for both.
+func lengthField(body []byte) []headerValues {
+	if len(body) <= server.AutoLengthMax {
+		return nil
 	}
-	if len(body) > autoLengthMax {
-		a.header = append(a.header, headerValues{"Content-Length", []string{strconv.Itoa(len(body))}})
-	}
-	return a
+	return []headerValues{{"Content-Length", []string{strconv.Itoa(len(body))}}}
 }
 
 func readBodies(path string) (map[string]answer, error) {
@@ -112,70 +105,83 @@ func readBodies(path string) (map[string]answer, error) {
 		return nil, err
 	}
 	r := bufio.NewReader(f)
-	out := map[string]answer{}
-	next := func() ([]byte, error) {
+	// count reads a number of names or values; no count is larger than
+	// maxFields.
+	count := func() (int, error) {
+		n, err := binary.ReadUvarint(r)
+		if err == nil && n > maxFields {
+			err = fmt.Errorf("%d header fields or values, at most %d", n, maxFields)
+		}
+		return int(n), err
+	}
+	str := func() (string, error) {
 		n, err := binary.ReadUvarint(r)
 		if err != nil {
-			return nil, err
+			return "", err
 		}
 		if n > uint64(fi.Size()) {
 			// Cut short or corrupt: the file cannot hold the string, so
 			// do not allocate for it.
-			return nil, fmt.Errorf("a string of %d bytes in a file of %d: %w", n, fi.Size(), io.ErrUnexpectedEOF)
+			return "", fmt.Errorf("a string of %d bytes in a file of %d: %w", n, fi.Size(), io.ErrUnexpectedEOF)
 		}
 		b := make([]byte, n)
 		if _, err = io.ReadFull(r, b); errors.Is(err, io.EOF) {
 			// The length was there, the bytes are not.
 			err = io.ErrUnexpectedEOF
 		}
-		return b, err
+		return string(b), err
 	}
-	// cut reports the end of the file inside a record: the file was cut
-	// short.
-	cut := func(err error) error {
-		if errors.Is(err, io.EOF) {
-			err = io.ErrUnexpectedEOF
+	// record reads what follows a target: its header and body.
+	record := func() (answer, error) {
+		var a answer
+		names, err := count()
+		if err != nil {
+			return a, err
 		}
-		return fmt.Errorf("%s: %w", path, err)
+		for range names {
+			var h headerValues
+			if h.key, err = str(); err != nil {
+				return a, err
+			}
+			values, err := count()
+			if err != nil {
+				return a, err
+			}
+			h.values = make([]string, values)
+			for i := range h.values {
+				if h.values[i], err = str(); err != nil {
+					return a, err
+				}
+			}
+			a.header = append(a.header, h)
+		}
+		body, err := str()
+		a.body = []byte(body)
+		a.header = append(a.header, lengthField(a.body)...)
+		return a, err
 	}
+	out := map[string]answer{}
 	for {
-		uri, err := next()
+		uri, err := str()
 		if errors.Is(err, io.EOF) {
 			return out, nil
+		}
+		if err == nil {
+			out[uri], err = record()
+			if errors.Is(err, io.EOF) {
+				// The file ends inside a record: it was cut short.
+				err = io.ErrUnexpectedEOF
+			}
 		}
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", path, err)
 		}
-		count, err := binary.ReadUvarint(r)
-		if err != nil {
-			return nil, cut(err)
-		}
-		if count > maxFields {
-			return nil, fmt.Errorf("%s: %s: %d header fields, at most %d", path, uri, count, maxFields)
-		}
-		fields := make([]field, count)
-		for i := range fields {
-			k, err := next()
-			if err != nil {
-				return nil, cut(err)
-			}
-			v, err := next()
-			if err != nil {
-				return nil, cut(err)
-			}
-			fields[i] = field{http.CanonicalHeaderKey(string(k)), string(v)}
-		}
-		slices.SortStableFunc(fields, func(a, b field) int { return strings.Compare(a.key, b.key) })
-		body, err := next()
-		if err != nil {
-			return nil, cut(err)
-		}
-		out[string(uri)] = newAnswer(body, fields)
 	}
 }
 
-// maxFields bounds the header fields of one stored answer, so that a
-// corrupt count is an error rather than a huge allocation.
+// maxFields bounds the header names, and the values of one name, of a
+// stored answer, so that a corrupt count is an error rather than a huge
+// allocation.
 const maxFields = 64
 
 // runCeiling serves the stored answers until it is killed.
@@ -194,7 +200,7 @@ func runCeiling(args []string) error {
 	if err != nil {
 		return err
 	}
-	answers["/readyz"] = newAnswer([]byte(`{"status":"ok"}`), []field{{"Content-Type", "application/json"}})
+	answers["/readyz"] = answer{body: []byte(`{"status":"ok"}`), header: []headerValues{{"Content-Type", []string{"application/json"}}}}
 	srv := &http.Server{
 		Handler:           ceilingHandler(answers),
 		ReadHeaderTimeout: 5 * time.Second,

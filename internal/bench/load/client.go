@@ -61,34 +61,34 @@ func (e errLength) Error() string {
 	return fmt.Sprintf("body of %d bytes, want %d", e.got, e.want)
 }
 
-// do sends one request and reads its answer to the end, returning the body
-// length. A connection that failed or that the server closes is dialled
+// do sends one request and reads its answer to the end; an answer other
+// than a 200 of the expected length is an error. A connection that failed or that the server closes is dialled
 // again by the next call.
-func (c *client) do(t *preparedTarget) (int64, error) {
+func (c *client) do(t *preparedTarget) error {
 	if c.conn == nil {
 		if err := c.dial(); err != nil {
-			return 0, err
+			return err
 		}
 	}
 	if _, err := c.conn.Write(t.raw); err != nil {
 		c.close()
-		return 0, err
+		return err
 	}
 	status, n, keep, err := readResponse(c.br)
 	if err != nil {
 		c.close()
-		return n, err
+		return err
 	}
 	if !keep {
 		c.close()
 	}
 	switch {
 	case status != 200:
-		return n, errStatus(status)
+		return errStatus(status)
 	case n != t.want:
-		return n, errLength{n, t.want}
+		return errLength{n, t.want}
 	}
-	return n, nil
+	return nil
 }
 
 var (

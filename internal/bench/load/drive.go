@@ -51,7 +51,6 @@ type driveTarget struct {
 type driveResult struct {
 	Requests   int64 // answered, errors included
 	Errors     int64 // transport errors, answers other than 200, bodies of the wrong length, requests not sent in time
-	Bytes      int64 // of the bodies
 	Window     time.Duration
 	P50, P99   time.Duration
 	Max        time.Duration
@@ -204,14 +203,12 @@ func prepare(p drivePlan) []preparedTarget {
 type tally struct {
 	lat, lag         []time.Duration
 	requests, errors int64
-	bytes            int64
 	firstError       string
 }
 
-func (t *tally) add(lat time.Duration, n int64, err error) {
+func (t *tally) add(lat time.Duration, err error) {
 	t.lat = append(t.lat, lat)
 	t.requests++
-	t.bytes += n
 	if err != nil {
 		t.errors++
 		if t.firstError == "" {
@@ -265,13 +262,13 @@ func closedLoop(p drivePlan, targets []preparedTarget) (driveResult, error) {
 				if !sent.Before(end) {
 					return
 				}
-				n, err := c.do(&targets[next])
+				err := c.do(&targets[next])
 				if next++; next == len(targets) {
 					next = 0
 				}
 				done := time.Now()
 				if !done.Before(measure) && done.Before(end) {
-					t.add(done.Sub(sent), n, err)
+					t.add(done.Sub(sent), err)
 				}
 				if err != nil {
 					time.Sleep(errorPause)
@@ -329,14 +326,14 @@ func openLoop(p drivePlan, targets []preparedTarget) (driveResult, error) {
 				sent := time.Now()
 				if sent.Sub(j.due) > giveUp {
 					if counted {
-						t.add(sent.Sub(j.due), 0, errors.New("not sent within 1 s of its time: the server fell behind"))
+						t.add(sent.Sub(j.due), errors.New("not sent within 1 s of its time: the server fell behind"))
 					}
 					continue
 				}
-				n, err := c.do(&targets[j.i%len(targets)])
+				err := c.do(&targets[j.i%len(targets)])
 				done := time.Now()
 				if counted {
-					t.add(done.Sub(j.due), n, err)
+					t.add(done.Sub(j.due), err)
 					t.lag = append(t.lag, sent.Sub(j.due))
 				}
 				if err != nil {
@@ -394,7 +391,6 @@ func merge(tallies []tally, window time.Duration) driveResult {
 		lag = append(lag, t.lag...)
 		res.Requests += t.requests
 		res.Errors += t.errors
-		res.Bytes += t.bytes
 		if res.FirstError == "" {
 			res.FirstError = t.firstError
 		}

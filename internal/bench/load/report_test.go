@@ -9,10 +9,10 @@ import (
 
 func TestMerge(t *testing.T) {
 	res := merge([]tally{
-		{lat: []time.Duration{5, 1, 3}, requests: 3, bytes: 30},
-		{lat: []time.Duration{4, 2}, requests: 2, errors: 1, bytes: 10, firstError: "status 500"},
+		{lat: []time.Duration{5, 1, 3}, requests: 3},
+		{lat: []time.Duration{4, 2}, requests: 2, errors: 1, firstError: "status 500"},
 	}, time.Second)
-	if res.Requests != 5 || res.Errors != 1 || res.Bytes != 40 || res.FirstError != "status 500" {
+	if res.Requests != 5 || res.Errors != 1 || res.FirstError != "status 500" {
 		t.Fatalf("merge = %+v", res)
 	}
 	if res.P50 != 3 || res.Max != 5 {

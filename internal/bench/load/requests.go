@@ -64,16 +64,12 @@ type route struct {
 }
 
 // request is one request target (path and query, as sent) and its answer,
-// as sent: compressed when encoding is not "".
+// as sent.
 type request struct {
-	uri      string
-	body     []byte
-	encoding string
-	header   []field // the answer's header fields, for the ceiling
+	uri    string
+	body   []byte
+	header http.Header // the answer's fields the ceiling sends again
 }
-
-// field is one header field of an answer.
-type field struct{ key, value string }
 
 // perResponse are the header fields net/http writes for every response
 // itself, the ceiling's as well as catalogd's: the ceiling does not replay
@@ -113,26 +109,19 @@ func fetchAnswer(ctx context.Context, client *http.Client, origin, uri, token st
 	}
 	switch encoding := resp.Header.Get("Content-Encoding"); {
 	case encoding == "gzip" && acceptGzip, encoding == "":
-		return request{uri, body, encoding, replayable(resp.Header)}, nil
+		return request{uri, body, replayable(resp.Header)}, nil
 	default:
 		return request{}, fmt.Errorf("GET %s: unexpected Content-Encoding %q", uri, encoding)
 	}
 }
 
-// replayable returns the fields of h that the ceiling sends again, sorted
-// by name; the values of one name keep their order.
-func replayable(h http.Header) []field {
-	var out []field
-	for k, vs := range h {
-		if slices.Contains(perResponse, k) {
-			continue
-		}
-		for _, v := range vs {
-			out = append(out, field{k, v})
-		}
+// replayable returns the fields of h that the ceiling sends again.
+func replayable(h http.Header) http.Header {
+	h = h.Clone()
+	for _, k := range perResponse {
+		delete(h, k)
 	}
-	slices.SortStableFunc(out, func(a, b field) int { return strings.Compare(a.key, b.key) })
-	return out
+	return h
 }
 
 func (r *route) meanBody() int64 {
@@ -318,72 +307,46 @@ func fetchTargets(ctx context.Context, origin, token string, smp sample, seed ui
 		Transport: &http.Transport{DisableCompression: true},
 		Timeout:   30 * time.Second,
 	}
-	sent := func(uri string) (request, error) {
-		return fetchAnswer(ctx, client, origin, uri, token, acceptGzip)
+	// uris are each route's request targets, in the order they are sent.
+	uris := map[string][]string{}
+	for _, id := range smp.cardIDs {
+		uris[routeGetCard] = append(uris[routeGetCard], apiPath+"/catalog/cards/"+url.PathEscape(id))
 	}
-	want := func(name string) bool { return len(only) == 0 || slices.Contains(only, name) }
-	var routes []route
-
-	if want(routeGetCard) {
-		cards := route{name: routeGetCard}
-		for _, id := range smp.cardIDs {
-			t, err := sent(apiPath + "/catalog/cards/" + url.PathEscape(id))
-			if err != nil {
-				return nil, err
-			}
-			cards.targets = append(cards.targets, t)
+	for _, set := range smp.sets {
+		if len(uris[routeListSetCards]) == sampleSets {
+			break
 		}
-		routes = append(routes, cards)
+		// internal/gen writes a set's cardCount as the number of its cards
+		// (its tests hold it to that): a page from the first to the last.
+		n := 1 + rng.Int64N((set.cards+setPageSize-1)/setPageSize)
+		uris[routeListSetCards] = append(uris[routeListSetCards], apiPath+"/catalog/sets/"+url.PathEscape(set.code)+"/cards?page="+strconv.FormatInt(n, 10)+"&pageSize="+strconv.Itoa(setPageSize))
 	}
-
-	if want(routeListSetCards) {
-		pages := route{name: routeListSetCards}
-		for _, set := range smp.sets {
-			if len(pages.targets) == sampleSets {
-				break
-			}
-			// internal/gen writes a set's cardCount as the number of its
-			// cards (its tests hold it to that): a page from the first to
-			// the last.
-			n := 1 + rng.Int64N((set.cards+setPageSize-1)/setPageSize)
-			t, err := sent(apiPath + "/catalog/sets/" + url.PathEscape(set.code) + "/cards?page=" + strconv.FormatInt(n, 10) + "&pageSize=" + strconv.Itoa(setPageSize))
-			if err != nil {
-				return nil, err
-			}
-			pages.targets = append(pages.targets, t)
-		}
-		routes = append(routes, pages)
-	}
-
-	if want(routeSearch) {
-		search := route{name: routeSearch}
-		seen := map[string]bool{}
-		for _, q := range smp.queries {
-			if q == "" || seen[q] {
-				continue
-			}
+	seen := map[string]bool{}
+	for _, q := range smp.queries {
+		if q != "" && !seen[q] {
 			seen[q] = true
-			t, err := sent(apiPath + "/catalog/search?q=" + url.QueryEscape(q))
+			uris[routeSearch] = append(uris[routeSearch], apiPath+"/catalog/search?q="+url.QueryEscape(q))
+		}
+	}
+	uris[routeListSets] = []string{apiPath + "/catalog/sets"}
+
+	var routes []route
+	for _, name := range routeNames {
+		if len(only) > 0 && !slices.Contains(only, name) {
+			continue
+		}
+		if len(uris[name]) == 0 {
+			return nil, fmt.Errorf("%s: the catalogue gave no request to make", name)
+		}
+		r := route{name: name}
+		for _, uri := range uris[name] {
+			t, err := fetchAnswer(ctx, client, origin, uri, token, acceptGzip)
 			if err != nil {
 				return nil, err
 			}
-			search.targets = append(search.targets, t)
+			r.targets = append(r.targets, t)
 		}
-		routes = append(routes, search)
-	}
-
-	if want(routeListSets) {
-		t, err := sent(apiPath + "/catalog/sets")
-		if err != nil {
-			return nil, err
-		}
-		routes = append(routes, route{name: routeListSets, targets: []request{t}})
-	}
-
-	for _, r := range routes {
-		if len(r.targets) == 0 {
-			return nil, fmt.Errorf("%s: the catalogue gave no request to make", r.name)
-		}
+		routes = append(routes, r)
 	}
 	return routes, nil
 }

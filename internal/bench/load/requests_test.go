@@ -4,6 +4,7 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/catalogd/catalogd/internal/gen"
 )
@@ -31,6 +32,19 @@ func TestSampleSnapshot(t *testing.T) {
 		if id == "" {
 			t.Fatal("a chosen card was not found in the snapshot")
 		}
+	}
+	// A query is left empty only for a name too short to search for, which
+	// few generated names are.
+	empty := 0
+	for _, q := range a.queries {
+		if q == "" {
+			empty++
+		} else if utf8.RuneCountInString(q) < 2 {
+			t.Errorf("query %q is too short to search for", q)
+		}
+	}
+	if empty > len(a.queries)/10 {
+		t.Fatalf("%d of %d queries empty: the chosen cards were not found, or their names not read", empty, len(a.queries))
 	}
 	b, err := sampleSnapshot(path, st, 7)
 	if err != nil {

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/catalogd/catalogd/internal/bench/procfs"
+	"github.com/catalogd/catalogd/internal/bench/stats"
 	"github.com/catalogd/catalogd/internal/gen"
 )
 
@@ -62,11 +63,11 @@ func run(ctx context.Context, o options) (err error) {
 
 	snapshot := filepath.Join(dir, "snapshot.json")
 	start := time.Now()
-	stats, err := gen.WriteFile(snapshot, gen.Options{Cards: o.cards, Seed: o.seed})
+	generated, err := gen.WriteFile(snapshot, gen.Options{Cards: o.cards, Seed: o.seed})
 	if err != nil {
 		return err
 	}
-	logf("snapshot: %d sets, %d cards, generated in %s", stats.Sets, stats.Cards, since(start))
+	logf("snapshot: %d sets, %d cards, generated in %s", generated.Sets, generated.Cards, since(start))
 	db := filepath.Join(dir, "catalog.db")
 	imp := procfs.Import(ctx, bin, db, snapshot)
 	imp.Stderr = os.Stderr
@@ -74,9 +75,13 @@ func run(ctx context.Context, o options) (err error) {
 	if err := imp.Run(); err != nil {
 		return fmt.Errorf("catalogd import: %w", err)
 	}
-	dbSize := fileSize(db)
+	st, err := os.Stat(db)
+	if err != nil {
+		return err
+	}
+	dbSize := st.Size()
 	logf("import: %s, catalogue file %.0f MB", since(start), mb(dbSize))
-	smp, err := sampleSnapshot(snapshot, stats, o.seed)
+	smp, err := sampleSnapshot(snapshot, generated, o.seed)
 	if err != nil {
 		return err
 	}
@@ -103,7 +108,13 @@ func run(ctx context.Context, o options) (err error) {
 	if err != nil {
 		return err
 	}
-	defer sink.close()
+	defer func() {
+		// The servers have stopped (deferred below); a sink that failed
+		// lost log lines.
+		if serr := sink.close(); serr != nil && err == nil {
+			err = fmt.Errorf("log sink: %w", serr)
+		}
+	}()
 
 	var cg *memCgroup
 	if o.memoryLimit > 0 {
@@ -155,7 +166,10 @@ func run(ctx context.Context, o options) (err error) {
 		}
 	}
 	defer cat.stop()
-	idle, _ := procfs.ReadMem(cat.pid())
+	idle, err := procfs.ReadMem(cat.pid())
+	if err != nil {
+		return fmt.Errorf("catalogd's memory when ready: %w", err)
+	}
 	logf("catalogd ready in %s (%d starts), RSS when ready %.1f MB", fmtDurs(readies), len(readies), mb(idle.RSS))
 
 	routes, err := fetchTargets(ctx, "http://"+addr, token, smp, o.seed, o.gzip, o.routes)
@@ -188,7 +202,7 @@ func run(ctx context.Context, o options) (err error) {
 		return err
 	}
 	rep := report{
-		cards: stats.Cards, sets: stats.Sets, dbBytes: dbSize,
+		cards: generated.Cards, sets: generated.Sets, dbBytes: dbSize,
 		duration: o.duration, warmup: o.warmup,
 		readies: readies, idle: idle, rows: rows,
 		requests: routes, gzip: o.gzip, bareCeiling: o.bareCeiling,
@@ -275,9 +289,12 @@ func measure(ctx context.Context, self string, plan drivePlan, s target, o *opti
 			return driveResult{}, err
 		}
 		var perf *exec.Cmd
+		// Each attempt records into its own file; the kept attempt's
+		// becomes perfData.
+		attemptData := fmt.Sprintf("%s.%d", perfData, a)
 		if perfData != "" {
 			secs := strconv.FormatFloat((plan.Warmup + plan.Duration).Seconds(), 'f', 1, 64)
-			perf = exec.CommandContext(ctx, "perf", "record", "-q", "-g", "-F", "999", "-p", strconv.Itoa(s.proc.pid()), "-o", perfData, "--", "sleep", secs)
+			perf = exec.CommandContext(ctx, "perf", "record", "-q", "-g", "-F", "999", "-p", strconv.Itoa(s.proc.pid()), "-o", attemptData, "--", "sleep", secs)
 			perf.Stderr = os.Stderr
 			if err := perf.Start(); err != nil {
 				return driveResult{}, fmt.Errorf("perf: %w", err)
@@ -295,6 +312,14 @@ func measure(ctx context.Context, self string, plan drivePlan, s target, o *opti
 		logf("%-24s %-8s %s  others %.0f%%", what, s.name, res.summary(), 100*res.disturbance())
 		if a == 1 || res.disturbance() < best.disturbance() {
 			best = res
+			if perf != nil {
+				if err := os.Rename(attemptData, perfData); err != nil {
+					return driveResult{}, fmt.Errorf("perf: %w", err)
+				}
+			}
+		}
+		if perf != nil {
+			os.Remove(attemptData) // an attempt not kept
 		}
 		best.Attempts = a
 		if best.disturbance() < quiet {
@@ -362,19 +387,11 @@ func freePort() (int, error) {
 	return ln.Addr().(*net.TCPAddr).Port, nil
 }
 
-func fileSize(path string) int64 {
-	st, err := os.Stat(path)
-	if err != nil {
-		return 0
-	}
-	return st.Size()
-}
-
 // fmtDurs is the median of ds with its range.
 func fmtDurs(ds []time.Duration) string {
 	s := slices.Clone(ds)
 	slices.Sort(s)
-	med := s[len(s)/2]
+	med := stats.Percentile(s, 0.5)
 	if len(s) == 1 {
 		return fmtDur(med)
 	}
