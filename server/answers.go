@@ -17,21 +17,18 @@ import (
 // bookkeeping to a map lookup and costs little when traffic has hot spots
 // (popular cards, first pages, common names), as partner traffic does.
 type answerCache struct {
-	max     int64
-	live    *catalog.Live // whose current catalogue alone may start a set
-	hits    prometheus.Counter
-	misses  prometheus.Counter
-	current atomic.Pointer[answerSet]
+	max    int64
+	live   *catalog.Live // only its current catalogue's requests use the cache
+	hits   prometheus.Counter
+	misses prometheus.Counter
 }
 
-// answerSet is the cache of one catalogue, known by its generation: a
-// catalogue replaced and closed is not kept reachable through its cache.
+// answerSet is the cache of one catalogue, kept with it (Server.state).
 type answerSet struct {
-	generation string
-	max        int64
-	mu         sync.RWMutex
-	answers    map[string]*cachedAnswer
-	bytes      int64
+	max     int64
+	mu      sync.RWMutex
+	answers map[string]*cachedAnswer
+	bytes   int64
 }
 
 // cachedAnswer is a body and its validators, neither ever modified, and
@@ -72,37 +69,26 @@ func newAnswerCache(max int64, live *catalog.Live, m *Metrics) *answerCache {
 	return &answerCache{max: max, live: live, hits: m.answerCache.WithLabelValues("hit"), misses: m.answerCache.WithLabelValues("miss")}
 }
 
-// set returns the cache of db, starting a new one when db is the
-// catalogue being served and the cache was filled from another; nil when db
-// is not the one being served: a request still answering from a replaced
-// catalogue caches nothing, rather than put its set in place of the
-// current one's.
-func (c *answerCache) set(db *catalog.DB) *answerSet {
-	if cur := c.current.Load(); cur != nil && cur.generation == db.Generation() {
-		return cur
-	}
-	if db != c.live.Current() {
-		return nil
-	}
-	fresh := &answerSet{generation: db.Generation(), max: c.max, answers: make(map[string]*cachedAnswer)}
-	for {
-		cur := c.current.Load()
-		if cur != nil && cur.generation == fresh.generation {
-			return cur
-		}
-		if c.current.CompareAndSwap(cur, fresh) {
-			return fresh
-		}
-	}
-}
-
-// get returns the answer to the request key, if cached for db; nil when not.
-func (c *answerCache) get(db *catalog.DB, key []byte) *cachedAnswer {
+// newSet returns an empty cache for one catalogue; nil when there is no
+// answer cache.
+func (c *answerCache) newSet() *answerSet {
 	if c == nil {
 		return nil
 	}
-	set := c.set(db)
-	if set == nil {
+	return &answerSet{max: c.max, answers: make(map[string]*cachedAnswer)}
+}
+
+// serves reports whether requests on db use the cache: a request still
+// answering from a replaced catalogue neither finds nor caches anything,
+// so a replaced catalogue's cache stops growing.
+func (c *answerCache) serves(db *catalog.DB, set *answerSet) bool {
+	return set != nil && db == c.live.Current()
+}
+
+// get returns the answer to the request key, if cached in set, db's cache;
+// nil when not.
+func (c *answerCache) get(db *catalog.DB, set *answerSet, key []byte) *cachedAnswer {
+	if !c.serves(db, set) {
 		return nil
 	}
 	set.mu.RLock()
@@ -117,18 +103,15 @@ func (c *answerCache) get(db *catalog.DB, key []byte) *cachedAnswer {
 }
 
 // put caches a copy of body, with its validators, as the answer to key
-// from db, and returns the cached answer; nil when it is not cached.
-func (c *answerCache) put(db *catalog.DB, key []byte, valid *validators, body []byte) *cachedAnswer {
-	if c == nil {
+// from db in set, db's cache, and returns the cached answer; nil when it is
+// not cached.
+func (c *answerCache) put(db *catalog.DB, set *answerSet, key []byte, valid *validators, body []byte) *cachedAnswer {
+	if !c.serves(db, set) {
 		return nil
 	}
 	size := answerSize(len(key), valid.tag(), body)
 	if size > c.max/16 {
 		return nil // one answer may not push out everything else
-	}
-	set := c.set(db)
-	if set == nil {
-		return nil
 	}
 	k := string(key)
 	a := &cachedAnswer{set: set, key: k, valid: *valid, body: append([]byte(nil), body...)}

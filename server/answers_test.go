@@ -116,39 +116,39 @@ func TestAnswerCacheKeepsTheNewCatalogue(t *testing.T) {
 	// two swaps, as requests in flight across reloads do.
 	first, releaseFirst := f.live.Acquire()
 	defer releaseFirst()
-	c.put(first, key, etag(first, key), []byte("first"))
+	c.put(first, f.srv.state(first).answers, key, etag(first, key), []byte("first"))
 	f.live.Swap(importSampleDB(t))
 	second, releaseSecond := f.live.Acquire()
 	defer releaseSecond()
-	if a := c.put(second, key, etag(second, key), []byte("second")); a == nil {
+	if a := c.put(second, f.srv.state(second).answers, key, etag(second, key), []byte("second")); a == nil {
 		t.Fatal("the second catalogue's answer was not cached")
 	}
-	if a := c.get(first, key); a != nil {
+	if a := c.get(first, f.srv.state(first).answers, key); a != nil {
 		t.Errorf("a request on the first catalogue got %q", a.body)
 	}
-	if a := c.put(first, other, etag(first, other), []byte("first")); a != nil {
+	if a := c.put(first, f.srv.state(first).answers, other, etag(first, other), []byte("first")); a != nil {
 		t.Error("a request on the first catalogue cached an answer")
 	}
-	if a := c.get(second, key); a == nil || string(a.body) != "second" {
+	if a := c.get(second, f.srv.state(second).answers, key); a == nil || string(a.body) != "second" {
 		t.Fatalf("after requests on the first catalogue, the second one's answer is %v", a)
 	}
 
 	f.live.Swap(importSampleDB(t))
 	third := f.live.Current()
-	if a := c.put(third, key, etag(third, key), []byte("third")); a == nil {
+	if a := c.put(third, f.srv.state(third).answers, key, etag(third, key), []byte("third")); a == nil {
 		t.Fatal("the third catalogue's answer was not cached")
 	}
 	// Stragglers on both replaced catalogues: neither caches, and neither
 	// stops the catalogue being served from caching.
 	for _, old := range []*catalog.DB{first, second} {
-		if a := c.put(old, other, etag(old, other), []byte("old")); a != nil {
+		if a := c.put(old, f.srv.state(old).answers, other, etag(old, other), []byte("old")); a != nil {
 			t.Errorf("a request on a replaced catalogue cached %q", a.body)
 		}
 	}
-	if a := c.put(third, other, etag(third, other), []byte("third")); a == nil {
+	if a := c.put(third, f.srv.state(third).answers, other, etag(third, other), []byte("third")); a == nil {
 		t.Fatal("after requests on replaced catalogues, the current one caches nothing")
 	}
-	if a := c.get(third, key); a == nil || string(a.body) != "third" {
+	if a := c.get(third, f.srv.state(third).answers, key); a == nil || string(a.body) != "third" {
 		t.Fatalf("the third catalogue's first answer is %v", a)
 	}
 }
@@ -199,7 +199,7 @@ func TestAnswerCacheBound(t *testing.T) {
 	const max = 64 << 10
 	f := newFixtureWith(t, func(c *Config) { c.AnswerCache = max })
 	held := func() int64 {
-		set := f.srv.answers.current.Load()
+		set := f.srv.state(f.live.Current()).answers
 		set.mu.RLock()
 		defer set.mu.RUnlock()
 		return set.bytes
@@ -218,7 +218,7 @@ func TestAnswerCacheBound(t *testing.T) {
 		f.do(http.MethodGet, fmt.Sprintf("/catalog/search?q=ar&limit=%d", 1+i%100)).wantStatus(t, http.StatusOK)
 		f.do(http.MethodGet, fmt.Sprintf("/catalog/sets/SV1a/cards?page=%d&pageSize=1", 1+i%50)).wantStatus(t, http.StatusOK)
 		gzipGet(t, f, fmt.Sprintf("/catalog/sets/SV1a/cards?page=%d&pageSize=%d", 1+i%5, 3+i%8)).wantStatus(t, http.StatusOK)
-		set := f.srv.answers.current.Load()
+		set := f.srv.state(f.live.Current()).answers
 		set.mu.RLock()
 		held, n := set.bytes, len(set.answers)
 		set.mu.RUnlock()

@@ -52,7 +52,7 @@ func notModified(w http.ResponseWriter, r *http.Request, v *validators, size int
 	h["Etag"] = v[0:1:1]
 	h[GenerationHeader] = v[1:2:2]
 	h["Cache-Control"] = privateCache
-	if size >= gzipMinSize {
+	if compressible(size) {
 		varyOnAcceptEncoding(h)
 	}
 	inm := firstHeader(r.Header, "If-None-Match")

@@ -35,6 +35,10 @@ func varyOnAcceptEncoding(h http.Header) {
 // kilobyte the gzip header and the CPU cost outweigh the bytes saved.
 const gzipMinSize = 1024
 
+// compressible reports whether an answer of n bytes is compressed for
+// clients that take gzip, and so varies with Accept-Encoding.
+func compressible(n int) bool { return n >= gzipMinSize }
+
 // newGzip returns the middleware that compresses answers for clients that
 // accept gzip. Only gzip: it is what every partner's HTTP stack decodes.
 func newGzip() (func(http.Handler) http.HandlerFunc, error) {
@@ -146,27 +150,16 @@ func gzipBytes(parts ...[]byte) []byte {
 		zw.Write(p) // a bytes.Buffer does not fail
 	}
 	zw.Close()
-	return out.Bytes()
+	// The buffer may have doubled past the output; what is kept is counted
+	// by its length (answer cache), so keep no more.
+	return bytes.Clone(out.Bytes())
 }
 
-// gzippedSets is the compressed list of sets of one catalogue, known by
-// its generation so that it does not keep a replaced catalogue reachable.
-type gzippedSets struct {
-	generation string
-	body       []byte
-}
-
-// setsGzip returns the compressed list of sets of db, compressing it on
-// the first call for db: it is built once per catalogue and can be a
-// megabyte, too much to compress per request. Only the catalogue being
-// served keeps it; a request still on a replaced one does not push it out.
+// setsGzip returns the compressed list of sets of db. It is compressed once
+// per catalogue, by the first request that asks, which the others wait for:
+// it can be a megabyte, too much to compress per request.
 func (s *Server) setsGzip(db *catalog.DB) []byte {
-	if z := s.gzippedSets.Load(); z != nil && z.generation == db.Generation() {
-		return z.body
-	}
-	z := &gzippedSets{generation: db.Generation(), body: gzipBytes(setsOpen, db.SetsJSON(""), setsClose)}
-	if db == s.catalog.Current() {
-		s.gzippedSets.Store(z)
-	}
-	return z.body
+	st := s.state(db)
+	st.setsGzipOnce.Do(func() { st.setsGzip = gzipBytes(setsOpen, db.SetsJSON(""), setsClose) })
+	return st.setsGzip
 }

@@ -105,7 +105,8 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request, prepare func() (
 	defer release()
 	var kb [256]byte // on the stack for all but outsized requests
 	key := answerKey(kb[:0], r.URL.Path, r.URL.RawQuery)
-	if a := s.answers.get(db, key); a != nil {
+	st := s.state(db)
+	if a := s.answers.get(db, st.answers, key); a != nil {
 		if !notModified(w, r, &a.valid, len(a.body)) {
 			writeCached(w, r, a)
 		}
@@ -117,7 +118,8 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request, prepare func() (
 		return
 	}
 	// Built before If-None-Match is looked at: "*" matches only an answer
-	// that exists, and a card or set that does not is a 404.
+	// that exists, and a card or set that does not is a 404; and a 304
+	// carries the Vary its 200 would, which depends on the answer's size.
 	buf := s.getBuf()
 	defer s.putBuf(buf)
 	b, err := build(*buf, db)
@@ -127,7 +129,7 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request, prepare func() (
 	}
 	*buf = b
 	valid := etag(db, key)
-	a := s.answers.put(db, key, valid, b)
+	a := s.answers.put(db, st.answers, key, valid, b)
 	if notModified(w, r, valid, len(b)) {
 		return
 	}
@@ -156,7 +158,7 @@ func writePlain(w http.ResponseWriter, r *http.Request, parts ...[]byte) bool {
 	for _, p := range parts {
 		n += len(p)
 	}
-	if n >= gzipMinSize && acceptsGzip(r) {
+	if compressible(n) && acceptsGzip(r) {
 		return false
 	}
 	writeJSON(w, parts...)

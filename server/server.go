@@ -13,7 +13,6 @@ import (
 	"net/url"
 	"strings"
 	"sync"
-	"sync/atomic"
 
 	"github.com/catalogd/catalogd/catalog"
 	"github.com/catalogd/catalogd/server/auth"
@@ -90,7 +89,6 @@ type Server struct {
 	gzip             func(http.Handler) http.HandlerFunc
 	limits           *limiters    // nil without a rate limit
 	answers          *answerCache // nil when answers are not cached
-	gzippedSets      atomic.Pointer[gzippedSets]
 	bufs             sync.Pool
 }
 
@@ -189,4 +187,18 @@ func (s *Server) putBuf(b *[]byte) {
 	}
 	*b = (*b)[:0]
 	s.bufs.Put(b)
+}
+
+// catalogueState is what the server computes from one catalogue and keeps
+// with it (catalog.DB.Derived): it lasts as long as the catalogue, and a
+// catalogue swapped in starts with its own.
+type catalogueState struct {
+	answers      *answerSet // nil without an answer cache
+	setsGzipOnce sync.Once
+	setsGzip     []byte
+}
+
+// state returns the server's state of db.
+func (s *Server) state(db *catalog.DB) *catalogueState {
+	return db.Derived(func() any { return &catalogueState{answers: s.answers.newSet()} }).(*catalogueState)
 }
