@@ -208,8 +208,8 @@ func checkRendered(t *testing.T, srv *Server, raw string, err error, want []stri
 }
 
 // FuzzGzipQValue reads arbitrary Accept-Encoding values: nothing panics, the
-// q-value is a number from 0 to 1, and a value that does not name gzip
-// gives 0.
+// q-value is a number from 0 to 1, a value that does not name gzip gives
+// 0, and a HEAD is never compressed.
 func FuzzGzipQValue(f *testing.F) {
 	for _, seed := range []string{
 		"gzip", "gzip, deflate, br", "br;q=1.0, gzip;q=0.8, *;q=0.1",
@@ -230,6 +230,12 @@ func FuzzGzipQValue(f *testing.F) {
 		r.Header.Set("Accept-Encoding", ae)
 		if got := acceptsGzip(r); got != (q > 0) {
 			t.Fatalf("acceptsGzip with %q = %v, but its q-value is %v", ae, got, q)
+		}
+		// A HEAD is never compressed, whatever it accepts: its Content-Length
+		// must be the plain GET's.
+		r.Method = http.MethodHead
+		if acceptsGzip(r) {
+			t.Fatalf("acceptsGzip of a HEAD with %q = true", ae)
 		}
 	})
 }

@@ -23,7 +23,7 @@ func (s *Server) routes() *httprouter.Router {
 
 	api := s.basePath
 	// The catalogue's answers are compressed for clients that accept it, by
-	// the handlers, which keep them compressed (Server.writeCached); their
+	// the handlers, which keep them compressed (writeCached); their
 	// 401s and problems are too small to gain.
 	s.get(r, "listSets", api+setsPath, s.authenticated(s.handleListSets()))
 	s.get(r, "listSetCards", api+setsPath+"/:code"+cardsOfSetSuffix, s.authenticated(s.handleListSetCards()))
