@@ -146,7 +146,7 @@ func (db *DB) load(tx *bolt.Tx) error {
 		if err := json.Unmarshal(v[8:], &s.Set); err != nil {
 			return fmt.Errorf("set %q: %w", k, err)
 		}
-		s.prefix = appendSetPrefix(nil, byte(ZoneIndex(s.Zone)), s.Code)
+		s.prefix = appendSetPrefix(nil, zoneByte(s.Zone), s.Code)
 		db.setsByID[s.ID] = s
 		db.setsByCode[s.Code] = append(db.setsByCode[s.Code], s)
 		all = append(all, s)

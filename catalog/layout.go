@@ -92,6 +92,9 @@ type ZoneCount struct {
 	Cards int64  `json:"cards"`
 }
 
+// zoneByte is a zone's byte in keys: its ZoneIndex, for a valid zone.
+func zoneByte(zone string) byte { return byte(ZoneIndex(zone)) }
+
 // appendSetPrefix appends the prefix of the keys of the cards of the set
 // (zone, code) in the cards bucket, zone being the ZoneIndex as a byte: the
 // zone byte, then the code, uvarint-length-prefixed.

@@ -217,7 +217,7 @@ func (w *Writer) AddSet(s Set) error {
 	if _, ok := w.sets[s.ID]; ok {
 		return &DuplicateError{"id", s.ID}
 	}
-	key := string(appendSetPrefix(nil, byte(ZoneIndex(s.Zone)), s.Code))
+	key := string(appendSetPrefix(nil, zoneByte(s.Zone), s.Code))
 	if _, ok := w.setsByCode[key]; ok {
 		return &DuplicateError{"code", s.Code}
 	}
@@ -228,7 +228,7 @@ func (w *Writer) AddSet(s Set) error {
 
 // SetName returns the name of the set (zone, code) added so far, if any.
 func (w *Writer) SetName(zone, code string) (string, bool) {
-	w.key = appendSetPrefix(w.key[:0], byte(ZoneIndex(zone)), code)
+	w.key = appendSetPrefix(w.key[:0], zoneByte(zone), code)
 	s, ok := w.setsByCode[string(w.key)]
 	if !ok {
 		return "", false
@@ -245,7 +245,7 @@ func (w *Writer) AddCard(c *Card) error {
 		return &DuplicateError{"id", c.ID}
 	}
 	w.number = AppendNumberKey(w.number[:0], c.Number)
-	w.key = appendCardKey(w.key[:0], byte(ZoneIndex(c.Zone)), c.SetCode, w.number, c.ID)
+	w.key = appendCardKey(w.key[:0], zoneByte(c.Zone), c.SetCode, w.number, c.ID)
 	numberLen := len(w.number)
 	setLen := len(w.key) - len(c.ID) - numberLen
 	if len(w.key) > bolt.MaxKeySize {
@@ -419,7 +419,7 @@ func (w *Writer) Finish(info Info) (_ Info, err error) {
 	var zoneSets [3]int64
 	for id, s := range w.sets {
 		var total int64
-		if t := w.cardTotals[string(appendSetPrefix(w.key[:0], byte(ZoneIndex(s.Zone)), s.Code))]; t != nil {
+		if t := w.cardTotals[string(appendSetPrefix(w.key[:0], zoneByte(s.Zone), s.Code))]; t != nil {
 			total = *t
 		}
 		w.buf = binary.BigEndian.AppendUint64(w.buf[:0], uint64(total))
@@ -530,7 +530,7 @@ func (w *Writer) putOrdered(bucket, key, value []byte) error {
 // card: zone, id, set code, the key of its normalized number and its folded
 // name.
 func appendIndexEntry(dst []byte, c *Card, numberKey []byte, folded string) []byte {
-	dst = append(dst, byte(ZoneIndex(c.Zone)))
+	dst = append(dst, zoneByte(c.Zone))
 	dst = binary.AppendUvarint(dst, uint64(len(c.ID)))
 	dst = append(dst, c.ID...)
 	dst = binary.AppendUvarint(dst, uint64(len(c.SetCode)))
