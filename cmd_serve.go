@@ -43,12 +43,8 @@ const (
 	// logFlushEvery is how long an access-log line may wait to be written
 	// with others: one write per request would cost more than the line.
 	logFlushEvery = 100 * time.Millisecond
-	// defaultGCHeadroom is what the heap may grow by between collections.
-	// catalogd's live heap is a few MiB and a request allocates a few KiB,
-	// so Go's default (twice the live heap, at least 4 MiB) collects dozens
-	// of times a second under load, each cycle marking the whole live heap:
-	// 1.5 µs a request at 50,000 a second. 16 MiB of headroom makes that
-	// 0.2 µs, for 16 MiB of memory (docs/BENCHMARKS.md).
+	// defaultGCHeadroom is the MiB the heap may grow by between
+	// collections (internal/gcheadroom says why), at most maxGCHeadroom.
 	defaultGCHeadroom = 16
 	maxGCHeadroom     = 1 << 10
 	// maxAnswerCache bounds --answer-cache-mb (MiB) at 1 TiB, far past any machine.
@@ -118,8 +114,13 @@ func runServe(ctx context.Context, e *env, o serveOptions) error {
 	logs := logbuf.New(e.stderr, logFlushEvery)
 	defer logs.Close()
 	log := slog.New(slog.NewJSONHandler(logs, nil))
-	if o.gcHeadroom > 0 && e.getenv("GOGC") == "" {
-		defer gcheadroom.Keep(uint64(o.gcHeadroom) << 20)()
+	// GOGC in the environment wins; the headroom in force is logged.
+	gcHeadroom := o.gcHeadroom
+	if e.getenv("GOGC") != "" {
+		gcHeadroom = 0
+	}
+	if gcHeadroom > 0 {
+		defer gcheadroom.Keep(uint64(gcHeadroom) << 20)()
 	}
 	// From the start, so that a SIGHUP sent early does not end the process.
 	hup := make(chan os.Signal, 1)
@@ -223,7 +224,8 @@ func runServe(ctx context.Context, e *env, o serveOptions) error {
 	info := db.Info()
 	attrs := []slog.Attr{slog.String("addr", ln.Addr().String()), slog.String("base_url", o.baseURL),
 		slog.String("catalogue", db.Path()), slog.String("generation", info.Generation),
-		slog.String("issuer", o.issuer), slog.Bool("keys_loaded", verifier.Ready())}
+		slog.String("issuer", o.issuer), slog.Bool("keys_loaded", verifier.Ready()),
+		slog.Int("gc_headroom_mb", gcHeadroom)}
 	if metricsLn != nil {
 		attrs = append(attrs, slog.String("metrics_addr", metricsLn.Addr().String()))
 	}

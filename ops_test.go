@@ -336,10 +336,11 @@ func TestServeGCHeadroom(t *testing.T) {
 		env    []string
 		args   []string
 		raised bool
+		logged float64 // gc_headroom_mb of the "serving" line
 	}{
-		{"default", []string{"GOGC="}, nil, true},
-		{"flag at 0", []string{"GOGC="}, []string{"--gc-headroom-mb", "0"}, false},
-		{"GOGC set", []string{"GOGC=100"}, nil, false},
+		{"default", []string{"GOGC="}, nil, true, 16},
+		{"flag at 0", []string{"GOGC="}, []string{"--gc-headroom-mb", "0"}, false, 0},
+		{"GOGC set", []string{"GOGC=100"}, nil, false, 0},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -359,6 +360,9 @@ func TestServeGCHeadroom(t *testing.T) {
 			}
 			if got := percent > 100; got != c.raised || (!c.raised && percent != 100) {
 				t.Errorf("go_gc_gogc_percent %v, want raised above 100: %v", percent, c.raised)
+			}
+			if got := p.logged(t, "serving", 5*time.Second)["gc_headroom_mb"]; got != c.logged {
+				t.Errorf("serving line: gc_headroom_mb %v, want %v", got, c.logged)
 			}
 			p.stop(t)
 		})
