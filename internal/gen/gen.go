@@ -22,6 +22,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/catalogd/catalogd/catalog"
 )
@@ -32,6 +33,12 @@ type Options struct {
 	Cards       int    // total cards
 	Seed        uint64 // same options → identical bytes
 	CardsPerSet int    // average over the sets that have cards; sizes vary per set
+
+	// DistinctNames makes the worst case for the search index: every card
+	// name carries, after its real name, its running number and a word in
+	// each of Latin, kana and Han script drawn at random, so that names
+	// almost never repeat and the bigrams of names run into the millions.
+	DistinctNames bool
 }
 
 // DefaultCardsPerSet is the average set size when Options.CardsPerSet is 0.
@@ -149,7 +156,7 @@ func Write(w io.Writer, opt Options) (Stats, error) {
 		}
 	}
 	o.buf = append(o.buf, "\n],\"cards\":["...)
-	cw := &cardWriter{o: o}
+	cw := &cardWriter{o: o, distinct: opt.DistinctNames}
 	for i := range sets {
 		cw.writeSet(&sets[i])
 		if o.err != nil {
@@ -611,6 +618,9 @@ type cardWriter struct {
 	mark    string // mechanic mark of the current name, "" for none
 
 	name, num, lid []byte
+
+	distinct bool // Options.DistinctNames
+	serial   int  // cards named so far, for distinct names
 }
 
 func (w *cardWriter) writeSet(sp *setPlan) {
@@ -792,6 +802,10 @@ func (w *cardWriter) pickName() {
 	e := w.table.pick(w.r)
 	w.name = append(w.name[:0], e.name...)
 	w.mark = ""
+	if w.distinct {
+		w.serial++
+		w.name = appendDistinct(w.name, w.r, w.serial)
+	}
 	if !e.mon || w.era.marks == nil || !w.r.mil(w.markMil) {
 		return
 	}
@@ -1020,4 +1034,25 @@ func appendDate(b []byte, day int64) []byte {
 	b = strconv.AppendInt(b, int64(y), 10)
 	b = append(b, '-', byte('0'+m/10), byte('0'+m%10), '-', byte('0'+d/10), byte('0'+d%10))
 	return b
+}
+
+// appendDistinct appends to a name what makes it distinct (see
+// Options.DistinctNames): the serial number, then a Latin, a katakana and a
+// Han word of random letters.
+func appendDistinct(name []byte, r *rng, serial int) []byte {
+	name = append(name, ' ')
+	name = strconv.AppendInt(name, int64(serial), 10)
+	name = append(name, ' ')
+	for range 4 + r.intn(5) {
+		name = append(name, byte('a'+r.intn(26)))
+	}
+	name = append(name, ' ')
+	for range 2 + r.intn(4) {
+		name = utf8.AppendRune(name, rune(0x30A2+r.intn(0x30F3-0x30A2)))
+	}
+	name = append(name, ' ')
+	for range 2 + r.intn(3) {
+		name = utf8.AppendRune(name, rune(0x4E00+r.intn(0x9FA5-0x4E00)))
+	}
+	return name
 }

@@ -4,6 +4,12 @@
 // peak RSS and the size of the file it wrote.
 //
 //	go run ./internal/bench/importbench -cards 1000000
+//	go run ./internal/bench/importbench -cards 10000000 -distinct
+//
+// -distinct generates the worst case for the search index: names that
+// almost never repeat (gen.Options.DistinctNames). Peak anonymous memory is
+// sampled from /proc while the import runs: it is what the import itself
+// holds, where peak RSS also counts the pages of the file it writes.
 //
 // With -runs N it decodes and imports the same snapshot N times, each
 // import timed against the decode just before it: on a shared machine the
@@ -31,18 +37,21 @@ func main() {
 	seed := flag.Uint64("seed", 1, "generator seed")
 	keep := flag.Bool("keep", false, "keep the working directory")
 	runs := flag.Int("runs", 1, "decode and import the snapshot this many times")
+	distinct := flag.Bool("distinct", false, "names that almost never repeat: the worst case for the index")
+	perSet := flag.Int("per-set", gen.DefaultCardsPerSet, "average cards per set")
 	flag.Parse()
 	if *runs < 1 {
 		fmt.Fprintln(os.Stderr, "importbench: -runs must be at least 1")
 		os.Exit(2)
 	}
-	if err := run(*cards, *seed, *keep, *runs); err != nil {
+	opt := gen.Options{Cards: *cards, Seed: *seed, CardsPerSet: *perSet, DistinctNames: *distinct}
+	if err := run(opt, *keep, *runs); err != nil {
 		fmt.Fprintln(os.Stderr, "importbench:", err)
 		os.Exit(1)
 	}
 }
 
-func run(cards int, seed uint64, keep bool, runs int) error {
+func run(opt gen.Options, keep bool, runs int) error {
 	dir, err := os.MkdirTemp("", "catalogd-importbench-")
 	if err != nil {
 		return err
@@ -57,7 +66,7 @@ func run(cards int, seed uint64, keep bool, runs int) error {
 
 	snapshot := filepath.Join(dir, "snapshot.json")
 	start := time.Now()
-	stats, err := gen.WriteFile(snapshot, gen.Options{Cards: cards, Seed: seed})
+	stats, err := gen.WriteFile(snapshot, opt)
 	if err != nil {
 		return err
 	}
@@ -96,19 +105,44 @@ func measure(dir, bin, snapshot string) error {
 	imp := procfs.Import(context.Background(), bin, db, snapshot)
 	imp.Stderr = os.Stderr
 	start = time.Now()
-	if err := imp.Run(); err != nil {
+	if err := imp.Start(); err != nil {
 		return fmt.Errorf("catalogd import: %w", err)
 	}
+	peak := sampleMem(imp.Process.Pid)
+	err = imp.Wait()
 	took := time.Since(start)
+	anon := <-peak
+	if err != nil {
+		return fmt.Errorf("catalogd import: %w", err)
+	}
 	ru := imp.ProcessState.SysUsage().(*syscall.Rusage)
 	dbSt, err := os.Stat(db)
 	if err != nil {
 		return err
 	}
-	fmt.Printf("catalogd import %s wall, %.1fs user, %.1fs sys, peak RSS %.0f MB, file %.0f MB\n",
-		took.Round(time.Millisecond), tv(ru.Utime), tv(ru.Stime), float64(ru.Maxrss)/1024, mb(dbSt.Size()))
+	fmt.Printf("catalogd import %s wall, %.1fs user, %.1fs sys, peak RSS %.0f MB, peak RssAnon %.0f MiB, file %.0f MB\n",
+		took.Round(time.Millisecond), tv(ru.Utime), tv(ru.Stime), float64(ru.Maxrss)/1024, mb(anon), mb(dbSt.Size()))
 	fmt.Printf("ratio           import / encoding/json decode = %.2f\n", took.Seconds()/decode.Seconds())
 	return nil
+}
+
+// sampleMem reads the anonymous memory of process pid every 10 ms until it
+// exits, and then sends the largest figure seen.
+func sampleMem(pid int) <-chan int64 {
+	peak := make(chan int64, 1)
+	go func() {
+		var most procfs.Mem
+		for {
+			m, err := procfs.ReadMem(pid)
+			if err != nil {
+				break // the process has exited
+			}
+			most.Max(m)
+			time.Sleep(10 * time.Millisecond)
+		}
+		peak <- most.Anon
+	}()
+	return peak
 }
 
 // The records as encoding/json would decode them: the baseline does the same
