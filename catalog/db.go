@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"sync"
@@ -25,6 +26,10 @@ type DB struct {
 	setsByID   map[string]*storedSet
 	setsByCode map[string][]*storedSet // zones in resolution order
 	setList    [4][]byte               // JSON arrays: all zones, then by zone index
+
+	// zoneOrdinals are the ordinals of the search index entries of each
+	// zone, by zone index (see postings.go).
+	zoneOrdinals [3]ordinalRange
 
 	// readers holds idle read transactions. Beginning one takes two
 	// exclusive locks inside bbolt and half a dozen allocations, more than
@@ -46,9 +51,9 @@ type DB struct {
 // safe for concurrent use.
 type reader struct {
 	tx            *bolt.Tx
-	cardCursor    *bolt.Cursor // cards
-	entryCursor   *bolt.Cursor // numbers
-	postingCursor *bolt.Cursor // postings
+	cardCursor    *bolt.Cursor    // cards
+	entryCursors  [3]*bolt.Cursor // numbers, one for each zone's walk
+	postingCursor *bolt.Cursor    // postings
 }
 
 // readersPerDB bounds the idle transactions kept; more run at once when
@@ -65,12 +70,15 @@ func (db *DB) getReader() (*reader, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &reader{
+	r := &reader{
 		tx:            tx,
 		cardCursor:    tx.Bucket(bucketCards).Cursor(),
-		entryCursor:   tx.Bucket(bucketNumbers).Cursor(),
 		postingCursor: tx.Bucket(bucketPostings).Cursor(),
-	}, nil
+	}
+	for i := range r.entryCursors {
+		r.entryCursors[i] = tx.Bucket(bucketNumbers).Cursor()
+	}
+	return r, nil
 }
 
 func (db *DB) putReader(r *reader) {
@@ -133,6 +141,24 @@ func (db *DB) load(tx *bolt.Tx) error {
 		if tx.Bucket(name) == nil {
 			return fmt.Errorf("bucket %s missing", name)
 		}
+	}
+	// The entries are ordered by zone, so each zone's are the ordinals
+	// after those of the zones before it.
+	var counts [3]uint64
+	for _, zc := range db.info.Zones {
+		z := ZoneIndex(zc.Zone)
+		if z < 0 || zc.Cards < 0 || zc.Cards > math.MaxUint32 {
+			return fmt.Errorf("read info: zone %q with %d cards", zc.Zone, zc.Cards)
+		}
+		counts[z] = uint64(zc.Cards)
+	}
+	var lo uint64
+	for z, n := range counts {
+		if lo+n > math.MaxUint32 {
+			return fmt.Errorf("read info: %d cards, more than the index holds", lo+n)
+		}
+		db.zoneOrdinals[z] = ordinalRange{uint32(lo), uint32(lo + n)}
+		lo += n
 	}
 
 	db.setsByID = make(map[string]*storedSet)

@@ -157,9 +157,10 @@ func TestCreateLeavesAnExistingPath(t *testing.T) {
 	}
 }
 
-// TestSearchScansToTheEnd: a query no posting list narrows (a term of one
-// character) scans every entry, and stops at the last one whether its
-// block is full or not, with or without results.
+// TestSearchScansToTheEnd: a query that every card matches (a term of one
+// character, which its character's list serves) walks every entry, and
+// stops at the last one whether its block is full or not, with or without
+// results.
 func TestSearchScansToTheEnd(t *testing.T) {
 	for _, n := range []int{2 * indexBlockSize, 2*indexBlockSize + 5} {
 		t.Run(fmt.Sprint(n), func(t *testing.T) {

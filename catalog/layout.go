@@ -18,15 +18,20 @@ import (
 //	           keyCardID + card id -> the card's key of the first kind
 //	           without the id (set prefix + NumberKey(number))
 //	numbers    the search index entries, one per card, numbered by their
-//	           position in result order (the ordinal), in blocks of
+//	           position in the order zone, printed-number key, id (the
+//	           ordinal), in blocks of
 //	           indexBlockSize: 4-byte big-endian ordinal / indexBlockSize ->
 //	           a byte counting the entries of the block, the end of each as
 //	           a 4-byte big-endian offset, then the entries back to back. An
 //	           entry is the zone byte, then the card id, the set code and
 //	           NumberKey(number), each uvarint-prefixed, then the folded name
-//	postings   "g" + a bigram of folded names, "n" + a NumberKey,
-//	           "s" + zone byte + set code -> uvarint count, then the
-//	           ordinals of its cards as uvarint deltas (see postings.go)
+//	postings   posting lists, each under its list key: a kind byte ("g"
+//	           a bigram of folded names, "r" one character of them, "n" a
+//	           NumberKey, "s" a zone byte and set code), then that term,
+//	           uvarint-length-prefixed. The list key -> uvarint count of
+//	           the list; list key + 4-byte big-endian last ordinal of a
+//	           block -> the block: its first ordinal, then the others as
+//	           deltas, all uvarints (see postings.go)
 //
 // Each card's JSON is stored once, grouped by set and in printed-number
 // order within its set: a page of a set is one contiguous range of
@@ -59,8 +64,9 @@ const indexBlockSize = 16
 // an older file from a newer one.
 //
 // catalogd/1 stored each card twice (by id and by set); catalogd/2 stores it
-// once and maps ids to it.
-const formatVersion = "catalogd/2"
+// once and maps ids to it; catalogd/3 orders the search index by zone and
+// stores posting lists in blocks.
+const formatVersion = "catalogd/3"
 
 // Errors of the catalogue. Callers compare with errors.Is.
 var (

@@ -1,107 +1,213 @@
 package catalog
 
 import (
+	"bufio"
+	"bytes"
+	"container/heap"
 	"encoding/binary"
+	"fmt"
+	"io"
+	"math"
+	"os"
 	"slices"
+	"strings"
 	"unicode/utf8"
+
+	bolt "go.etcd.io/bbolt"
 )
 
 // The search index has two parts (see layout.go). The numbers bucket holds
-// one entry per card, found by its ordinal: its position in result order
-// (printed-number key, then id). The postings bucket maps a bigram of folded
-// names, a normalized printed number, or a set to the ordered list of the
-// ordinals of its cards. A query walks the shortest list that every result
-// must be on, in ordinal order, so it reads about as many entries as it needs
-// and stops at the limit; a query no list can narrow scans the entries in
-// order, which for a common term also stops early.
+// one entry per card, found by its ordinal: its position in the order zone,
+// printed-number key, id. A zone is a range of ordinals, and within it
+// ordinals are in result order. The postings bucket maps a bigram of folded
+// names, a single character of them, a normalized printed number, or a set
+// to the ordered list of the ordinals of its cards.
+//
+// A list longer than postingBlockSize ordinals is stored in blocks of that
+// many, each under the key of the list followed by its last ordinal, so
+// that a cursor Seek finds the block holding the first ordinal at or above
+// any bound: a walk skips whole stretches of a long list, and a zone's
+// range is one seek away. The key of the list itself holds its length,
+// which planning reads, and a shorter list whole.
 const (
-	postingGram   byte = 'g' // + two runes of a folded name
+	postingGram   byte = 'g' // + two characters of a folded name
+	postingRune   byte = 'r' // + one character of a folded name
 	postingNumber byte = 'n' // + the key of a normalized printed number
-	postingSet    byte = 's' // + zone byte + set code (appendSetPostingKey)
+	postingSet    byte = 's' // + zone byte + set code
 )
 
-// appendSetPostingKey appends the key of the posting list of the cards of
-// the set (zone, code), zone being the ZoneIndex as a byte.
-func appendSetPostingKey[S ~string | ~[]byte](dst []byte, zone byte, code S) []byte {
-	return append(append(append(dst, postingSet), zone), code...)
+// postingBlockSize is the most ordinals in one block of a list: a seek
+// decodes at most this many, and a block's key costs about as much as a
+// tenth of it.
+const postingBlockSize = 128
+
+// appendListKey appends the key of the list kind+term: the kind, then the
+// term, uvarint-length-prefixed, so that no list's key is the start of
+// another's and its blocks' keys follow it directly.
+func appendListKey[S ~string | ~[]byte](dst []byte, kind byte, term S) []byte {
+	dst = append(dst, kind)
+	dst = binary.AppendUvarint(dst, uint64(len(term)))
+	return append(dst, term...)
 }
 
-// postingList is one list being built: a count, then the ordinals as
-// uvarint deltas.
-type postingList struct {
-	n    uint32
-	last uint32
-	buf  []byte
+// appendSetListKey appends the key of the list of the cards of the set
+// (zone, code), zone being the ZoneIndex as a byte.
+func appendSetListKey[S ~string | ~[]byte](dst []byte, zone byte, code S) []byte {
+	dst = append(dst, postingSet)
+	dst = binary.AppendUvarint(dst, uint64(1+len(code)))
+	return append(append(dst, zone), code...)
 }
 
+// postingChunk is the part of one list built in memory: its ordinals, the
+// first in full and the rest as uvarint deltas.
+type postingChunk struct {
+	n           uint32
+	first, last uint32
+	deltas      []byte
+}
+
+func (c *postingChunk) add(ord uint32) int {
+	switch {
+	case c.n == 0:
+		c.first = ord
+	case c.last == ord:
+		return 0 // a bigram twice in one name
+	default:
+		n := len(c.deltas)
+		c.deltas = binary.AppendUvarint(c.deltas, uint64(ord-c.last))
+		c.last, c.n = ord, c.n+1
+		return len(c.deltas) - n
+	}
+	c.last, c.n = ord, 1
+	return 0
+}
+
+// postingBuilder builds the lists from the cards in ordinal order, in
+// bounded memory: when the lists held reach the limit they are written to a
+// temporary file as a sorted run and started afresh. Every ordinal of a
+// run is below every ordinal of the next, so a list is the concatenation
+// of its chunks in run order, and a merge of the runs by key writes every
+// list in key order.
 type postingBuilder struct {
-	lists map[string]*postingList
-	// names holds, for recent folded names, the lists of their bigrams:
-	// names repeat, and finding a name's lists once saves a lookup per
-	// bigram for every other card of that name.
-	names map[string][]*postingList
-	// numberList is the list of lastNumber, the number key last added:
-	// cards come in number order.
-	lastNumber []byte
-	numberList *postingList
+	dir   string
+	limit int
+	mem   int // bytes held by lists, estimated
+	lists map[string]*postingChunk
+	// chars holds the lists of bigrams and characters, most of the
+	// lists and of the lookups, by packChars: a map of integers finds
+	// them faster than one of strings.
+	chars map[uint64]*postingChunk
+	// names holds, for recent folded names, the chunks of their bigrams
+	// and characters: names repeat, and finding a name's lists once saves
+	// a lookup per bigram for every other card of that name.
+	names      map[string][]*postingChunk
+	lastNumber []byte // the number key last added, whose list is numberList:
+	numberList *postingChunk
 	key        []byte
+	runs       []*os.File
 }
+
+// postingListCost is the memory of a list in the builder beyond its key and
+// deltas: the map entry, the chunk, slice headers.
+const postingListCost = 96
 
 // nameCacheSize bounds the names whose lists the builder remembers.
-const nameCacheSize = 1 << 16
+const nameCacheSize = 1 << 14
 
-func newPostingBuilder() *postingBuilder {
-	return &postingBuilder{lists: make(map[string]*postingList), names: make(map[string][]*postingList)}
+func newPostingBuilder(dir string, limit int) *postingBuilder {
+	return &postingBuilder{dir: dir, limit: limit, lists: make(map[string]*postingChunk), chars: make(map[uint64]*postingChunk), names: make(map[string][]*postingChunk)}
 }
 
-// list returns the list of key, making it when there is none.
-func (b *postingBuilder) list(key []byte) *postingList {
-	l, ok := b.lists[string(key)]
+// packChars packs one or two characters, each of at most 21 bits, into the
+// key of their list in postingBuilder.chars; ok is false for a character
+// that is not valid UTF-8, which keeps its bytes.
+func packChars(text []byte) (packed uint64, ok bool) {
+	r1, n1 := utf8.DecodeRune(text)
+	if r1 == utf8.RuneError && n1 < 2 {
+		return 0, false
+	}
+	if n1 == len(text) {
+		return uint64(r1), true
+	}
+	r2, n2 := utf8.DecodeRune(text[n1:])
+	if r2 == utf8.RuneError && n2 < 2 {
+		return 0, false
+	}
+	return 1<<42 | uint64(r1)<<21 | uint64(r2), true
+}
+
+// appendPackedKey appends the list key of packed, from packChars.
+func appendPackedKey(dst []byte, packed uint64) []byte {
+	var text [2 * utf8.UTFMax]byte
+	if packed>>42 == 0 {
+		return appendListKey(dst, postingRune, utf8.AppendRune(text[:0], rune(packed)))
+	}
+	t := utf8.AppendRune(text[:0], rune(packed>>21&(1<<21-1)))
+	return appendListKey(dst, postingGram, utf8.AppendRune(t, rune(packed&(1<<21-1))))
+}
+
+// charList returns the list of kind (postingGram or postingRune) and text,
+// making it when there is none.
+func (b *postingBuilder) charList(kind byte, text []byte) *postingChunk {
+	packed, ok := packChars(text)
 	if !ok {
-		l = &postingList{}
-		b.lists[string(key)] = l
+		b.key = appendListKey(b.key[:0], kind, text)
+		return b.list(b.key)
+	}
+	l, ok := b.chars[packed]
+	if !ok {
+		l = &postingChunk{}
+		b.chars[packed] = l
+		b.mem += postingListCost
 	}
 	return l
 }
 
-// add appends ord, which never decreases, to the list.
-func (l *postingList) add(ord uint32) {
-	if l.n > 0 && l.last == ord {
-		return // a bigram twice in one name
+// list returns the chunk of key, making it when there is none.
+func (b *postingBuilder) list(key []byte) *postingChunk {
+	l, ok := b.lists[string(key)]
+	if !ok {
+		l = &postingChunk{}
+		b.lists[string(key)] = l
+		b.mem += postingListCost + len(key)
 	}
-	delta := ord - l.last
-	if l.n == 0 {
-		delta = ord
-	}
-	l.buf = binary.AppendUvarint(l.buf, uint64(delta))
-	l.last = ord
-	l.n++
+	return l
 }
 
-// addCard adds the lists a card belongs to.
-func (b *postingBuilder) addCard(ord uint32, e *indexEntry) {
-	b.key = appendSetPostingKey(b.key[:0], e.zone, e.setCode)
-	b.list(b.key).add(ord)
+// addCard adds ord, the card's ordinal, to the lists the card belongs to.
+// Ordinals must come in increasing order.
+func (b *postingBuilder) addCard(ord uint32, e *indexEntry) error {
+	if b.mem >= b.limit {
+		if err := b.spill(); err != nil {
+			return err
+		}
+	}
+	b.key = appendSetListKey(b.key[:0], e.zone, e.setCode)
+	b.mem += b.list(b.key).add(ord)
 	if b.numberList == nil || string(e.number) != string(b.lastNumber) {
-		b.key = append(append(b.key[:0], postingNumber), e.number...)
+		b.key = appendListKey(b.key[:0], postingNumber, e.number)
 		b.numberList = b.list(b.key)
 		b.lastNumber = append(b.lastNumber[:0], e.number...)
 	}
-	b.numberList.add(ord)
-	grams, ok := b.names[string(e.name)]
+	b.mem += b.numberList.add(ord)
+	lists, ok := b.names[string(e.name)]
 	if !ok {
 		eachBigram(e.name, func(gram []byte) {
-			b.key = append(append(b.key[:0], postingGram), gram...)
-			grams = append(grams, b.list(b.key))
+			lists = append(lists, b.charList(postingGram, gram))
+		})
+		eachRune(e.name, func(r []byte) {
+			lists = append(lists, b.charList(postingRune, r))
 		})
 		if len(b.names) >= nameCacheSize {
 			clear(b.names)
 		}
-		b.names[string(e.name)] = grams
+		b.names[string(e.name)] = lists
+		b.mem += len(e.name) + 8*len(lists) + postingListCost
 	}
-	for _, l := range grams {
-		l.add(ord)
+	for _, l := range lists {
+		b.mem += l.add(ord)
 	}
+	return nil
 }
 
 // eachBigram calls fn with every pair of neighbouring characters of a folded
@@ -121,61 +227,356 @@ func eachBigram(text []byte, fn func(gram []byte)) {
 	}
 }
 
-// each calls fn with every list, in key order, encoded as stored.
-func (b *postingBuilder) each(fn func(key, value []byte) error) error {
-	b.names = nil
-	keys := make([]string, 0, len(b.lists))
-	for k := range b.lists {
-		keys = append(keys, k)
+// eachRune calls fn with every character of a folded name but spaces.
+func eachRune(text []byte, fn func(r []byte)) {
+	for len(text) > 0 {
+		_, n := utf8.DecodeRune(text)
+		if text[0] != ' ' {
+			fn(text[:n])
+		}
+		text = text[n:]
 	}
-	slices.Sort(keys)
-	var value []byte
-	for _, k := range keys {
-		l := b.lists[k]
-		value = binary.AppendUvarint(value[:0], uint64(l.n))
-		value = append(value, l.buf...)
-		if err := fn([]byte(k), value); err != nil {
+}
+
+// keyedChunk is a list held, with its key.
+type keyedChunk struct {
+	key   string
+	chunk *postingChunk
+}
+
+// sorted returns the lists held, in key order.
+func (b *postingBuilder) sorted() []keyedChunk {
+	all := make([]keyedChunk, 0, len(b.lists)+len(b.chars))
+	for k, c := range b.lists {
+		all = append(all, keyedChunk{k, c})
+	}
+	var key []byte
+	for packed, c := range b.chars {
+		key = appendPackedKey(key[:0], packed)
+		all = append(all, keyedChunk{string(key), c})
+	}
+	slices.SortFunc(all, func(a, b keyedChunk) int { return strings.Compare(a.key, b.key) })
+	return all
+}
+
+// reset forgets the lists held, which a run now has.
+func (b *postingBuilder) reset() {
+	b.lists = make(map[string]*postingChunk)
+	b.chars = make(map[uint64]*postingChunk)
+	clear(b.names)
+	b.numberList = nil
+	b.mem = 0
+}
+
+// spill writes the lists held as a run: each key with its chunk, in key
+// order.
+func (b *postingBuilder) spill() error {
+	f, err := os.CreateTemp(b.dir, ".catalogd-postings-*")
+	if err != nil {
+		return fmt.Errorf("search index: create a temporary file: %w", err)
+	}
+	// Unlinked at once: the run lives as long as the open file, so an
+	// interrupted import leaves nothing behind.
+	_ = os.Remove(f.Name())
+	b.runs = append(b.runs, f)
+	w := bufio.NewWriterSize(f, 256<<10)
+	var hdr []byte
+	for _, kc := range b.sorted() {
+		k, c := kc.key, kc.chunk
+		hdr = binary.AppendUvarint(hdr[:0], uint64(len(k)))
+		hdr = append(hdr, k...)
+		hdr = binary.AppendUvarint(hdr, uint64(c.n))
+		hdr = binary.AppendUvarint(hdr, uint64(c.first))
+		hdr = binary.AppendUvarint(hdr, uint64(c.last))
+		hdr = binary.AppendUvarint(hdr, uint64(len(c.deltas)))
+		w.Write(hdr)
+		w.Write(c.deltas)
+	}
+	if err := w.Flush(); err != nil {
+		return fmt.Errorf("search index: write a temporary file: %w", err)
+	}
+	b.reset()
+	return nil
+}
+
+// close releases the runs.
+func (b *postingBuilder) close() {
+	for _, f := range b.runs {
+		f.Close()
+	}
+	b.runs = nil
+	b.lists, b.chars, b.names = nil, nil, nil
+}
+
+// write writes every list, in key order, through put.
+func (b *postingBuilder) write(put func(key, value []byte) error) error {
+	lw := listWriter{put: put}
+	if len(b.runs) == 0 {
+		for _, kc := range b.sorted() {
+			if err := lw.chunk([]byte(kc.key), kc.chunk); err != nil {
+				return err
+			}
+		}
+		return lw.end()
+	}
+	if len(b.lists)+len(b.chars) > 0 {
+		if err := b.spill(); err != nil {
+			return err
+		}
+	}
+	h := make(chunkHeap, 0, len(b.runs))
+	for i, f := range b.runs {
+		if _, err := f.Seek(0, io.SeekStart); err != nil {
+			return fmt.Errorf("search index: rewind a temporary file: %w", err)
+		}
+		r := &chunkReader{r: bufio.NewReaderSize(f, 64<<10), run: i}
+		ok, err := r.next()
+		if err != nil {
+			return err
+		}
+		if ok {
+			h = append(h, r)
+		}
+	}
+	heap.Init(&h)
+	for len(h) > 0 {
+		r := h[0]
+		if err := lw.chunk(r.key, &r.chunk); err != nil {
+			return err
+		}
+		ok, err := r.next()
+		if err != nil {
+			return err
+		}
+		if ok {
+			heap.Fix(&h, 0)
+		} else {
+			heap.Pop(&h)
+		}
+	}
+	return lw.end()
+}
+
+// listWriter cuts lists into blocks as their chunks come, in key order and
+// each list's chunks in ordinal order, and puts the blocks and each list's
+// length. A list of at most postingBlockSize ordinals, which in a catalogue
+// of names that do not repeat is most of them, is stored whole under the
+// list's key, after its length: one key, one seek.
+type listWriter struct {
+	put    func(key, value []byte) error
+	key    []byte // of the list being written
+	count  uint64 // its ordinals so far
+	n      int    // in the block being filled
+	last   uint32
+	block  []byte
+	blocks bool // whether a block of the list has been put
+	bkey   []byte
+	value  []byte
+}
+
+func (lw *listWriter) chunk(key []byte, c *postingChunk) error {
+	if !bytes.Equal(key, lw.key) {
+		if err := lw.end(); err != nil {
+			return err
+		}
+		lw.key = append(lw.key[:0], key...)
+	}
+	if err := lw.add(c.first); err != nil {
+		return err
+	}
+	ord, d := c.first, c.deltas
+	for len(d) > 0 {
+		delta, w := binary.Uvarint(d)
+		if w <= 0 {
+			return fmt.Errorf("search index: list %q: bad delta in a temporary file", key)
+		}
+		d = d[w:]
+		ord += uint32(delta)
+		if err := lw.add(ord); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
+func (lw *listWriter) add(ord uint32) error {
+	if lw.n == postingBlockSize {
+		if err := lw.flush(); err != nil {
+			return err
+		}
+	}
+	if lw.n == 0 {
+		lw.block = binary.AppendUvarint(lw.block[:0], uint64(ord))
+	} else {
+		lw.block = binary.AppendUvarint(lw.block, uint64(ord-lw.last))
+	}
+	lw.last = ord
+	lw.n++
+	lw.count++
+	return nil
+}
+
+// flush puts the block being filled under the list's key and its last
+// ordinal.
+func (lw *listWriter) flush() error {
+	lw.bkey = binary.BigEndian.AppendUint32(append(lw.bkey[:0], lw.key...), lw.last)
+	lw.n, lw.blocks = 0, true
+	return lw.put(lw.bkey, lw.block)
+}
+
+// end finishes the list being written: its last block, then its length,
+// under its own key, which sorts before its blocks'; or the whole list
+// there, when it never filled a block.
+func (lw *listWriter) end() error {
+	if lw.count == 0 {
+		return nil
+	}
+	lw.value = binary.AppendUvarint(lw.value[:0], lw.count)
+	if !lw.blocks {
+		lw.value = append(lw.value, lw.block...)
+	} else if lw.n > 0 {
+		if err := lw.flush(); err != nil {
+			return err
+		}
+	}
+	lw.count, lw.n, lw.blocks = 0, 0, false
+	return lw.put(lw.key, lw.value)
+}
+
+// chunkReader reads the chunks of one run in key order.
+type chunkReader struct {
+	r     *bufio.Reader
+	run   int
+	key   []byte
+	chunk postingChunk
+}
+
+func (r *chunkReader) next() (bool, error) {
+	klen, err := binary.ReadUvarint(r.r)
+	if err == io.EOF {
+		return false, nil
+	}
+	var fields [4]uint64
+	for i := range fields {
+		if err != nil {
+			return false, fmt.Errorf("search index: read a temporary file: %w", err)
+		}
+		if i == 0 {
+			r.key = slices.Grow(r.key[:0], int(klen))[:klen]
+			if _, err = io.ReadFull(r.r, r.key); err != nil {
+				return false, fmt.Errorf("search index: read a temporary file: %w", err)
+			}
+		}
+		fields[i], err = binary.ReadUvarint(r.r)
+	}
+	if err != nil {
+		return false, fmt.Errorf("search index: read a temporary file: %w", err)
+	}
+	r.chunk.n, r.chunk.first, r.chunk.last = uint32(fields[0]), uint32(fields[1]), uint32(fields[2])
+	r.chunk.deltas = slices.Grow(r.chunk.deltas[:0], int(fields[3]))[:fields[3]]
+	if _, err := io.ReadFull(r.r, r.chunk.deltas); err != nil {
+		return false, fmt.Errorf("search index: read a temporary file: %w", err)
+	}
+	return true, nil
+}
+
+// chunkHeap orders the runs by their next key, then by run: a list's chunks
+// come out in run order, which is ordinal order.
+type chunkHeap []*chunkReader
+
+func (h chunkHeap) Len() int { return len(h) }
+func (h chunkHeap) Less(i, j int) bool {
+	if c := bytes.Compare(h[i].key, h[j].key); c != 0 {
+		return c < 0
+	}
+	return h[i].run < h[j].run
+}
+func (h chunkHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
+func (h *chunkHeap) Push(x any)   { *h = append(*h, x.(*chunkReader)) }
+func (h *chunkHeap) Pop() any {
+	old := *h
+	r := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return r
+}
+
 // ordinals walks a list of ordinals in increasing order.
 type ordinals interface {
 	// seek returns the first ordinal of the list that is at least min. It
-	// never moves backwards: asking again with the same min gives the same
-	// answer.
+	// never moves backwards: asking again with the same or a smaller min
+	// gives the same answer.
 	seek(min uint32) (uint32, bool)
 }
 
-// storedList reads a list as stored.
+// storedList reads a list as stored, a block at a time, through a cursor
+// it shares with the other lists of a search.
 type storedList struct {
-	data    []byte
-	count   uint32
+	c      *bolt.Cursor
+	key    []byte // of the list
+	inline bool   // the list is its one block, held in data from the start
+	bkey   []byte
+
+	data    []byte // of the block loaded, not yet decoded
+	last    uint32 // of the block loaded
 	cur     uint32
-	started bool
+	loaded  bool
+	started bool // cur is an ordinal of the block loaded
 	done    bool
 }
 
-func newStoredList(v []byte) *storedList {
+// listRef names a stored list, gives its length and, for a short list,
+// holds it (valid for the transaction it was read in).
+type listRef struct {
+	key    []byte
+	count  uint64
+	inline []byte
+}
+
+// readListRef reads the list stored under key; it is empty when there is
+// none.
+func readListRef(c *bolt.Cursor, key []byte) listRef {
+	l := listRef{key: slices.Clone(key)}
+	k, v := c.Seek(key)
+	if !bytes.Equal(k, key) {
+		return l
+	}
 	n, w := binary.Uvarint(v)
 	if w <= 0 {
-		return &storedList{}
+		return l
 	}
-	return &storedList{data: v[w:], count: uint32(n)}
+	l.count = n
+	if n <= postingBlockSize {
+		l.inline = v[w:]
+	}
+	return l
+}
+
+// newList returns a reader of the list l through c.
+func newList(c *bolt.Cursor, l listRef) *storedList {
+	if l.count <= postingBlockSize {
+		return &storedList{data: l.inline, last: math.MaxUint32, inline: true, loaded: true, done: l.count == 0}
+	}
+	return &storedList{c: c, key: l.key}
 }
 
 func (l *storedList) seek(min uint32) (uint32, bool) {
-	if l.done {
-		return 0, false
-	}
-	if l.started && l.cur >= min {
-		return l.cur, true
-	}
-	for len(l.data) > 0 {
+	for !l.done {
+		if l.started && l.cur >= min {
+			return l.cur, true
+		}
+		if !l.loaded || (min > l.last && !l.inline) {
+			l.load(min)
+			continue
+		}
+		if len(l.data) == 0 {
+			// The list is over, or the block ends below its own last
+			// ordinal: corrupt.
+			l.done = true
+			break
+		}
 		d, w := binary.Uvarint(l.data)
 		if w <= 0 {
+			l.done = true
 			break
 		}
 		l.data = l.data[w:]
@@ -184,12 +585,21 @@ func (l *storedList) seek(min uint32) (uint32, bool) {
 		} else {
 			l.cur, l.started = uint32(d), true
 		}
-		if l.cur >= min {
-			return l.cur, true
-		}
 	}
-	l.data, l.done = nil, true
 	return 0, false
+}
+
+// load loads the block that holds the first ordinal at or above min: the
+// first whose last ordinal is at or above it.
+func (l *storedList) load(min uint32) {
+	l.bkey = binary.BigEndian.AppendUint32(append(l.bkey[:0], l.key...), min)
+	k, v := l.c.Seek(l.bkey)
+	if len(k) != len(l.key)+4 || !bytes.HasPrefix(k, l.key) {
+		l.done = true
+		return
+	}
+	l.last = binary.BigEndian.Uint32(k[len(l.key):])
+	l.data, l.loaded, l.started = v, true, false
 }
 
 // intersection walks the ordinals on every one of its lists.

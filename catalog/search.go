@@ -105,6 +105,11 @@ func (e *indexEntry) matches(terms []term) bool {
 // Search calls fn with the canonical JSON of each matching card, at most
 // q.Limit of them, in the order of the normalized printed number, then id.
 // The slice passed to fn is valid only until fn returns.
+//
+// Each zone is a range of ordinals (see postings.go), walked by lists of
+// its own: a zone the query filters out costs nothing, one that holds none
+// of a list's cards costs a seek, and the zones' results, each in result
+// order, are merged as they come.
 func (db *DB) Search(q SearchQuery, fn func(card []byte)) error {
 	terms := searchTerms(q.Q)
 	if len(terms) == 0 || q.Limit <= 0 {
@@ -123,15 +128,14 @@ func (db *DB) Search(q SearchQuery, fn func(card []byte)) error {
 		}
 	}
 	err := db.read(func(r *reader) error {
-		s := searcher{
-			entries:    r.entryCursor,
-			postings:   r.postingCursor,
-			cardCursor: r.cardCursor,
-			zone:       zone,
-			sets:       sets,
-			terms:      terms,
+		p := planSearch(r.postingCursor, sets, terms)
+		var walks []*zoneWalk
+		for z, zr := range db.zoneOrdinals {
+			if (zone < 0 || z == zone) && zr.lo < zr.hi && inZone(sets, z) {
+				walks = append(walks, &zoneWalk{driver: p.driver(r.postingCursor), entries: indexBlocks{c: r.entryCursors[z]}, next: zr.lo, hi: zr.hi})
+			}
 		}
-		return s.run(q.Limit, fn)
+		return merge(walks, r.cardCursor, q.Limit, func(e *indexEntry) bool { return inSets(sets, e) && e.matches(terms) }, fn)
 	})
 	if err != nil {
 		return fmt.Errorf("search %q: %w", q.Q, err)
@@ -139,59 +143,85 @@ func (db *DB) Search(q SearchQuery, fn func(card []byte)) error {
 	return nil
 }
 
-type searcher struct {
-	entries, postings *bolt.Cursor
-	cardCursor        *bolt.Cursor
-	zone              int
-	sets              []*storedSet
-	terms             []term
-	key               []byte
+// ordinalRange is the ordinals [lo, hi) of one zone's cards.
+type ordinalRange struct{ lo, hi uint32 }
+
+// zoneWalk finds the results of one zone in result order: the cards that
+// driver, a list every result is on, names within the zone's range, that
+// pass the search's check.
+type zoneWalk struct {
+	driver  ordinals
+	entries indexBlocks
+	next    uint32 // the ordinal to look from
+	hi      uint32
+	entry   indexEntry // the next result, when ready
+	ready   bool
+	done    bool
 }
 
-// run finds the results through the narrowest posting list, or by scanning
-// the entries in order when no list narrows the search.
-func (s *searcher) run(limit int, fn func([]byte)) error {
-	driver, planned := s.plan()
-	if !planned {
-		driver = everyOrdinal{}
-	}
-	found := 0
-	entries := indexBlocks{c: s.entries}
-	for ord, more := driver.seek(0); more && found < limit; ord, more = driver.seek(ord + 1) {
-		v, err := entries.entry(ord)
+// advance makes the walk's next result ready, or the walk done.
+func (w *zoneWalk) advance(check func(*indexEntry) bool) error {
+	for !w.ready && !w.done {
+		ord, ok := w.driver.seek(w.next)
+		if !ok || ord >= w.hi {
+			w.done = true
+			break
+		}
+		v, err := w.entries.entry(ord)
 		if err != nil {
 			return err
 		}
 		if v == nil {
-			if !planned {
-				return nil // the end of the scan
-			}
 			return fmt.Errorf("index entry %d is missing", ord)
 		}
-		e, err := decodeIndexEntry(v)
-		if err != nil {
+		if w.entry, err = decodeIndexEntry(v); err != nil {
 			return fmt.Errorf("index entry %d: %w", ord, err)
 		}
-		if (s.zone < 0 || int(e.zone) == s.zone) && s.inSets(&e) && e.matches(s.terms) {
-			s.key = e.appendCardKey(s.key[:0])
-			k, card := s.cardCursor.Seek(s.key)
-			if !bytes.Equal(k, s.key) {
-				return fmt.Errorf("card %q of the index is missing", e.id)
-			}
-			fn(card)
-			found++
-		}
+		w.ready = check(&w.entry)
 		if ord == ^uint32(0) {
+			w.done = !w.ready
 			break
 		}
+		w.next = ord + 1
 	}
 	return nil
 }
 
-// everyOrdinal is the list of every entry, which a scan walks.
-type everyOrdinal struct{}
+// merge calls fn with the card of each result of the walks, in result
+// order, up to limit.
+func merge(walks []*zoneWalk, cards *bolt.Cursor, limit int, check func(*indexEntry) bool, fn func([]byte)) error {
+	var key []byte
+	for found := 0; found < limit; found++ {
+		var best *zoneWalk
+		for _, w := range walks {
+			if err := w.advance(check); err != nil {
+				return err
+			}
+			if w.ready && (best == nil || compareResults(&w.entry, &best.entry) < 0) {
+				best = w
+			}
+		}
+		if best == nil {
+			break
+		}
+		key = best.entry.appendCardKey(key[:0])
+		k, card := cards.Seek(key)
+		if !bytes.Equal(k, key) {
+			return fmt.Errorf("card %q of the index is missing", best.entry.id)
+		}
+		fn(card)
+		best.ready = false
+	}
+	return nil
+}
 
-func (everyOrdinal) seek(min uint32) (uint32, bool) { return min, true }
+// compareResults orders entries as results: by number key, then id.
+func compareResults(a, b *indexEntry) int {
+	if c := bytes.Compare(a.number, b.number); c != 0 {
+		return c
+	}
+	return bytes.Compare(a.id, b.id)
+}
 
 // indexBlock is a value of the numbers bucket: the count of its entries,
 // the end of each entry as a 4-byte big-endian offset into the entries,
@@ -287,11 +317,19 @@ func (b *indexBlocks) entry(ord uint32) ([]byte, error) {
 	return v, nil
 }
 
-func (s *searcher) inSets(e *indexEntry) bool {
-	if s.sets == nil {
+// inZone reports whether zone z may hold cards of sets: any zone when sets
+// is nil, no set filter.
+func inZone(sets []*storedSet, z int) bool {
+	return sets == nil || slices.ContainsFunc(sets, func(s *storedSet) bool { return int(s.prefix[0]) == z })
+}
+
+// inSets reports whether the entry's card is in one of sets, or sets is
+// nil: no set filter.
+func inSets(sets []*storedSet, e *indexEntry) bool {
+	if sets == nil {
 		return true
 	}
-	for _, set := range s.sets {
+	for _, set := range sets {
 		if e.zone == set.prefix[0] && string(e.setCode) == set.Code {
 			return true
 		}
@@ -299,65 +337,82 @@ func (s *searcher) inSets(e *indexEntry) bool {
 	return false
 }
 
-// plan picks the shortest list that every result is on: the cards of the
-// filtered sets, or for one term the cards whose names hold its two rarest
-// bigrams, together with the cards whose number is the term. A term of one
-// character has no bigram and cannot narrow the search.
-func (s *searcher) plan() (ordinals, bool) {
-	var best ordinals
-	bestCount := ^uint64(0)
-	consider := func(l ordinals, count uint64) {
-		if count < bestCount {
-			best, bestCount = l, count
-		}
+// searchPlan is the lists a search walks, found once and walked by every
+// zone with lists of its own.
+type searchPlan struct {
+	sets  []listRef // the cards of the filtered sets: on any of them
+	terms []termRef // the terms whose lists are walked, shortest first
+}
+
+// termRef is the lists of one term: the cards whose names hold its rarest
+// bigrams (its character, for a term of one), and those whose number is the
+// term.
+type termRef struct {
+	byName []listRef
+	number listRef
+}
+
+func (t *termRef) count() uint64 { return t.byName[0].count + t.number.count }
+
+// maxDriverTerms is the most terms whose lists a search intersects; the
+// others are checked on the cards the intersection names, where more lists
+// would cost more seeks than they save.
+const maxDriverTerms = 3
+
+// planSearch picks the lists that every result is on: those of the
+// filtered sets, and for each term its two rarest bigrams together with
+// its number. The walk intersects the shortest few, shortest first.
+func planSearch(c *bolt.Cursor, sets []*storedSet, terms []term) searchPlan {
+	var p searchPlan
+	var key []byte
+	ref := func(key []byte) listRef { return readListRef(c, key) }
+	for _, set := range sets {
+		p.sets = append(p.sets, ref(appendSetListKey(key[:0], set.prefix[0], set.Code)))
 	}
-	if s.sets != nil {
-		var lists union
-		var count uint64
-		for _, set := range s.sets {
-			l := s.listAt(appendSetPostingKey(s.key[:0], set.prefix[0], set.Code))
-			lists = append(lists, l)
-			count += uint64(l.count)
-		}
-		consider(lists, count)
-	}
-	for i := range s.terms {
-		t := &s.terms[i]
-		var grams []*storedList
+	for i := range terms {
+		t := &terms[i]
+		var tr termRef
 		eachBigram(t.text, func(gram []byte) {
-			grams = append(grams, s.list(postingGram, string(gram)))
+			key = appendListKey(key[:0], postingGram, gram)
+			if !slices.ContainsFunc(tr.byName, func(l listRef) bool { return bytes.Equal(l.key, key) }) {
+				tr.byName = append(tr.byName, ref(key))
+			}
 		})
-		if len(grams) == 0 {
-			continue // one character: no bigram to narrow by
+		if len(tr.byName) == 0 {
+			tr.byName = append(tr.byName, ref(appendListKey(key[:0], postingRune, t.text)))
 		}
-		number := s.list(postingNumber, t.number)
-		slices.SortFunc(grams, func(a, b *storedList) int { return cmp.Compare(a.count, b.count) })
-		if len(grams) > 2 {
-			grams = grams[:2]
-		}
-		byName := make(intersection, len(grams))
-		for j, g := range grams {
-			byName[j] = g
-		}
-		consider(union{byName, number}, uint64(grams[0].count)+uint64(number.count))
+		slices.SortStableFunc(tr.byName, func(a, b listRef) int { return cmp.Compare(a.count, b.count) })
+		tr.byName = tr.byName[:min(2, len(tr.byName))]
+		tr.number = ref(appendListKey(key[:0], postingNumber, t.number))
+		p.terms = append(p.terms, tr)
 	}
-	return best, best != nil
+	slices.SortStableFunc(p.terms, func(a, b termRef) int { return cmp.Compare(a.count(), b.count()) })
+	p.terms = p.terms[:min(maxDriverTerms, len(p.terms))]
+	return p
 }
 
-// list returns the posting list kind+key, empty when there is none.
-func (s *searcher) list(kind byte, key string) *storedList {
-	return s.listAt(append(append(s.key[:0], kind), key...))
-}
-
-// listAt returns the posting list stored under key, which may be s.key's
-// own buffer.
-func (s *searcher) listAt(key []byte) *storedList {
-	s.key = key
-	k, v := s.postings.Seek(s.key)
-	if !bytes.Equal(k, s.key) {
-		return &storedList{done: true}
+// driver returns new lists, read through c, that walk the plan.
+func (p *searchPlan) driver(c *bolt.Cursor) ordinals {
+	in := make(intersection, 0, 1+len(p.terms))
+	if p.sets != nil {
+		sets := make(union, len(p.sets))
+		for i, s := range p.sets {
+			sets[i] = newList(c, s)
+		}
+		in = append(in, sets)
 	}
-	return newStoredList(v)
+	for _, t := range p.terms {
+		byName := make(intersection, len(t.byName))
+		for i, l := range t.byName {
+			byName[i] = newList(c, l)
+		}
+		if t.number.count == 0 {
+			in = append(in, byName)
+		} else {
+			in = append(in, union{byName, newList(c, t.number)})
+		}
+	}
+	return in
 }
 
 // setsMatching returns the sets a search filter names: the set with id ref,

@@ -5,6 +5,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 
@@ -60,13 +61,44 @@ var searchCases = []struct {
 	{"chinese-set-chn-SV1a", catalog.SearchQuery{Q: "皮卡丘", Set: "chn-SV1a"}},
 	{"number-25-set-sv03.5", catalog.SearchQuery{Q: "025", Set: "sv03.5"}},
 	{"nothing-zone-intl", catalog.SearchQuery{Q: "zzqxv", Zone: "intl"}},
+	// Hostile queries: each is cheap to send, and would make a walk of
+	// the whole catalogue if the index did not bound it.
+	{"hostile-common-term-zone-without-it", catalog.SearchQuery{Q: "rge", Zone: "jp", Limit: 1}},
+	{"hostile-large-zone-chn", catalog.SearchQuery{Q: "large", Zone: "chn"}},
+	{"hostile-one-character-terms", catalog.SearchQuery{Q: "a q"}},
+	{"hostile-one-character-kana", catalog.SearchQuery{Q: "ピ q"}},
+	{"hostile-scripts-that-rarely-meet", catalog.SearchQuery{Q: "ピカ ar"}},
+	{"hostile-100-terms", catalog.SearchQuery{Q: strings.TrimSpace(strings.Repeat("a e ", 50))}},
+	{"hostile-100-distinct-terms", catalog.SearchQuery{Q: hundredTerms()}},
+	{"hostile-200-character-term", catalog.SearchQuery{Q: strings.Repeat("ar", 100)}},
+	{"hostile-number-in-other-zones", catalog.SearchQuery{Q: "1", Zone: "chn", Set: "chn-SV1a"}},
+	{"hostile-number-zone-jp", catalog.SearchQuery{Q: "25", Zone: "jp"}},
+	{"hostile-common-term-other-set", catalog.SearchQuery{Q: "on", Set: "jp-SV1a"}},
+}
+
+// hundredTerms is a query of 100 distinct one-character terms: every
+// letter and digit, then kana.
+func hundredTerms() string {
+	var terms []string
+	for r := 'a'; r <= 'z'; r++ {
+		terms = append(terms, string(r))
+	}
+	for r := '0'; r <= '9'; r++ {
+		terms = append(terms, string(r))
+	}
+	for r := 'ア'; len(terms) < 100; r++ {
+		terms = append(terms, string(r))
+	}
+	return strings.Join(terms, " ")
 }
 
 func benchmarkSearch(b *testing.B, db *catalog.DB) {
 	for _, c := range searchCases {
 		b.Run(c.name, func(b *testing.B) {
 			q := c.q
-			q.Limit = 25
+			if q.Limit == 0 {
+				q.Limit = 25
+			}
 			n := 0
 			b.ReportAllocs()
 			for b.Loop() {
@@ -86,11 +118,14 @@ func BenchmarkSearchReal(b *testing.B) {
 	benchmarkSearch(b, db)
 }
 
-var genCards = flag.Int("gen-cards", 100_000, "cards in the generated catalogue of BenchmarkSearchGenerated")
+var (
+	genCards    = flag.Int("gen-cards", 100_000, "cards in the generated catalogue of BenchmarkSearchGenerated")
+	genDistinct = flag.Bool("gen-distinct", false, "names that almost never repeat in the generated catalogue (the index's worst case)")
+)
 
 // BenchmarkSearchGenerated runs the same queries on a generated catalogue:
 //
-//	go test ./catalog -run '^$' -bench SearchGenerated -args -gen-cards=1000000
+//	go test ./catalog -run '^$' -bench SearchGenerated -args -gen-cards=1000000 -gen-distinct
 func BenchmarkSearchGenerated(b *testing.B) {
 	db := openGenerated(b)
 	reportIndexShare(b, db)
@@ -111,7 +146,7 @@ func openGenerated(b *testing.B) *catalog.DB {
 
 func importGenerated(dir string, cards int) (*catalog.DB, error) {
 	snapshot := filepath.Join(dir, "snapshot.json")
-	if _, err := gen.WriteFile(snapshot, gen.Options{Cards: cards, Seed: 1}); err != nil {
+	if _, err := gen.WriteFile(snapshot, gen.Options{Cards: cards, Seed: 1, DistinctNames: *genDistinct}); err != nil {
 		return nil, err
 	}
 	defer os.Remove(snapshot)

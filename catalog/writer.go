@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"hash/maphash"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -26,8 +27,9 @@ type Writer struct {
 	path string
 	tx   *bolt.Tx
 
-	txBytes  int // bytes put or pending since the last commit
-	commitAt int // txBytes that end a transaction: commitEvery, but for tests
+	txBytes      int // bytes put or pending since the last commit
+	commitAt     int // txBytes that end a transaction: commitEvery, but for tests
+	postingLimit int // postingMemory, but for tests
 
 	// The cards of the current transaction. They are put when it commits,
 	// sorted by key (see flushCards); pendingIDs finds them by the hash of
@@ -46,6 +48,7 @@ type Writer struct {
 	zoneCards  [3]int64
 
 	numbers *sorter
+	sortKey []byte            // of the card being added in numbers
 	folded  map[string]string // recent names and their Fold
 	buf     []byte
 	key     []byte
@@ -76,6 +79,10 @@ const commitEvery = 8 << 20
 // sortMemory bounds the memory of the search index sort before it spills to
 // disk.
 const sortMemory = 16 << 20
+
+// postingMemory bounds the posting lists the Writer builds in memory before
+// it writes them to a temporary file (see postingBuilder).
+const postingMemory = 32 << 20
 
 // initialMmapSize is the address space the Writer maps at once. Each time
 // bbolt outgrows its mapping it copies every key and value of the open
@@ -124,16 +131,17 @@ func Create(path string) (*Writer, error) {
 		return nil, fmt.Errorf("create catalogue %s: %w", path, err)
 	}
 	w := &Writer{
-		db:         db,
-		path:       path,
-		commitAt:   commitEvery,
-		pendingIDs: make(map[uint64]int32),
-		seed:       maphash.MakeSeed(),
-		sets:       make(map[string]*Set),
-		setsByCode: make(map[string]*Set),
-		cardTotals: make(map[string]*int64),
-		numbers:    newSorter(filepath.Dir(path), sortMemory),
-		folded:     make(map[string]string),
+		db:           db,
+		path:         path,
+		commitAt:     commitEvery,
+		postingLimit: postingMemory,
+		pendingIDs:   make(map[uint64]int32),
+		seed:         maphash.MakeSeed(),
+		sets:         make(map[string]*Set),
+		setsByCode:   make(map[string]*Set),
+		cardTotals:   make(map[string]*int64),
+		numbers:      newSorter(filepath.Dir(path), sortMemory),
+		folded:       make(map[string]string),
 	}
 	if err := w.begin(); err != nil {
 		w.Abort()
@@ -187,9 +195,14 @@ func (w *Writer) put(b *bolt.Bucket, key, value []byte) error {
 	if err := b.Put(key, w.held.copy(value)); err != nil {
 		return fmt.Errorf("write catalogue %s: %w", w.path, err)
 	}
-	w.txBytes += len(key) + len(value)
+	w.txBytes += len(key) + len(value) + putOverhead
 	return nil
 }
+
+// putOverhead is what a put costs a transaction beyond its key and value:
+// bbolt keeps an element of about this size for every key put, until the
+// transaction commits, and many of the index's values are a few bytes.
+const putOverhead = 64
 
 func (w *Writer) maybeCommit() error {
 	if w.txBytes < w.commitAt {
@@ -270,9 +283,11 @@ func (w *Writer) AddCard(c *Card) error {
 	*w.lastTotal++
 	w.zoneCards[ZoneIndex(c.Zone)]++
 
-	// The index sorts by number key and id: the card's key without its set.
+	// The index sorts by zone, number key and id: the zone byte, then
+	// the card's key without its set.
 	w.entry = appendIndexEntry(w.entry[:0], c, key[setLen:setLen+numberLen], w.fold(c.Name))
-	if err := w.numbers.add(key[setLen:], w.entry); err != nil {
+	w.sortKey = append(append(w.sortKey[:0], key[0]), key[setLen:]...)
+	if err := w.numbers.add(w.sortKey, w.entry); err != nil {
 		return fmt.Errorf("write catalogue %s: search index: %w", w.path, err)
 	}
 	return w.maybeCommit()
@@ -473,10 +488,12 @@ func (w *Writer) Abort() {
 	_ = os.Remove(w.path)
 }
 
-// writeIndex writes the search index entries in result order, numbering
-// them, in blocks of indexBlockSize, and the posting lists of those numbers.
+// writeIndex writes the search index entries in ordinal order (zone, number
+// key, id), numbering them, in blocks of indexBlockSize, and the posting
+// lists of those numbers.
 func (w *Writer) writeIndex() error {
-	postings := newPostingBuilder()
+	postings := newPostingBuilder(filepath.Dir(w.path), w.postingLimit)
+	defer postings.close()
 	var ord uint32
 	var ends []uint32
 	var data, value []byte
@@ -492,9 +509,14 @@ func (w *Writer) writeIndex() error {
 		if err != nil {
 			return fmt.Errorf("write catalogue %s: search index: %w", w.path, err)
 		}
-		postings.addCard(ord, &e)
+		if err := postings.addCard(ord, &e); err != nil {
+			return fmt.Errorf("write catalogue %s: search index: %w", w.path, err)
+		}
 		data = append(data, entry...)
 		ends = append(ends, uint32(len(data)))
+		if ord == math.MaxUint32 {
+			return fmt.Errorf("write catalogue %s: more than %d cards", w.path, uint32(math.MaxUint32))
+		}
 		ord++
 		if ord%indexBlockSize == 0 {
 			return flush()
@@ -509,7 +531,7 @@ func (w *Writer) writeIndex() error {
 			return err
 		}
 	}
-	return postings.each(func(key, value []byte) error {
+	return postings.write(func(key, value []byte) error {
 		return w.putOrdered(bucketPostings, key, value)
 	})
 }

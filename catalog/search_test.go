@@ -1,0 +1,275 @@
+package catalog
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"math/rand/v2"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// worstCaseSnapshot makes a catalogue whose names almost never repeat (a
+// serial number and random words in Latin, kana and Han script), in many
+// small sets of every zone, with printed numbers of every shape: the case
+// that makes the most posting lists, and lists longer than a block.
+func worstCaseSnapshot(seed uint64, cards int) (sets []Set, out []Card) {
+	rng := rand.New(rand.NewPCG(seed, 7))
+	word := func(lo, hi rune, n int) string {
+		var b strings.Builder
+		for range n {
+			b.WriteRune(lo + rune(rng.IntN(int(hi-lo))))
+		}
+		return b.String()
+	}
+	numbers := []func(i int) string{
+		func(i int) string { return strconv.Itoa(i) },
+		func(i int) string { return fmt.Sprintf("%03d", i) },
+		func(i int) string { return fmt.Sprintf("%d/%d", i, 99) },
+		func(i int) string { return fmt.Sprintf("SV%03d", i) },
+		func(i int) string { return string(rune('A' + i%26)) },
+	}
+	for len(out) < cards {
+		zone := Zones()[len(sets)%3]
+		code := fmt.Sprintf("S%d", len(sets))
+		s := Set{ID: zone + "-" + code, Code: code, Name: "Set " + code, Zone: zone}
+		if len(sets)%7 == 3 {
+			s.Code = fmt.Sprintf("S%d", len(sets)-1) // the previous set's code, in another zone
+			s.ID = zone + "-" + s.Code
+		}
+		n := 1 + rng.IntN(40)
+		style := numbers[rng.IntN(len(numbers))]
+		for i := 1; i <= n && len(out) < cards; i++ {
+			name := fmt.Sprintf("%s %d %s %s", word('a', 'z'+1, 3+rng.IntN(4)), len(out), word('ア', 'ン', 2+rng.IntN(3)), word('一', '一'+400, 2))
+			out = append(out, Card{ID: s.ID + "-" + strconv.Itoa(i), Name: name, SetName: s.Name, SetCode: s.Code,
+				Number: style(i), Language: "en", Variant: DefaultVariant, Zone: zone})
+			s.CardCount++
+		}
+		sets = append(sets, s)
+	}
+	return sets, out
+}
+
+// buildCatalogue writes sets and cards into a new catalogue, holding at
+// most postingLimit bytes of posting lists in memory, and opens it.
+func buildCatalogue(t *testing.T, sets []Set, cards []Card, postingLimit int) *DB {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "catalog.db")
+	w, err := Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.postingLimit = postingLimit
+	for _, s := range sets {
+		if err := w.AddSet(s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range cards {
+		if err := w.AddCard(&cards[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := w.Finish(Info{Generation: "g"}); err != nil {
+		t.Fatal(err)
+	}
+	db, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
+// bucketContents returns every key and value of a bucket of db.
+func bucketContents(t *testing.T, db *DB, bucket []byte) [][2]string {
+	t.Helper()
+	var out [][2]string
+	err := db.db.View(func(tx *bolt.Tx) error {
+		return tx.Bucket(bucket).ForEach(func(k, v []byte) error {
+			out = append(out, [2]string{string(k), string(v)})
+			return nil
+		})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// TestPostingsWhateverTheMemory: the posting lists built through many
+// temporary runs are byte for byte those built in memory at once.
+func TestPostingsWhateverTheMemory(t *testing.T) {
+	sets, cards := worstCaseSnapshot(1, 3000)
+	inMemory := bucketContents(t, buildCatalogue(t, sets, cards, 1<<40), bucketPostings)
+	spilled := bucketContents(t, buildCatalogue(t, sets, cards, 4<<10), bucketPostings)
+	if len(inMemory) == 0 {
+		t.Fatal("no posting lists")
+	}
+	long := 0
+	for _, kv := range inMemory {
+		n, w := binary.Uvarint([]byte(kv[0][1:]))
+		if w > 0 && len(kv[0]) == 1+w+int(n)+4 { // a block's key: a list longer than a block
+			long++
+		}
+	}
+	if long == 0 {
+		t.Fatal("no list longer than a block: the test does not read blocks")
+	}
+	if !slices.Equal(inMemory, spilled) {
+		t.Fatalf("postings differ: %d entries in memory, %d through runs", len(inMemory), len(spilled))
+	}
+}
+
+// scanCard is a card as the scan sees it.
+type scanCard struct {
+	id, zone, setCode, folded, number string
+}
+
+// scanOrder returns the cards in result order, folded once.
+func scanOrder(cards []Card) []scanCard {
+	sorted := slices.Clone(cards)
+	slices.SortFunc(sorted, func(a, b Card) int {
+		return bytes.Compare(append(NumberKey(a.Number), a.ID...), append(NumberKey(b.Number), b.ID...))
+	})
+	out := make([]scanCard, len(sorted))
+	for i, c := range sorted {
+		out[i] = scanCard{c.ID, c.Zone, c.SetCode, Fold(c.Name), NormalizeNumber(c.Number)}
+	}
+	return out
+}
+
+// scanSearch is what Search must answer, by a plain scan of every card.
+func scanSearch(cards []scanCard, sets []Set, q SearchQuery) []string {
+	byID := slices.ContainsFunc(sets, func(s Set) bool { return s.ID == q.Set })
+	terms := Terms(q.Q)
+	var out []string
+	for _, c := range cards {
+		if len(out) == q.Limit || len(terms) == 0 {
+			break
+		}
+		if q.Zone != "" && c.zone != q.Zone {
+			continue
+		}
+		if q.Set != "" && ((byID && c.zone+"-"+c.setCode != q.Set) || (!byID && c.setCode != q.Set)) {
+			continue
+		}
+		ok := true
+		for _, term := range terms {
+			if !strings.Contains(c.folded, term) && c.number != NormalizeNumber(term) {
+				ok = false
+				break
+			}
+		}
+		if ok {
+			out = append(out, c.id)
+		}
+	}
+	return out
+}
+
+// TestSearchAgreesWithScan compares the index's answers with a plain scan,
+// on the real sample and on a worst-case catalogue whose lists went
+// through temporary runs: random queries of 1 to 100 terms made of pieces
+// of names (one character or more) and of numbers, with and without a zone
+// and a set filter, at random limits.
+func TestSearchAgreesWithScan(t *testing.T) {
+	sampleSets, sampleCards := sampleSnapshot(t)
+	worstSets, worstCards := worstCaseSnapshot(2, 4000)
+	for _, c := range []struct {
+		name  string
+		sets  []Set
+		cards []Card
+	}{
+		{"Sample", sampleSets, sampleCards},
+		{"WorstCase", worstSets, worstCards},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			db := buildCatalogue(t, c.sets, c.cards, 16<<10)
+			ordered := scanOrder(c.cards)
+			rng := rand.New(rand.NewPCG(3, 4))
+			// Pieces of one card's name and number, so that a query of
+			// many terms can match, and now and then of another card's.
+			var base Card
+			var foreign bool
+			piece := func() string {
+				card := base
+				if foreign && rng.IntN(8) == 0 {
+					card = c.cards[rng.IntN(len(c.cards))]
+				}
+				if rng.IntN(4) == 0 {
+					return card.Number
+				}
+				name := []rune(card.Name)
+				start := rng.IntN(len(name))
+				end := start + 1 + rng.IntN(min(4, len(name)-start))
+				return string(name[start:end])
+			}
+			setRefs := []string{"nope"}
+			for range 6 {
+				s := c.sets[rng.IntN(len(c.sets))]
+				setRefs = append(setRefs, s.ID, s.Code)
+			}
+			zones := append([]string{""}, Zones()...)
+			found := 0
+			for i := range 400 {
+				terms := 1 + rng.IntN(3)
+				switch i % 10 {
+				case 8:
+					terms = 10 + rng.IntN(20)
+				case 9:
+					terms = 100
+				}
+				base, foreign = c.cards[rng.IntN(len(c.cards))], rng.IntN(2) == 0
+				var parts []string
+				for range terms {
+					p := piece()
+					if i%5 == 0 {
+						r, _ := utf8.DecodeRuneInString(p)
+						p = string(r) // one character
+					}
+					parts = append(parts, p)
+				}
+				q := SearchQuery{Q: strings.Join(parts, " "), Zone: zones[rng.IntN(len(zones))], Limit: 1 + rng.IntN(100)}
+				if rng.IntN(3) == 0 {
+					q.Set = setRefs[rng.IntN(len(setRefs))]
+				}
+				var got []string
+				err := db.Search(q, func(card []byte) {
+					got = append(got, cardIDOf(t, card))
+				})
+				if err != nil {
+					t.Fatal(err)
+				}
+				want := scanSearch(ordered, c.sets, q)
+				if !slices.Equal(got, want) {
+					t.Fatalf("%+v:\n index %q\n  scan %q", q, got, want)
+				}
+				if len(want) > 0 {
+					found++
+				}
+			}
+			if found < 100 {
+				t.Errorf("only %d of 400 queries found a card: too few to compare", found)
+			}
+		})
+	}
+}
+
+// cardIDOf reads the id of a card's canonical JSON, which starts with it.
+func cardIDOf(t *testing.T, card []byte) string {
+	t.Helper()
+	const prefix = `{"id":"`
+	rest, ok := bytes.CutPrefix(card, []byte(prefix))
+	end := bytes.IndexByte(rest, '"')
+	if !ok || end < 0 {
+		t.Fatalf("card JSON %.60q does not start with its id", card)
+	}
+	return string(rest[:end])
+}
