@@ -4,7 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
+	"runtime/debug"
 	"strconv"
 	"time"
 
@@ -39,8 +41,18 @@ catalogue is left exactly as it was.`,
 	return cmd
 }
 
+// importMemoryLimit is the heap the import asks the garbage collector to
+// stay under. What the import holds is bounded by its buffers, about 100
+// MiB whatever the snapshot's size; by default Go would let garbage grow
+// the heap to twice that between collections. A GOMEMLIMIT in the
+// environment wins.
+const importMemoryLimit = 160 << 20
+
 func runImport(cmd *cobra.Command, e *env, db string, dryRun bool, inputs []string) error {
 	start := time.Now()
+	if debug.SetMemoryLimit(-1) == math.MaxInt64 {
+		defer debug.SetMemoryLimit(debug.SetMemoryLimit(importMemoryLimit))
+	}
 	cfg := importer.Config{DB: db, Inputs: inputs, Stdin: e.stdin, DryRun: dryRun}
 	bar := newProgress(e.stderr)
 	if bar != nil {

@@ -8,6 +8,8 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -192,7 +194,7 @@ func TestImportDryRun(t *testing.T) {
 		if !slices.Equal(res.Info.Zones, validCounts) {
 			t.Errorf("counts %+v, want %+v", res.Info.Zones, validCounts)
 		}
-		assertDirHolds(t, dir, "catalog.db.lock")
+		assertDirHolds(t, dir)
 	})
 	t.Run("ExistingCatalogue", func(t *testing.T) {
 		dir := t.TempDir()
@@ -206,6 +208,62 @@ func TestImportDryRun(t *testing.T) {
 		before.assertUnchanged(t)
 		assertDirHolds(t, dir, "catalog.db", "catalog.db.lock")
 	})
+}
+
+// TestImportDryRunLeavesTheDirectory: a dry run, of a valid or an invalid
+// snapshot, leaves every file beside the catalogue as it was, and makes
+// none; it does not even need the directory to exist.
+func TestImportDryRunLeavesTheDirectory(t *testing.T) {
+	for _, c := range []struct {
+		name, input string
+		valid       bool
+	}{
+		{"Valid", "valid.json", true},
+		{"Invalid", "several-problems.json", false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			dbPath := filepath.Join(dir, "catalog.db")
+			mustImport(t, Config{DB: dbPath, Inputs: []string{filepath.Join("testdata", "valid-edge.json")}})
+			writeFile(t, filepath.Join(dir, "notes.txt"), "kept")
+			before := dirState(t, dir)
+			_, err := Import(context.Background(), Config{DB: dbPath, Inputs: []string{filepath.Join("testdata", c.input)}, DryRun: true})
+			if (err == nil) != c.valid {
+				t.Fatalf("dry run of %s: %v", c.input, err)
+			}
+			if after := dirState(t, dir); !maps.Equal(after, before) {
+				t.Errorf("after the dry run %s holds %v, want %v", dir, after, before)
+			}
+
+			missing := filepath.Join(t.TempDir(), "not", "yet")
+			_, err = Import(context.Background(), Config{DB: filepath.Join(missing, "catalog.db"), Inputs: []string{filepath.Join("testdata", c.input)}, DryRun: true})
+			if (err == nil) != c.valid {
+				t.Fatalf("dry run into %s: %v", missing, err)
+			}
+			if _, err := os.Stat(missing); !os.IsNotExist(err) {
+				t.Errorf("the dry run made %s: %v", missing, err)
+			}
+		})
+	}
+}
+
+// dirState describes every file of dir: name, mode, size, time and bytes.
+func dirState(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	state := make(map[string]string)
+	for _, e := range entries {
+		info, err := e.Info()
+		if err != nil {
+			t.Fatal(err)
+		}
+		sum := sha256.Sum256(readFile(t, filepath.Join(dir, e.Name())))
+		state[e.Name()] = fmt.Sprintf("%v %d %v %x", info.Mode(), info.Size(), info.ModTime().UnixNano(), sum)
+	}
+	return state
 }
 
 func TestImportFailureKeepsCatalogue(t *testing.T) {

@@ -29,7 +29,10 @@ type Config struct {
 	DB     string    // the catalogue file to replace
 	Inputs []string  // snapshot files; "-" reads Stdin
 	Stdin  io.Reader // for "-"
-	DryRun bool      // validate and build, but keep the current catalogue
+	// DryRun validates and builds the catalogue in a directory of its own
+	// under os.TempDir, then removes it: the directory of DB is neither
+	// read nor written, and another import may run beside it.
+	DryRun bool
 
 	// Progress, when set, is called now and then with the bytes read so far
 	// and the total, which is -1 when not known (standard input).
@@ -66,14 +69,23 @@ func Import(ctx context.Context, cfg Config) (Result, error) {
 	}
 	dir, base := filepath.Split(dbPath)
 
-	unlock, err := lockImports(dbPath)
-	if err != nil {
-		return Result{}, err
+	var tmp string
+	if cfg.DryRun {
+		scratch, err := os.MkdirTemp("", "catalogd-dry-run-")
+		if err != nil {
+			return Result{}, fmt.Errorf("import: dry run: %w", err)
+		}
+		defer os.RemoveAll(scratch)
+		tmp = filepath.Join(scratch, base)
+	} else {
+		unlock, err := lockImports(dbPath)
+		if err != nil {
+			return Result{}, err
+		}
+		defer unlock()
+		removeStaleTemps(dir, base)
+		tmp = filepath.Join(dir, fmt.Sprintf(".%s.import-%d", base, os.Getpid()))
 	}
-	defer unlock()
-	removeStaleTemps(dir, base)
-
-	tmp := filepath.Join(dir, fmt.Sprintf(".%s.import-%d", base, os.Getpid()))
 	w, err := catalog.Create(tmp)
 	if err != nil {
 		return Result{}, fmt.Errorf("import: %w", err)
