@@ -368,7 +368,8 @@ func openCatalog(ctx context.Context, o serveOptions) (*catalog.DB, func(), erro
 	cleanup := func() { os.RemoveAll(dir) }
 	sample := filepath.Join(dir, data.SampleName)
 	path := filepath.Join(dir, "sample.db")
-	if err := os.WriteFile(sample, data.Sample(), 0o600); err == nil {
+	err = os.WriteFile(sample, data.Sample(), 0o600)
+	if err == nil {
 		_, err = importer.Import(ctx, importer.Config{DB: path, Inputs: []string{sample}})
 	}
 	if err == nil {
