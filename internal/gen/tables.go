@@ -65,28 +65,6 @@ func pickWeighted(r *rng, ws []weighted) string {
 	return ws[len(ws)-1].s
 }
 
-var (
-	tableEN     = newNameTable(namesEN)
-	tableJA     = newNameTable(namesJA)
-	tableZHTW   = newNameTable(namesZHTW)
-	tableZHCN   = newNameTable(namesZHCN)
-	illusTable  = newNameTable(weightedEntries(illustrators))
-	setNamePool = map[string][]string{
-		"en":    setNamesEN,
-		"ja":    setNamesJA,
-		"zh-tw": setNamesZHTW,
-		"zh-cn": setNamesZHCN,
-	}
-)
-
-func weightedEntries(ws []weighted) []nameEntry {
-	out := make([]nameEntry, len(ws))
-	for i, w := range ws {
-		out[i] = nameEntry{name: w.s, weight: uint64(w.w)}
-	}
-	return out
-}
-
 // sizeMilles are the 64 quantiles of a log-normal distribution (σ = 0.75)
 // scaled to a mean of 1000: set sizes drawn from it range from an eighth to
 // about five times the average, like real sets (trainer kits of 20 cards,
