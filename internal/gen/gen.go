@@ -1,7 +1,7 @@
 // Package gen writes synthetic catalogue snapshots of any size, for
 // benchmarks and load tests: one JSON object {"sets":[...],"cards":[...]}
-// with the fields of spec section 2 and the cross-record rules of the product
-// contract (section 3), one record per line like the real TCGdex snapshot.
+// with the fields and the cross-record rules of docs/CONTRACT.md (Records;
+// Snapshots and validation), one record per line like the real TCGdex snapshot.
 //
 // The shapes follow testdata/catalogue-real.json.gz: the zone split, names
 // drawn with their real frequencies, set codes and printed numbers of the

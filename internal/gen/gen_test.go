@@ -166,8 +166,8 @@ func validate(t *testing.T, data []byte) checked {
 	return c
 }
 
-// check applies every rule of spec section 2 and product contract section
-// 3 that a snapshot must meet, independently of the generator's code.
+// check applies every rule of docs/CONTRACT.md (Records; Snapshots and
+// validation) that a snapshot must meet, independently of the generator's code.
 func check(data []byte) (checked, []string) {
 	var problems []string
 	fail := func(format string, args ...any) {
@@ -332,7 +332,7 @@ func check(data []byte) (checked, []string) {
 }
 
 // checkLines checks the layout: one record per line, like the real snapshot,
-// and member names exactly as the spec spells them (encoding/json matches
+// and member names exactly as docs/CONTRACT.md, Records, spells them (encoding/json matches
 // names without regard to case, so the decode above would not notice).
 func checkLines(data []byte, nSets, nCards int) error {
 	lines := strings.Split(strings.TrimSuffix(string(data), "\n"), "\n")

@@ -79,7 +79,7 @@ var sizeMilles = [64]int{
 }
 
 // zoneInfo holds what differs between zones. Rates are permille of cards (or
-// of sets where the name says so) and follow shared/data/README.md.
+// of sets where the name says so) and follow testdata/catalogue-real.json.gz (testdata/README.md).
 type zoneInfo struct {
 	name          string
 	cardMil       int // share of all cards
