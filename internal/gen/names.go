@@ -51,13 +51,18 @@ func parseNames() (*names, error) {
 	return n, nil
 }
 
-// readLines returns the lines of an embedded file, which must end in a
-// newline and hold no empty line.
+// readLines returns the lines of an embedded file.
 func readLines(path string) ([]string, error) {
 	b, err := namesFS.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("gen: %w", err)
 	}
+	return splitLines(path, b)
+}
+
+// splitLines splits a names/ file, which must end in a newline and hold no
+// empty line.
+func splitLines(path string, b []byte) ([]string, error) {
 	body, ok := bytes.CutSuffix(b, []byte("\n"))
 	if !ok || len(body) == 0 {
 		return nil, fmt.Errorf("gen: %s: empty or without a final newline", path)
@@ -71,10 +76,19 @@ func readLines(path string) ([]string, error) {
 	return lines, nil
 }
 
-// readNameEntries reads "name<TAB>weight" lines, with a third column "mon"
-// or "-" when withMon is set.
+// readNameEntries reads an embedded table of names and weights.
 func readNameEntries(path string, withMon bool) ([]nameEntry, error) {
-	lines, err := readLines(path)
+	b, err := namesFS.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("gen: %w", err)
+	}
+	return parseNameEntries(path, b, withMon)
+}
+
+// parseNameEntries parses "name<TAB>weight" lines, with a third column
+// "mon" or "-" when withMon is set.
+func parseNameEntries(path string, b []byte, withMon bool) ([]nameEntry, error) {
+	lines, err := splitLines(path, b)
 	if err != nil {
 		return nil, err
 	}
