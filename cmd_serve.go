@@ -296,7 +296,7 @@ var defaultLimits = serverLimits{
 	maxHeaderBytes: 16 << 10,
 }
 
-// newHTTPServer is the hardened server of DESIGN section 8 around h.
+// newHTTPServer is the hardened server of docs/CONTRACT.md, Operations, around h.
 func newHTTPServer(h http.Handler, log *slog.Logger, l serverLimits) *http.Server {
 	return &http.Server{
 		Handler: h,
@@ -368,7 +368,8 @@ func openCatalog(ctx context.Context, o serveOptions) (*catalog.DB, func(), erro
 	cleanup := func() { os.RemoveAll(dir) }
 	sample := filepath.Join(dir, data.SampleName)
 	path := filepath.Join(dir, "sample.db")
-	if err := os.WriteFile(sample, data.Sample(), 0o600); err == nil {
+	err = os.WriteFile(sample, data.Sample(), 0o600)
+	if err == nil {
 		_, err = importer.Import(ctx, importer.Config{DB: path, Inputs: []string{sample}})
 	}
 	if err == nil {
@@ -381,8 +382,8 @@ func openCatalog(ctx context.Context, o serveOptions) (*catalog.DB, func(), erro
 	return db, cleanup, nil
 }
 
-// resolveURLs fills in the defaults that depend on other flags (DESIGN
-// section 2); addr is the address actually listened on.
+// resolveURLs fills in the defaults that depend on other flags (docs/CONTRACT.md,
+// Command line); addr is the address actually listened on.
 func (o *serveOptions) resolveURLs(addr string) {
 	if o.baseURL == "" {
 		o.baseURL = "http://" + addr + defaultAPIPath

@@ -25,7 +25,7 @@ func main() {
 	os.Exit(code)
 }
 
-// Exit statuses (DESIGN section 2).
+// Exit statuses (docs/CONTRACT.md, Command line).
 const (
 	exitOK      = 0
 	exitFailure = 1

@@ -345,7 +345,7 @@ func TestServeDev(t *testing.T) {
 	if st, err := os.Stat(filepath.Join(dir, "catalogd-dev-key.pem")); err != nil || st.Mode().Perm() != 0o600 {
 		t.Fatalf("dev key: %v, mode %v", err, st.Mode())
 	}
-	// The client-credentials grant with the exact body of spec section 5,
+	// The client-credentials grant with the exact body of docs/CONTRACT.md, Authentication,
 	// using the credentials the banner printed.
 	origin := strings.TrimSuffix(api, "/api/v1")
 	grant := func(secret, audience string) (int, map[string]any) {

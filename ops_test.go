@@ -149,7 +149,7 @@ func (b *lockedBuffer) String() string {
 // TestServeReloadsImportsUnderLoad runs the real binary under a steady
 // request loop while catalogd import replaces the catalogue three times:
 // every request must succeed, and each new catalogue must answer within 2
-// seconds of its import (DESIGN section 8).
+// seconds of its import (docs/CONTRACT.md, Operations).
 func TestServeReloadsImportsUnderLoad(t *testing.T) {
 	dir := t.TempDir()
 	db := filepath.Join(dir, "catalog.db")

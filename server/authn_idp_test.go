@@ -313,7 +313,7 @@ func (s *authServer) wantOK(t testing.TB, r *response, what string) {
 	}
 }
 
-// wantRejected checks a 401 of DESIGN section 6 in full: exactly one Bearer
+// wantRejected checks a 401 of docs/CONTRACT.md, Authentication, in full: exactly one Bearer
 // challenge with exactly the expected parameters, error and
 // error_description only when code is set, a description that says why
 // (descWant is a fragment of it), and a problem body agreeing with it.
@@ -447,8 +447,8 @@ func TestParseChallenge(t *testing.T) {
 	}
 }
 
-// TestBearerThroughHandler is the acceptance and rejection matrix of DESIGN
-// section 6, token by token, through the server against an IdP publishing an
+// TestBearerThroughHandler is the acceptance and rejection matrix of
+// docs/CONTRACT.md, Authentication, token by token, through the server against an IdP publishing an
 // RSA and an EC key.
 func TestBearerThroughHandler(t *testing.T) {
 	rsaKey := rsaSigningKey(t, "rsa-1", 0)

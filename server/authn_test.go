@@ -10,7 +10,7 @@ import (
 	"github.com/golang-jwt/jwt/v5"
 )
 
-// TestUnauthorized covers the 401 of DESIGN section 6 on every catalogue
+// TestUnauthorized covers the 401 of docs/CONTRACT.md, Authentication, on every catalogue
 // route: the challenge, with error attributes only when a token was
 // presented, and a problem body; and authentication before parameters.
 func TestUnauthorized(t *testing.T) {

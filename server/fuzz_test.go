@@ -18,7 +18,7 @@ import (
 
 // FuzzParseQuery reads arbitrary query strings the way the handlers do
 // (parseQuery, then the accessors of listSetCards and of searchCards, then
-// err) and checks them against the rules of DESIGN section 4 written out
+// err) and checks them against the rules of docs/CONTRACT.md, Parameters, written out
 // independently: nothing panics; a query string that cannot be decoded is
 // one error; every other problem is a paramError naming the parameter,
 // once, with a short detail; a parameter is named exactly when it breaks a

@@ -12,7 +12,7 @@ import (
 )
 
 // handleListSets answers listSets: every set of every zone, newest first. A
-// zone parameter is ignored on this route (spec section 4.1).
+// zone parameter is ignored on this route (docs/CONTRACT.md, Endpoints).
 func (s *Server) handleListSets() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		q, err := parseQuery(r.URL.RawQuery)

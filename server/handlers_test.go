@@ -93,7 +93,7 @@ func TestListSetsOrderAndEnvelope(t *testing.T) {
 	var got setsBody
 	r.json(t, &got)
 
-	// DESIGN section 4: releasedOn newest first, undated after dated, then id.
+	// docs/CONTRACT.md, Endpoints: releasedOn newest first, undated after dated, then id.
 	want, _ := fixtureSnapshot(t)
 	slices.SortFunc(want, func(a, b setJSON) int {
 		switch {
@@ -114,7 +114,7 @@ func TestListSetsOrderAndEnvelope(t *testing.T) {
 		t.Fatalf("last set %s has a date; the fixture should end with an undated set", last.ID)
 	}
 
-	// cardCount is what the snapshot said, as the spec defines the field.
+	// cardCount is what the snapshot said, as docs/CONTRACT.md, Records, defines the field.
 	for _, s := range got.Data {
 		if s.ID == "jp-ADV1" && s.CardCount != 0 {
 			t.Errorf("jp-ADV1 cardCount %d, want 0", s.CardCount)
@@ -431,7 +431,7 @@ func TestUnknownRoutes(t *testing.T) {
 	}
 }
 
-// TestQueryParameterRules covers every 400 rule of DESIGN section 4 on the
+// TestQueryParameterRules covers every 400 rule of docs/CONTRACT.md, Parameters, on the
 // routes that take integers, and the query-string rule on all of them.
 func TestQueryParameterRules(t *testing.T) {
 	f := newFixture(t)

@@ -22,8 +22,8 @@ import (
 // and an emptied JWKS, are TestBearerIdPDownAtStart and TestBearerIdPDownLater.
 
 // maxUnknownKidWait is the longest a request with an unknown kid may be held
-// for a JWKS refresh: README says a second, DESIGN section 6 "a second or
-// two".
+// for a JWKS refresh: README says a second,
+// docs/CONTRACT.md, Authentication, "a second or two".
 const maxUnknownKidWait = 2 * time.Second
 
 // bearerGet GETs the card with authorization, for use off the test's own
@@ -365,8 +365,8 @@ func TestIdPKeyRotationUnderLoad(t *testing.T) {
 
 // TestDevIssuerDocumentsAnswerOptions: serve --dev registers its JWKS and
 // discovery documents for OPTIONS (routes.go, public: "OPTIONS for CORS
-// preflight"), and OPTIONS answers with Allow and no body (DESIGN section
-// 4), as the protected resource metadata beside them does.
+// preflight"), and OPTIONS answers with Allow and no body (docs/CONTRACT.md,
+// Answers), as the protected resource metadata beside them does.
 func TestDevIssuerDocumentsAnswerOptions(t *testing.T) {
 	f := newFixtureWith(t, func(c *Config) {
 		c.DevIssuer = auth.NewDevIssuer(bearerECKeys()[1], "https://dev.example", methodsDevAudience,

@@ -18,7 +18,7 @@ import (
 )
 
 // mcpVersion is the version of the interface the MCP server announces: the
-// API version of spec section 9, which REST and MCP share.
+// API version (docs/CONTRACT.md, Versioning), which REST and MCP share.
 const mcpVersion = "1.0.0"
 
 // mcpMaxBody bounds a request to the MCP endpoint: a call to these tools is
@@ -30,20 +30,20 @@ const mcpInstructions = `A read-only catalogue of trading-card sets and cards in
 	`list_sets gives the sets (ids and codes); list_set_cards pages through the cards of one set; ` +
 	`search_cards finds cards by name or printed number; get_card returns one card by its id.`
 
-// handleMCP serves the MCP interface of DESIGN section 7: Streamable HTTP,
+// handleMCP serves the MCP interface of docs/CONTRACT.md, MCP: Streamable HTTP,
 // stateless, answering each request with one JSON body.
 func (s *Server) handleMCP() http.Handler {
 	return mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.mcp }, &mcp.StreamableHTTPOptions{
 		// No session: each POST stands alone, so any replica behind a load
-		// balancer can answer any request (DESIGN section 9).
+		// balancer can answer any request (docs/CONTRACT.md, Scaling out).
 		Stateless: true,
 		// Every tool answers at once; an event stream would only add framing.
 		JSONResponse: true,
 		// The SDK rejects a request that reaches a loopback address with a
 		// Host that is not loopback, the mark of DNS rebinding; it is also
 		// the mark of a reverse proxy on the same host that passes the
-		// client's Host on, which catalogd must work behind (DESIGN section
-		// 7). Rebinding gains an attacker nothing here: this handler sits
+		// client's Host on, which catalogd must work behind (docs/CONTRACT.md,
+		// MCP). Rebinding gains an attacker nothing here: this handler sits
 		// behind s.authenticated, so every request must carry a valid bearer
 		// token, and the browser a rebinding page runs in has none to send.
 		DisableLocalhostProtection: true,
@@ -77,8 +77,8 @@ func (m minLevel) WithAttrs(attrs []slog.Attr) slog.Handler {
 
 func (m minLevel) WithGroup(name string) slog.Handler { return minLevel{m.h.WithGroup(name), m.min} }
 
-// newMCP builds the MCP server: the four read-only tools of DESIGN section
-// 7. It holds no per-request state, so one serves every request.
+// newMCP builds the MCP server: the four read-only tools of
+// docs/CONTRACT.md, MCP. It holds no per-request state, so one serves every request.
 func (s *Server) newMCP() *mcp.Server {
 	srv := mcp.NewServer(&mcp.Implementation{Name: "catalogd", Title: "catalogd partner catalogue", Version: mcpVersion}, &mcp.ServerOptions{
 		Instructions: mcpInstructions,
@@ -502,7 +502,7 @@ func outputSchema(defs []string, members ...any) *jsonschema.Schema {
 // falseSchema matches nothing; as additionalProperties it closes an object.
 func falseSchema() *jsonschema.Schema { return &jsonschema.Schema{Not: &jsonschema.Schema{}} }
 
-// catalogSchemas are the schemas of spec section 2, as components.schemas
+// catalogSchemas are the schemas of docs/CONTRACT.md, Records, as components.schemas
 // of openapi.yaml has them (a test holds the two equal).
 func catalogSchemas() map[string]*jsonschema.Schema {
 	str := func(description string, minLen int) *jsonschema.Schema {

@@ -10,7 +10,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 )
 
-// Metrics are the Prometheus series of DESIGN section 8. One Metrics serves
+// Metrics are the Prometheus series of docs/CONTRACT.md, Operations. One Metrics serves
 // one catalogue; register it once per registry.
 type Metrics struct {
 	requests     *prometheus.CounterVec

@@ -475,7 +475,7 @@ func TestOpenAPIDocumentIsValid(t *testing.T) {
 	}
 	for k := range got {
 		if _, ok := want[k]; !ok {
-			t.Errorf("%s: an operation the spec does not have", k)
+			t.Errorf("%s: an operation docs/CONTRACT.md does not list", k)
 		}
 	}
 	if len(doc.Security) == 0 {
@@ -613,7 +613,7 @@ func TestOpenAPIValidatorAccepts(t *testing.T) {
 			body: openAPIJSON(map[string]any{"data": openAPICard()})},
 		{name: "card with the required fields only", target: "/catalog/cards/x", status: 200,
 			body: openAPIJSON(map[string]any{"data": minimal})},
-		{name: "card with null where the spec allows it", target: "/catalog/cards/x", status: 200,
+		{name: "card with null where the schema allows it", target: "/catalog/cards/x", status: 200,
 			body: openAPIJSON(map[string]any{"data": nulls})},
 		{name: "id with an encoded slash", target: "/catalog/cards/jp-SV-P%2F001", status: 200,
 			body: openAPIJSON(map[string]any{"data": openAPICard()})},

@@ -9,7 +9,7 @@ import (
 )
 
 // query reads and checks the query parameters of one request with the rules
-// of DESIGN section 4, the same for every endpoint: integers in plain
+// of docs/CONTRACT.md, Parameters, the same for every endpoint: integers in plain
 // decimal digits within range; a parameter given twice is an error; unknown
 // parameters are ignored. Problems accumulate so that one 400 names every bad
 // parameter.
@@ -109,7 +109,7 @@ func (q *query) err() error {
 
 func quoteParam(v string) string { return catalog.Quote(v) }
 
-// Limits of spec sections 4 and 8.
+// Limits of listSetCards (docs/CONTRACT.md, Endpoints).
 const (
 	defaultPageSize = 50
 	maxPageSize     = 200

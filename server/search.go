@@ -8,7 +8,7 @@ import (
 	"github.com/catalogd/catalogd/catalog"
 )
 
-// Limits of searchCards (spec sections 4.4 and 8).
+// Limits of searchCards (docs/CONTRACT.md, Search).
 const (
 	minQueryLen  = 2
 	maxQueryLen  = 200

@@ -1,4 +1,4 @@
-// Package server answers the partner API (spec section 4) and its MCP
+// Package server answers the partner API (docs/CONTRACT.md, REST) and its MCP
 // interface over HTTP, straight from the catalogue file.
 package server
 

@@ -1,7 +1,7 @@
 // Package gen writes synthetic catalogue snapshots of any size, for
 // benchmarks and load tests: one JSON object {"sets":[...],"cards":[...]}
-// with the fields of spec section 2 and the cross-record rules of the product
-// contract (section 3), one record per line like the real TCGdex snapshot.
+// with the fields and the cross-record rules of docs/CONTRACT.md (Records;
+// Snapshots and validation), one record per line like the real TCGdex snapshot.
 //
 // The shapes follow testdata/catalogue-real.json.gz: the zone split, names
 // drawn with their real frequencies, set codes and printed numbers of the
@@ -133,7 +133,11 @@ func Write(w io.Writer, opt Options) (Stats, error) {
 	if opt.CardsPerSet == 0 {
 		opt.CardsPerSet = DefaultCardsPerSet
 	}
-	sets := plan(opt)
+	nm, err := loadNames()
+	if err != nil {
+		return Stats{}, err
+	}
+	sets := plan(opt, nm.sets)
 
 	st := Stats{Zones: map[string]ZoneStats{}}
 	for _, z := range zones {
@@ -156,7 +160,7 @@ func Write(w io.Writer, opt Options) (Stats, error) {
 		}
 	}
 	o.buf = append(o.buf, "\n],\"cards\":["...)
-	cw := &cardWriter{o: o, distinct: opt.DistinctNames}
+	cw := &cardWriter{o: o, names: nm, distinct: opt.DistinctNames}
 	for i := range sets {
 		cw.writeSet(&sets[i])
 		if o.err != nil {
@@ -200,7 +204,7 @@ func (o *output) flush() {
 
 // ---- planning ----
 
-func plan(opt Options) []setPlan {
+func plan(opt Options, setNames map[string][]string) []setPlan {
 	var totals [3]int
 	rest := opt.Cards
 	for z := range zones {
@@ -215,7 +219,7 @@ func plan(opt Options) []setPlan {
 	var jp []setPlan
 	for z := range zones {
 		r := newRNG(mix(opt.Seed, uint64(z)+1))
-		sets := planZone(z, totals[z], opt.CardsPerSet, r, jp)
+		sets := planZone(z, totals[z], opt.CardsPerSet, r, jp, setNames)
 		if z == zoneJP {
 			jp = sets
 		}
@@ -227,7 +231,7 @@ func plan(opt Options) []setPlan {
 	return all
 }
 
-func planZone(z, total, perSet int, r *rng, jp []setPlan) []setPlan {
+func planZone(z, total, perSet int, r *rng, jp []setPlan, setNames map[string][]string) []setPlan {
 	zi := &zones[z]
 	var sizes []int
 	for rest := total; rest > 0; {
@@ -319,14 +323,14 @@ func planZone(z, total, perSet int, r *rng, jp []setPlan) []setPlan {
 			sp.mkB += 290000
 		}
 	}
-	nameSets(sets)
+	nameSets(sets, setNames)
 	return sets
 }
 
 // nameSets gives each set a real set name of its language, following the
 // timeline (early sets get early names). When there are more sets than real
 // names, a name comes back with a wave number, the way real reprints do.
-func nameSets(sets []setPlan) {
+func nameSets(sets []setPlan, pools map[string][]string) {
 	count := map[string]int{}
 	for i := range sets {
 		count[sets[i].lang]++
@@ -335,7 +339,7 @@ func nameSets(sets []setPlan) {
 	pos := map[string]int{}
 	for i := range sets {
 		sp := &sets[i]
-		pool := setNamePool[sp.lang]
+		pool := pools[sp.lang]
 		idx := pos[sp.lang] * len(pool) / count[sp.lang]
 		pos[sp.lang]++
 		name := pool[idx]
@@ -605,10 +609,11 @@ func appendSet(b []byte, sp *setPlan) []byte {
 // cardWriter produces the cards of one set at a time; its scratch buffers
 // are reused so that a card costs no allocation.
 type cardWriter struct {
-	o  *output
-	sp *setPlan
-	r  *rng
-	zi *zoneInfo
+	o     *output
+	names *names
+	sp    *setPlan
+	r     *rng
+	zi    *zoneInfo
 
 	table   *nameTable
 	era     *markEra
@@ -627,16 +632,7 @@ func (w *cardWriter) writeSet(sp *setPlan) {
 	w.sp, w.zi = sp, &zones[sp.zone]
 	w.r = newRNG(sp.seed)
 	w.pos = 0
-	switch sp.lang {
-	case "en":
-		w.table = tableEN
-	case "ja":
-		w.table = tableJA
-	case "zh-tw":
-		w.table = tableZHTW
-	default:
-		w.table = tableZHCN
-	}
+	w.table = w.names.cards[sp.lang]
 	w.era = markEraFor(sp.year)
 	// Marks only go on "mon" names, so the per-name chance is scaled up to
 	// give the era's share of all cards.
@@ -934,7 +930,7 @@ func (w *cardWriter) card(rarity, variant string) {
 		if r.mil(zi.noIllusMil) {
 			b = append(b, "null"...)
 		} else {
-			b = catalog.AppendJSONString(b, illusTable.pick(r).name)
+			b = catalog.AppendJSONString(b, w.names.illustrators.pick(r).name)
 		}
 		roll := r.intn(1000)
 		aNull := roll < zi.bothMarketNullMil+zi.aNullMil

@@ -65,28 +65,6 @@ func pickWeighted(r *rng, ws []weighted) string {
 	return ws[len(ws)-1].s
 }
 
-var (
-	tableEN     = newNameTable(namesEN)
-	tableJA     = newNameTable(namesJA)
-	tableZHTW   = newNameTable(namesZHTW)
-	tableZHCN   = newNameTable(namesZHCN)
-	illusTable  = newNameTable(weightedEntries(illustrators))
-	setNamePool = map[string][]string{
-		"en":    setNamesEN,
-		"ja":    setNamesJA,
-		"zh-tw": setNamesZHTW,
-		"zh-cn": setNamesZHCN,
-	}
-)
-
-func weightedEntries(ws []weighted) []nameEntry {
-	out := make([]nameEntry, len(ws))
-	for i, w := range ws {
-		out[i] = nameEntry{name: w.s, weight: uint64(w.w)}
-	}
-	return out
-}
-
 // sizeMilles are the 64 quantiles of a log-normal distribution (σ = 0.75)
 // scaled to a mean of 1000: set sizes drawn from it range from an eighth to
 // about five times the average, like real sets (trainer kits of 20 cards,
@@ -101,7 +79,7 @@ var sizeMilles = [64]int{
 }
 
 // zoneInfo holds what differs between zones. Rates are permille of cards (or
-// of sets where the name says so) and follow shared/data/README.md.
+// of sets where the name says so) and follow testdata/catalogue-real.json.gz (testdata/README.md).
 type zoneInfo struct {
 	name          string
 	cardMil       int // share of all cards

@@ -270,7 +270,7 @@ func jsonDocument(buildErr error, body []byte) http.Handler {
 }
 
 // tokenRequest holds the parameters of RFC 6749 section 4.4.2, plus
-// audience as the API contract requires.
+// audience as docs/CONTRACT.md, Authentication, requires.
 type tokenRequest struct {
 	GrantType    string `json:"grant_type"`
 	ClientID     string `json:"client_id"`
@@ -287,7 +287,7 @@ type tokenError struct {
 }
 
 // TokenHandler serves the client-credentials grant at /oauth/token. The
-// request is JSON (as the API contract shows) or a form (as RFC 6749
+// request is JSON (as docs/CONTRACT.md, Authentication, shows) or a form (as RFC 6749
 // specifies); the client authenticates in the body or with HTTP Basic.
 //
 // Errors follow RFC 6749 section 5.2: invalid_request (400) for a missing or

@@ -3,7 +3,7 @@
 // resource metadata, and, for `serve --dev`, issues tokens of its own that the
 // same verifier accepts.
 //
-// Decisions the design leaves open, taken here:
+// Decisions that docs/CONTRACT.md, Authentication, leaves open, taken here:
 //
 //   - Every rejection is a 401 *Error. A missing header, and an Authorization
 //     scheme other than Bearer, get no error code (RFC 6750 section 3.1 treats

@@ -35,7 +35,7 @@ const (
 
 // Error is why a request was not authenticated. Verify returns only *Error.
 //
-// Status is always 401: the API contract answers 401 for a missing scope and
+// Status is always 401: docs/CONTRACT.md, Authentication, answers 401 for a missing scope and
 // for a malformed header too, so a client has one status to handle.
 type Error struct {
 	Status int

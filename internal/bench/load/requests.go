@@ -233,8 +233,8 @@ func sampleSnapshot(path string, st gen.Stats, seed uint64) (sample, error) {
 		return sample{}, fmt.Errorf("%s: read %d sets and %d cards, the generator wrote %d and %d", path, len(sets), card, st.Sets, st.Cards)
 	}
 
-	// A code names the set of the first zone that has it (DESIGN section
-	// 4): keep the codes whose set has cards.
+	// A code names the set of the first zone that has it (docs/CONTRACT.md,
+	// Endpoints): keep the codes whose set has cards.
 	zoneRank := map[string]int{"intl": 0, "jp": 1, "chn": 2}
 	resolved := map[string]snapshotSet{}
 	var codes []string

@@ -15,7 +15,7 @@ import (
 )
 
 const (
-	// reloadPromise is how soon DESIGN section 8 says a new import is
+	// reloadPromise is how soon docs/CONTRACT.md, Operations, says a new import is
 	// picked up.
 	reloadPromise = 2 * time.Second
 	// reloadWait is how long the soak waits for one before it counts the

@@ -27,12 +27,13 @@ func run(args []string, stdout, stderr io.Writer) int {
 	cards := fs.Int("cards", 100000, "number of cards")
 	seed := fs.Uint64("seed", 1, "seed; the same flags give the same bytes")
 	perSet := fs.Int("per-set", gen.DefaultCardsPerSet, "average number of cards per set")
+	distinct := fs.Bool("distinct", false, "names that almost never repeat: the worst case for the search index")
 	gz := fs.Bool("gzip", false, "gzip the output")
 	level := fs.Int("gzip-level", gzip.BestSpeed, "gzip level, 1 (fast) to 9 (small)")
 	out := fs.String("o", "", "output file (default: standard output)")
 	stats := fs.Bool("stats", false, "print counts per zone to standard error")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: gencatalog [-cards N] [-seed S] [-per-set N] [-gzip] [-o FILE] [-stats]")
+		fmt.Fprintln(stderr, "usage: gencatalog [-cards N] [-seed S] [-per-set N] [-distinct] [-gzip] [-o FILE] [-stats]")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -49,7 +50,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "gencatalog: -gzip-level must be between -2 and 9")
 		return 2
 	}
-	st, err := write(*out, stdout, gen.Options{Cards: *cards, Seed: *seed, CardsPerSet: *perSet}, *gz, *level)
+	st, err := write(*out, stdout, gen.Options{Cards: *cards, Seed: *seed, CardsPerSet: *perSet, DistinctNames: *distinct}, *gz, *level)
 	if err != nil {
 		fmt.Fprintln(stderr, "gencatalog:", err)
 		return 1
