@@ -192,7 +192,7 @@ func (db *DB) load(tx *bolt.Tx) error {
 	return nil
 }
 
-// compareSetOrder is the order of the list of sets (DESIGN section 4):
+// compareSetOrder is the order of the list of sets (docs/CONTRACT.md, Endpoints):
 // releasedOn newest first, sets without a date after those with one, then id.
 func compareSetOrder(a, b *storedSet) int {
 	ad, bd := a.ReleasedOn.HasValue(), b.ReleasedOn.HasValue()
@@ -264,8 +264,8 @@ func (db *DB) SetsJSON(zone string) []byte {
 	return db.setList[i+1]
 }
 
-// Set resolves ref the way /catalog/sets/{code}/cards does (DESIGN section
-// 4): an exact set id first, then an exact set code, a code used in several
+// Set resolves ref the way /catalog/sets/{code}/cards does
+// (docs/CONTRACT.md, Endpoints): an exact set id first, then an exact set code, a code used in several
 // zones resolving in zone order. It returns ErrNotFound when nothing
 // matches.
 func (db *DB) Set(ref string) (Set, error) {

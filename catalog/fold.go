@@ -12,8 +12,8 @@ import (
 	"golang.org/x/text/unicode/norm"
 )
 
-// Fold maps a name or a query term to the form search compares (DESIGN
-// section 5): Unicode NFKC, which also unifies full-width and half-width
+// Fold maps a name or a query term to the form search compares (docs/CONTRACT.md,
+// Search): Unicode NFKC, which also unifies full-width and half-width
 // forms; case folding; diacritics removed from letters, but not the kana
 // voicing marks, so that ガ stays distinct from カ; hiragana folded to
 // katakana; runs of white space collapsed to one space and the ends trimmed.

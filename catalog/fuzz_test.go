@@ -112,7 +112,7 @@ func FuzzNumberKey(f *testing.F) {
 	for i := 0; i+2 < len(cards); i += 7 {
 		f.Add(cards[i].Number, cards[i+1].Number, cards[i+2].Number)
 	}
-	// DESIGN section 5, and numbers whose keys need the escapes and the
+	// docs/CONTRACT.md, Printed-number order, and numbers whose keys need the escapes and the
 	// long digit-run lengths.
 	f.Add("1", "2", "TG02")
 	f.Add("3", "10", "025/165")
@@ -173,7 +173,7 @@ func FuzzNumberKey(f *testing.F) {
 					t.Fatalf("keys of %q and %q compare %d, normalized forms %q and %q", x, y, got, nx, ny)
 				}
 				if want := compareNumbers(nx, ny); got != want {
-					t.Fatalf("keys of %q and %q compare %d, the order of DESIGN section 5 says %d (normalized %q and %q)", x, y, got, want, nx, ny)
+					t.Fatalf("keys of %q and %q compare %d, the contract's order says %d (normalized %q and %q)", x, y, got, want, nx, ny)
 				}
 				// Self-delimiting: an id after the key does not change the
 				// order of two different numbers.
@@ -199,7 +199,7 @@ func FuzzNumberKey(f *testing.F) {
 	})
 }
 
-// compareNumbers is the order of DESIGN section 5 on two normalized printed
+// compareNumbers is the order of docs/CONTRACT.md, Printed-number order, on two normalized printed
 // numbers, written as a comparison rather than a key: the value of the first
 // digit run (numbers without digits after all others), then the normalized
 // form with each digit run compared by value. Where the design says

@@ -6,14 +6,14 @@ import (
 	"strings"
 )
 
-// The normalized printed number (DESIGN section 5) is the part of a printed
+// The normalized printed number (docs/CONTRACT.md, Printed-number order) is the part of a printed
 // number before the first "/", folded and trimmed, with the leading zeros of
 // every digit run dropped: "25", "025" and "25/102" all normalize to "25",
 // and "TG02" to "tg2". Two printed numbers are equal when their normalized
 // forms are.
 //
 // NumberKey turns a printed number into a byte string whose byte order is the
-// order of DESIGN section 5: first the value of the first digit run (numbers
+// order of docs/CONTRACT.md, Printed-number order: first the value of the first digit run (numbers
 // without digits after all others), then the normalized form with every digit
 // run compared by value. So 1 < 2 < TG02 < 3 < 10 < 025/165 < 112/102 < A.
 // The key is self-delimiting: a card id may follow it in a composite key

@@ -7,7 +7,7 @@ import (
 )
 
 func TestNumberKeyOrder(t *testing.T) {
-	// DESIGN section 5, with numbers without digits last.
+	// docs/CONTRACT.md, Printed-number order, with numbers without digits last.
 	ordered := []string{"1", "2", "TG02", "3", "10", "025/165", "112/102", "SV-P", "XY"}
 	for i := 0; i+1 < len(ordered); i++ {
 		a, b := NumberKey(ordered[i]), NumberKey(ordered[i+1])

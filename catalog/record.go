@@ -37,7 +37,7 @@ func ZoneIndex(zone string) int {
 	return -1
 }
 
-// Set is a card set of one release zone (spec section 2).
+// Set is a card set of one release zone (docs/CONTRACT.md, Records).
 type Set struct {
 	ID         string           `json:"id"`
 	Code       string           `json:"code"`
@@ -47,8 +47,8 @@ type Set struct {
 	CardCount  int64            `json:"cardCount"`
 }
 
-// Card is one printed card (spec section 2). Optional fields are Nullable so
-// that absent, null (where the spec allows it) and a value stay distinct from
+// Card is one printed card (docs/CONTRACT.md, Records). Optional fields are Nullable so
+// that absent, null (where docs/CONTRACT.md, Records, allows it) and a value stay distinct from
 // snapshot to response.
 type Card struct {
 	ID              string           `json:"id"`

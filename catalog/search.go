@@ -12,7 +12,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 )
 
-// SearchQuery is one search (DESIGN section 5), already validated.
+// SearchQuery is one search (docs/CONTRACT.md, Search), already validated.
 type SearchQuery struct {
 	// Q is the query text; it is folded and split into terms here.
 	Q string

@@ -8,7 +8,7 @@ import (
 	"unicode/utf8"
 )
 
-// FieldError is one rule of spec section 2 that one field of one record
+// FieldError is one rule of docs/CONTRACT.md, Records, that one field of one record
 // breaks.
 type FieldError struct {
 	Field    string // the JSON member name
@@ -20,7 +20,7 @@ func (e FieldError) Error() string {
 	return fmt.Sprintf("%s: expected %s, found %s", e.Field, e.Expected, e.Found)
 }
 
-// Validate returns every rule of spec section 2 that s breaks, or nil. It
+// Validate returns every rule of docs/CONTRACT.md, Records, that s breaks, or nil. It
 // checks values only: the presence and JSON types of members are the
 // decoder's to check.
 func (s *Set) Validate() []FieldError {
@@ -36,7 +36,7 @@ func (s *Set) Validate() []FieldError {
 	return errs
 }
 
-// Validate returns every rule of spec section 2 that c breaks, or nil. It
+// Validate returns every rule of docs/CONTRACT.md, Records, that c breaks, or nil. It
 // checks values only: the presence and JSON types of members are the
 // decoder's to check.
 func (c *Card) Validate() []FieldError {

@@ -16,6 +16,7 @@ import (
 	"strings"
 
 	bolt "go.etcd.io/bbolt"
+	bolterrors "go.etcd.io/bbolt/errors"
 )
 
 // Writer builds a new catalogue file in one pass. It is for the importer:
@@ -262,7 +263,7 @@ func (w *Writer) AddCard(c *Card) error {
 	numberLen := len(w.number)
 	setLen := len(w.key) - len(c.ID) - numberLen
 	if len(w.key) > bolt.MaxKeySize {
-		return fmt.Errorf("write catalogue %s: card %q: %w", w.path, c.ID, bolt.ErrKeyTooLarge)
+		return fmt.Errorf("write catalogue %s: card %q: %w", w.path, c.ID, bolterrors.ErrKeyTooLarge)
 	}
 	w.buf = c.AppendJSON(w.buf[:0])
 	key := w.held.copy(w.key)

@@ -9,7 +9,7 @@ import (
 )
 
 // The members of a record, their JSON types and whether they may be missing
-// or null (spec section 2, DESIGN section 3).
+// or null (docs/CONTRACT.md, Records; Snapshots and validation).
 type fieldKind uint8
 
 const (

@@ -1,5 +1,5 @@
 // Package importer turns catalogue snapshots into a new catalogue file. It
-// streams the snapshots, validates every record (DESIGN section 3), and
+// streams the snapshots, validates every record (docs/CONTRACT.md, Snapshots and validation), and
 // replaces the catalogue atomically: a failed, interrupted or killed import
 // leaves the previous catalogue exactly as it was.
 package importer

@@ -12,7 +12,7 @@ import (
 )
 
 // The fixtures under testdata/invalid are the sample's records with exactly
-// one rule of DESIGN section 3 broken, so each must give exactly one problem,
+// one rule of docs/CONTRACT.md, Snapshots and validation, broken, so each must give exactly one problem,
 // at a position known from the file: the first byte of the bad value, of the
 // member name for an unknown or repeated member, of the record for a missing
 // member (RecordError documents the convention). Columns count bytes, and
