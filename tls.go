@@ -345,9 +345,11 @@ func (a *acmeCerts) host() string { return a.domains[0] }
 func (a *acmeCerts) kind() string { return "acme" }
 
 // acmeRetryFirst and acmeRetryMax bound the pause between attempts to get
-// a first certificate: a CA limits failed validations per hour.
+// a first certificate: a CA limits failed validations per hour, and
+// autocert answers a failed attempt's error for a minute before it tries
+// again.
 const (
-	acmeRetryFirst = time.Minute
+	acmeRetryFirst = 2 * time.Minute
 	acmeRetryMax   = time.Hour
 )
 

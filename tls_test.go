@@ -383,3 +383,30 @@ func TestServeTLSFlags(t *testing.T) {
 		t.Errorf("serve with missing certificate files: exit %d, stderr:\n%s", code, errOut)
 	}
 }
+
+// TestHTTPSFrontReadiness checks that /readyz is not ready over HTTPS
+// before a certificate is in hand for every ACME domain, and that every
+// answer carries Strict-Transport-Security.
+func TestHTTPSFrontReadiness(t *testing.T) {
+	certs := &acmeCerts{domains: []string{"catalog.test"}}
+	api := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "api") })
+	front := (&httpsFront{certs: certs}).handler(api)
+	get := func(path string) *httptest.ResponseRecorder {
+		rec := httptest.NewRecorder()
+		front.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "https://catalog.test"+path, nil))
+		if got := rec.Header().Get("Strict-Transport-Security"); got != hstsValue {
+			t.Errorf("GET %s: Strict-Transport-Security %q, want %q", path, got, hstsValue)
+		}
+		return rec
+	}
+	if rec := get("/readyz"); rec.Code != http.StatusServiceUnavailable || !strings.Contains(rec.Body.String(), "no TLS certificate yet") {
+		t.Errorf("GET /readyz before a certificate: %d %s", rec.Code, rec.Body)
+	}
+	if rec := get("/healthz"); rec.Code != http.StatusOK || rec.Body.String() != "api" {
+		t.Errorf("GET /healthz before a certificate: %d %s, want the API's answer", rec.Code, rec.Body)
+	}
+	certs.have.Store(true)
+	if rec := get("/readyz"); rec.Code != http.StatusOK || rec.Body.String() != "api" {
+		t.Errorf("GET /readyz with a certificate: %d %s, want the API's answer", rec.Code, rec.Body)
+	}
+}
