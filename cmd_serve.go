@@ -195,16 +195,8 @@ func runServe(ctx context.Context, e *env, o serveOptions) error {
 		handler.Store(&h)
 	}
 	errc := make(chan error, 3)
-	var srv *http.Server
-	if https == nil {
-		srv = newHTTPServer(root, log, defaultLimits)
-		go func() { errc <- srv.Serve(ln) }()
-	} else {
-		srv = newHTTPServer(https.handler(root), log, defaultLimits)
-		tctx, stopTLS := context.WithCancel(ctx)
-		defer stopTLS()
-		defer https.serve(tctx, srv, ln, log, errc)()
-	}
+	srv, stopHTTPS := https.serve(ctx, root, ln, log, errc)
+	defer stopHTTPS()
 	var metricsSrv *http.Server
 	if metricsLn != nil {
 		mux := http.NewServeMux()
@@ -247,9 +239,7 @@ func runServe(ctx context.Context, e *env, o serveOptions) error {
 	if metricsLn != nil {
 		attrs = append(attrs, slog.String("metrics_addr", metricsLn.Addr().String()))
 	}
-	if https != nil {
-		attrs = append(attrs, slog.String("tls", https.certs.kind()))
-	}
+	attrs = append(attrs, https.logAttrs()...)
 	log.LogAttrs(ctx, slog.LevelInfo, "serving", attrs...)
 	if dev != nil {
 		if err := printDevBanner(e.stdout, o, dev, db.Path()); err != nil {

@@ -109,6 +109,8 @@ type httpsFront struct {
 	certs       certSource
 	challengeLn net.Listener // nil when --acme-http-addr is off
 	challenge   http.Handler
+	// challengeAddr is the address challengeLn listens on.
+	challengeAddr string
 }
 
 // openHTTPS prepares serve's HTTPS from o, nil when TLS is off: the
@@ -136,8 +138,21 @@ func openHTTPS(o serveOptions, log *slog.Logger) (*httpsFront, error) {
 			return nil, fmt.Errorf("serve: acme http-01: listen on %s: %w", t.acmeHTTPAddr, err)
 		}
 		f.challenge = a.manager.HTTPHandler(nil)
+		f.challengeAddr = f.challengeLn.Addr().String()
 	}
 	return f, nil
+}
+
+// logAttrs describe serve's TLS in its "serving" log line.
+func (f *httpsFront) logAttrs() []slog.Attr {
+	if f == nil {
+		return nil
+	}
+	attrs := []slog.Attr{slog.String("tls", f.certs.kind())}
+	if f.challengeAddr != "" {
+		attrs = append(attrs, slog.String("acme_http_addr", f.challengeAddr))
+	}
+	return attrs
 }
 
 // close releases what openHTTPS opened and serve did not take over.
@@ -187,10 +202,16 @@ func writeUnready(w http.ResponseWriter, detail string) {
 	fmt.Fprintf(w, `{"status":"unavailable","detail":%q}`, detail)
 }
 
-// serve answers HTTPS on ln with srv, and the challenge listener if any,
-// until the servers are shut down; each one's end goes to errc. stop shuts
-// the challenge server down.
-func (f *httpsFront) serve(ctx context.Context, srv *http.Server, ln net.Listener, log *slog.Logger, errc chan<- error) (stop func()) {
+// serve answers on ln with root in a hardened server: plain HTTP when f
+// is nil (TLS off), else HTTPS, and the challenge listener if any. Each
+// server's end goes to errc. stop, once srv is shut down, stops the rest.
+func (f *httpsFront) serve(ctx context.Context, root http.Handler, ln net.Listener, log *slog.Logger, errc chan<- error) (srv *http.Server, stop func()) {
+	if f == nil {
+		srv = newHTTPServer(root, log, defaultLimits)
+		go func() { errc <- srv.Serve(ln) }()
+		return srv, func() {}
+	}
+	srv = newHTTPServer(f.handler(root), log, defaultLimits)
 	srv.TLSConfig = &tls.Config{
 		MinVersion:     tls.VersionTLS12,
 		GetCertificate: f.certs.getCertificate,
@@ -200,16 +221,20 @@ func (f *httpsFront) serve(ctx context.Context, srv *http.Server, ln net.Listene
 	if _, ok := f.certs.(*acmeCerts); ok {
 		srv.TLSConfig.NextProtos = append(srv.TLSConfig.NextProtos, acme.ALPNProto)
 	}
+	ctx, cancel := context.WithCancel(ctx)
 	go f.certs.run(ctx)
 	go func() { errc <- srv.ServeTLS(ln, "", "") }()
 	if f.challengeLn == nil {
-		return func() {}
+		return srv, cancel
 	}
-	csrv := newHTTPServer(f.challenge, log, defaultLimits)
-	ln2 := f.challengeLn
-	f.challengeLn = nil
-	go func() { errc <- csrv.Serve(ln2) }()
-	return func() { csrv.Close() }
+	challenge := newHTTPServer(f.challenge, log, defaultLimits)
+	challengeLn := f.challengeLn
+	f.challengeLn = nil // challenge owns it now
+	go func() { errc <- challenge.Serve(challengeLn) }()
+	return srv, func() {
+		cancel()
+		challenge.Close()
+	}
 }
 
 // certFiles is a certificate and key read from PEM files, read again when

@@ -151,7 +151,7 @@ func TestServeHTTPSWithACME(t *testing.T) {
 	idp := newTestIdP(t)
 	const domain = "catalog.test"
 	args := append(idp.args(), "--db", db, "--addr", "127.0.0.1:0",
-		"--acme-directory", pebble.directory, "--acme-email", "ops@catalog.test")
+		"--acme-directory", pebble.directory, "--acme-email", "ops@catalog.test", "--acme-http-addr", "127.0.0.1:0")
 	// The CA's API is HTTPS with a certificate of its own, trusted the way
 	// an operator trusts a private CA: SSL_CERT_FILE.
 	env := []string{"SSL_CERT_FILE=" + pebble.serverPEM, "CATALOGD_ACME_DOMAIN=" + domain}
@@ -187,6 +187,19 @@ func TestServeHTTPSWithACME(t *testing.T) {
 		t.Errorf("a handshake without a server name got certificate %s, want %s", got, issued.SerialNumber)
 	}
 	conn.Close()
+	// The HTTP-01 listener sends everything else to https.
+	plain := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	httpAddr, _ := p.logged(t, "serving", time.Second)["acme_http_addr"].(string)
+	req, _ := http.NewRequest(http.MethodGet, "http://"+httpAddr+"/api/v1/catalog/sets?zone=jp", nil)
+	req.Host = domain
+	resp, err = plain.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if want := "https://" + domain + "/api/v1/catalog/sets?zone=jp"; resp.StatusCode != http.StatusFound || resp.Header.Get("Location") != want {
+		t.Errorf("plain HTTP GET: %d to %q, want 302 to %q", resp.StatusCode, resp.Header.Get("Location"), want)
+	}
 	p.stop(t)
 
 	cache := filepath.Join(dir, "catalogd-acme")
