@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -262,9 +263,12 @@ func (c *certFiles) load() error {
 	// Stat before reading: a change in between is then seen next time.
 	c.seenCert, _ = os.Stat(c.certFile)
 	c.seenKey, _ = os.Stat(c.keyFile)
-	// LoadX509KeyPair checks that the key is the certificate's and fills
-	// in Leaf.
+	// LoadX509KeyPair checks that the key is the certificate's, and fills
+	// in Leaf unless GODEBUG=x509keypairleaf=0.
 	pair, err := tls.LoadX509KeyPair(c.certFile, c.keyFile)
+	if err == nil && pair.Leaf == nil {
+		pair.Leaf, err = x509.ParseCertificate(pair.Certificate[0])
+	}
 	if err != nil {
 		return fmt.Errorf("tls certificate %s, key %s: %w", c.certFile, c.keyFile, err)
 	}
@@ -391,7 +395,7 @@ func (a *acmeCerts) run(ctx context.Context) {
 				break
 			}
 			a.log.Error("tls certificate not obtained; trying again", slog.String("domain", d),
-				slog.String("error", err.Error()), slog.Duration("retry_in", pause))
+				slog.String("error", err.Error()), slog.String("retry_in", pause.String()))
 			select {
 			case <-ctx.Done():
 				return

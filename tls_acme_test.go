@@ -29,7 +29,7 @@ type pebbleCA struct {
 	directory string         // the ACME directory URL
 	serverPEM string         // file with the certificate of its HTTPS API
 	roots     *x509.CertPool // the roots of the certificates it issues
-	orders    atomic.Int64   // new orders placed
+	orders    atomic.Int64   // new orders placed (created)
 	tlsTarget atomic.Pointer[string]
 }
 
@@ -55,10 +55,17 @@ func startPebble(t *testing.T) *pebbleCA {
 	front := wfe.New(logger, store, validator, authority, []string{"pebble.letsencrypt.org"}, false, false, 0, 0)
 	api := front.Handler()
 	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method == http.MethodPost && r.URL.Path == "/order-plz" {
+		if r.Method != http.MethodPost || r.URL.Path != "/order-plz" {
+			api.ServeHTTP(w, r)
+			return
+		}
+		// A request refused (Pebble rejects some nonces on purpose, and
+		// the client tries again) places no order.
+		rec := &statusRecorder{ResponseWriter: w}
+		api.ServeHTTP(rec, r)
+		if rec.status == http.StatusCreated {
 			p.orders.Add(1)
 		}
-		api.ServeHTTP(w, r)
 	}))
 	t.Cleanup(srv.Close)
 	p.directory = srv.URL + wfe.DirectoryPath
@@ -69,6 +76,16 @@ func startPebble(t *testing.T) *pebbleCA {
 	p.roots = x509.NewCertPool()
 	p.roots.AddCert(authority.GetRootCert(0).Cert)
 	return p
+}
+
+type statusRecorder struct {
+	http.ResponseWriter
+	status int
+}
+
+func (r *statusRecorder) WriteHeader(status int) {
+	r.status = status
+	r.ResponseWriter.WriteHeader(status)
 }
 
 // validateOn makes Pebble's TLS-ALPN-01 validations reach addr.
