@@ -357,7 +357,7 @@ func (o *serveOptions) check() error {
 			return usageErrorf("serve: --base-url %q: serve answers HTTPS itself (--tls-cert or --acme-domain); want an https URL", o.baseURL)
 		}
 	}
-	return o.tls.check(o.dev)
+	return o.tls.check(o.dev, o.addr)
 }
 
 func isLoopback(host string) bool {

@@ -567,7 +567,7 @@ func TestDeploySystemdTLSUnit(t *testing.T) {
 		certFile: str("tls-cert"), keyFile: str("tls-key"), acmeDomains: domains, acmeEmail: str("acme-email"),
 		acmeDirectory: str("acme-directory"), acmeHTTPAddr: str("acme-http-addr"),
 	}}
-	if err := o.tls.check(false); err != nil || len(o.tls.acmeDomains) == 0 {
+	if err := o.tls.check(false, o.addr); err != nil || len(o.tls.acmeDomains) == 0 {
 		t.Fatalf("%s: serve's TLS settings %+v: %v; want certificates from an ACME CA", unit, o.tls, err)
 	}
 	if _, port, _ := net.SplitHostPort(o.addr); port != "443" {

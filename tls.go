@@ -51,10 +51,16 @@ func (t *tlsOptions) on() bool {
 // a DNS name with at least two labels, no wildcard, no port.
 var acmeDomain = regexp.MustCompile(`^([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$`)
 
-// check rejects TLS flags that cannot work together.
-func (t *tlsOptions) check(dev bool) error {
+// check rejects TLS flags that cannot work together, and plain HTTP on
+// port 443, where clients speak TLS: a TLS setting forgotten (an
+// environment file without CATALOGD_ACME_DOMAIN) stops serve with a
+// message rather than serving nothing a client can use.
+func (t *tlsOptions) check(dev bool, addr string) error {
 	acmeSet := len(t.acmeDomains) > 0
+	_, port, _ := net.SplitHostPort(addr)
 	switch {
+	case !t.on() && port == "443":
+		return usageErrorf("serve: --addr %q is the HTTPS port, and no certificate is set: give --acme-domain (CATALOGD_ACME_DOMAIN) or --tls-cert and --tls-key", addr)
 	case dev && t.on():
 		return usageErrorf("serve: --dev serves plain HTTP on loopback; do not combine it with --tls-cert, --tls-key or --acme-domain")
 	case (t.certFile == "") != (t.keyFile == ""):

@@ -365,6 +365,7 @@ func TestServeTLSFlags(t *testing.T) {
 		{"DomainWithPort", map[string]string{"CATALOGD_ACME_DOMAIN": "catalog.example.com:443"}, []string{"--issuer", "https://idp.example"}, "want a DNS name"},
 		{"SingleLabelDomain", nil, []string{"--issuer", "https://idp.example", "--acme-domain", "localhost"}, "want a DNS name"},
 		{"PlainDirectory", nil, []string{"--issuer", "https://idp.example", "--acme-domain", "catalog.example.com", "--acme-directory", "http://ca.example/dir"}, "want the https URL"},
+		{"PlainHTTPOnPort443", nil, []string{"--issuer", "https://idp.example", "--addr", "127.0.0.1:443"}, "no certificate is set"},
 		{"PlainBaseURL", map[string]string{"CATALOGD_ACME_DOMAIN": "catalog.example.com"}, []string{"--issuer", "https://idp.example", "--base-url", "http://catalog.example.com/api/v1"}, "want an https URL"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
