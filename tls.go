@@ -144,7 +144,7 @@ func openHTTPS(o serveOptions, log *slog.Logger) (*httpsFront, error) {
 		if f.challengeLn, err = net.Listen("tcp", t.acmeHTTPAddr); err != nil {
 			return nil, fmt.Errorf("serve: acme http-01: listen on %s: %w", t.acmeHTTPAddr, err)
 		}
-		f.challenge = a.manager.HTTPHandler(nil)
+		f.challenge = challengeHost(a.manager.HTTPHandler(nil))
 		f.challengeAddr = f.challengeLn.Addr().String()
 	}
 	return f, nil
@@ -160,6 +160,20 @@ func (f *httpsFront) logAttrs() []slog.Attr {
 		attrs = append(attrs, slog.String("acme_http_addr", f.challengeAddr))
 	}
 	return attrs
+}
+
+// challengeHost gives autocert's HTTP-01 handler the host of a challenge
+// request without its port: a validation request to
+// http://catalog.example.com:80/ (or to another port forwarded here) names
+// the domain all the same, which autocert's host policy would refuse.
+func challengeHost(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if host, _, err := net.SplitHostPort(r.Host); err == nil && strings.HasPrefix(r.URL.Path, "/.well-known/acme-challenge/") {
+			r = r.WithContext(r.Context())
+			r.Host = host
+		}
+		next.ServeHTTP(w, r)
+	})
 }
 
 // close releases what openHTTPS opened and serve did not take over.

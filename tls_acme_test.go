@@ -30,12 +30,14 @@ type pebbleCA struct {
 	serverPEM string         // file with the certificate of its HTTPS API
 	roots     *x509.CertPool // the roots of the certificates it issues
 	orders    atomic.Int64   // new orders placed (created)
-	tlsTarget atomic.Pointer[string]
+	// tlsTarget and httpTarget are where TLS-ALPN-01 and HTTP-01
+	// validations go.
+	tlsTarget, httpTarget atomic.Pointer[string]
 }
 
-// startPebble starts Pebble. It validates TLS-ALPN-01 by connecting to
-// every domain, resolved to 127.0.0.1 by a DNS server of its own, on a
-// port that forwards to the address given to validateOn.
+// startPebble starts Pebble. It validates TLS-ALPN-01 and HTTP-01 by
+// connecting to every domain, resolved to 127.0.0.1 by a DNS server of its
+// own, on ports that forward to the addresses given to validateOn.
 func startPebble(t *testing.T) *pebbleCA {
 	t.Helper()
 	// Pebble pauses up to 5 s before each validation, to mimic a busy CA.
@@ -51,7 +53,7 @@ func startPebble(t *testing.T) *pebbleCA {
 
 	store := db.NewMemoryStore()
 	authority := ca.New(logger, store, "", "ecdsa", 0, 1, map[string]ca.Profile{"default": {Description: "default"}})
-	validator := va.New(logger, 0, p.forwarder(t), false, loopbackDNS(t), store)
+	validator := va.New(logger, p.forwarder(t, &p.httpTarget), p.forwarder(t, &p.tlsTarget), false, loopbackDNS(t), store)
 	front := wfe.New(logger, store, validator, authority, []string{"pebble.letsencrypt.org"}, false, false, 0, 0)
 	api := front.Handler()
 	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -88,13 +90,17 @@ func (r *statusRecorder) WriteHeader(status int) {
 	r.ResponseWriter.WriteHeader(status)
 }
 
-// validateOn makes Pebble's TLS-ALPN-01 validations reach addr.
-func (p *pebbleCA) validateOn(addr string) { p.tlsTarget.Store(&addr) }
+// validateOn makes Pebble's TLS-ALPN-01 validations reach tlsAddr, and its
+// HTTP-01 validations httpAddr.
+func (p *pebbleCA) validateOn(tlsAddr, httpAddr string) {
+	p.tlsTarget.Store(&tlsAddr)
+	p.httpTarget.Store(&httpAddr)
+}
 
 // forwarder listens for Pebble's validation connections and returns its
-// port; each connection is forwarded to the address given to validateOn,
-// once there is one.
-func (p *pebbleCA) forwarder(t *testing.T) int {
+// port; each connection is forwarded to the address in target, once there
+// is one.
+func (p *pebbleCA) forwarder(t *testing.T, target *atomic.Pointer[string]) int {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -110,14 +116,14 @@ func (p *pebbleCA) forwarder(t *testing.T) int {
 			go func() {
 				defer c.Close()
 				deadline := time.Now().Add(30 * time.Second)
-				for p.tlsTarget.Load() == nil && time.Now().Before(deadline) {
+				for target.Load() == nil && time.Now().Before(deadline) {
 					time.Sleep(10 * time.Millisecond)
 				}
-				target := p.tlsTarget.Load()
-				if target == nil {
+				to := target.Load()
+				if to == nil {
 					return
 				}
-				s, err := net.Dial("tcp", *target)
+				s, err := net.Dial("tcp", *to)
 				if err != nil {
 					return
 				}
@@ -174,7 +180,7 @@ func TestServeHTTPSWithACME(t *testing.T) {
 	env := []string{"SSL_CERT_FILE=" + pebble.serverPEM, "CATALOGD_ACME_DOMAIN=" + domain}
 
 	p, addr := startServeLogged(t, env, args...)
-	pebble.validateOn(addr)
+	pebble.validateOn(addr, "127.0.0.1:1")
 	_, port, _ := net.SplitHostPort(addr)
 	if want := "https://" + domain + ":" + port + "/api/v1"; p.api != want {
 		t.Fatalf("base URL %s, want %s", p.api, want)
@@ -207,6 +213,9 @@ func TestServeHTTPSWithACME(t *testing.T) {
 	// The HTTP-01 listener sends everything else to https.
 	plain := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	httpAddr, _ := p.logged(t, "serving", time.Second)["acme_http_addr"].(string)
+	if httpAddr == "" {
+		t.Fatal(`the "serving" line has no acme_http_addr`)
+	}
 	req, _ := http.NewRequest(http.MethodGet, "http://"+httpAddr+"/api/v1/catalog/sets?zone=jp", nil)
 	req.Host = domain
 	resp, err = plain.Do(req)
@@ -244,6 +253,36 @@ func TestServeHTTPSWithACME(t *testing.T) {
 	}
 	if got := pebble.orders.Load(); got != 1 {
 		t.Errorf("%d orders placed after a restart, want still 1", got)
+	}
+	p.stop(t)
+}
+
+// TestServeACMEHTTP01 has serve's HTTPS port out of the CA's reach, as
+// behind a firewall that opens only port 80 to it: TLS-ALPN-01 fails, and
+// serve gets its certificate by HTTP-01 on --acme-http-addr.
+func TestServeACMEHTTP01(t *testing.T) {
+	pebble := startPebble(t)
+	dir := t.TempDir()
+	db := filepath.Join(dir, "catalog.db")
+	importInto(t, db, "data/sample.json")
+	idp := newTestIdP(t)
+	const domain = "catalog.test"
+	p, addr := startServeLogged(t, []string{"SSL_CERT_FILE=" + pebble.serverPEM}, append(idp.args(), "--db", db,
+		"--addr", "127.0.0.1:0", "--acme-domain", domain, "--acme-directory", pebble.directory,
+		"--acme-http-addr", "127.0.0.1:0")...)
+	httpAddr, _ := p.logged(t, "serving", time.Second)["acme_http_addr"].(string)
+	// Nothing listens on port 1: the TLS-ALPN-01 validation fails.
+	pebble.validateOn("127.0.0.1:1", httpAddr)
+	ready := p.logged(t, "tls certificate ready", 60*time.Second)
+	_, port, _ := net.SplitHostPort(addr)
+	resp, body, _ := httpsGet(t, httpsClient(pebble.roots, addr), "https://"+domain+":"+port+"/readyz", "")
+	if resp.StatusCode != http.StatusOK || resp.TLS.PeerCertificates[0].SerialNumber.String() != ready["serial"] {
+		t.Fatalf("GET /readyz: %d %s with certificate %s, want 200 with %s", resp.StatusCode, body, resp.TLS.PeerCertificates[0].SerialNumber, ready["serial"])
+	}
+	// The first order failed on TLS-ALPN-01; the second was validated by
+	// HTTP-01.
+	if got := pebble.orders.Load(); got != 2 {
+		t.Errorf("%d orders placed, want 2", got)
 	}
 	p.stop(t)
 }
