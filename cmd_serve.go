@@ -68,6 +68,7 @@ type serveOptions struct {
 	dev         bool
 	devClientID string
 	devSecret   string
+	tls         tlsOptions
 }
 
 func newServeCommand(e *env) *cobra.Command {
@@ -87,7 +88,7 @@ built-in sample catalogue when --db does not exist and issues its own tokens.`,
 	f := cmd.Flags()
 	f.StringVar(&o.db, "db", defaultDB, "catalogue file")
 	f.StringVar(&o.addr, "addr", defaultAddr, "address to listen on")
-	f.StringVar(&o.baseURL, "base-url", "", "public URL of the API; routes are mounted under its path (default http://{addr}/api/v1)")
+	f.StringVar(&o.baseURL, "base-url", "", "public URL of the API; routes are mounted under its path (default http://{addr}/api/v1; with TLS https://{certificate's name or addr}/api/v1)")
 	f.StringVar(&o.issuer, "issuer", "", "token issuer (the identity provider's URL, exactly as in the tokens' iss)")
 	f.StringVar(&o.jwksURL, "jwks-url", "", "JWKS URL (default: discovered from {issuer}/.well-known/openid-configuration)")
 	f.StringVar(&o.audience, "audience", "", "token audience (default {base-url}/mcp)")
@@ -101,6 +102,7 @@ built-in sample catalogue when --db does not exist and issues its own tokens.`,
 	f.BoolVar(&o.dev, "dev", false, "development mode: built-in sample catalogue and a local token issuer, loopback only")
 	f.StringVar(&o.devClientID, "dev-client-id", "dev", "client id of the dev token issuer")
 	f.StringVar(&o.devSecret, "dev-client-secret", "", "client secret of the dev token issuer (default: random, printed at start)")
+	o.tls.addFlags(f)
 	return cmd
 }
 
@@ -132,6 +134,14 @@ func runServe(ctx context.Context, e *env, o serveOptions) error {
 		return fmt.Errorf("serve: listen on %s: %w", o.addr, err)
 	}
 	defer ln.Close()
+	https, err := openHTTPS(o, log)
+	if err != nil {
+		return err
+	}
+	defer https.close()
+	if https != nil && o.baseURL == "" {
+		o.baseURL = https.baseURL(ln.Addr().String())
+	}
 	o.resolveURLs(ln.Addr().String())
 
 	// Look before opening: a new file renamed over --db in between is then
@@ -184,9 +194,9 @@ func runServe(ctx context.Context, e *env, o serveOptions) error {
 		var h http.Handler = devOnly
 		handler.Store(&h)
 	}
-	srv := newHTTPServer(root, log, defaultLimits)
-	errc := make(chan error, 2)
-	go func() { errc <- srv.Serve(ln) }()
+	errc := make(chan error, 3)
+	srv, stopHTTPS := https.serve(ctx, root, ln, log, errc)
+	defer stopHTTPS()
 	var metricsSrv *http.Server
 	if metricsLn != nil {
 		mux := http.NewServeMux()
@@ -229,6 +239,7 @@ func runServe(ctx context.Context, e *env, o serveOptions) error {
 	if metricsLn != nil {
 		attrs = append(attrs, slog.String("metrics_addr", metricsLn.Addr().String()))
 	}
+	attrs = append(attrs, https.logAttrs()...)
 	log.LogAttrs(ctx, slog.LevelInfo, "serving", attrs...)
 	if dev != nil {
 		if err := printDevBanner(e.stdout, o, dev, db.Path()); err != nil {
@@ -342,8 +353,11 @@ func (o *serveOptions) check() error {
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 			return usageErrorf("serve: --base-url %q: want an absolute http(s) URL such as http://127.0.0.1:8080/api/v1", o.baseURL)
 		}
+		if o.tls.on() && u.Scheme != "https" {
+			return usageErrorf("serve: --base-url %q: serve answers HTTPS itself (--tls-cert or --acme-domain); want an https URL", o.baseURL)
+		}
 	}
-	return nil
+	return o.tls.check(o.dev, o.addr)
 }
 
 func isLoopback(host string) bool {

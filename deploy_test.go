@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"path"
 	"path/filepath"
@@ -522,5 +523,76 @@ func scalarsAsStrings(v any) any {
 		return ""
 	default:
 		return fmt.Sprint(v)
+	}
+}
+
+// TestDeploySystemdTLSUnit checks that the TLS unit, with the settings of
+// its example environment file, runs a serve that answers HTTPS on port 443
+// with certificates from an ACME CA, and that the unit gives it what that
+// needs: the capability to bind port 443 and a writable ACME cache in the
+// state directory, where serve looks for it.
+func TestDeploySystemdTLSUnit(t *testing.T) {
+	const unit = "deploy/systemd/catalogd-tls.service"
+	settings := map[string][]string{}
+	var execStart []string
+	for _, en := range parseUnitFile(t, unit) {
+		if en.section != "Service" {
+			continue
+		}
+		settings[en.key] = append(settings[en.key], splitWords(en.value)...)
+		if en.key == "ExecStart" {
+			execStart = splitWords(en.value)
+		}
+	}
+	if len(execStart) < 2 || path.Base(execStart[0]) != "catalogd" {
+		t.Fatalf("%s: ExecStart %q does not run catalogd", unit, execStart)
+	}
+	cmd, err := parseCommandLine(execStart[1:])
+	if err != nil || cmd.name != "serve" {
+		t.Fatalf("%s: ExecStart %q: %v; want catalogd serve", unit, execStart, err)
+	}
+	env := map[string]string{}
+	for _, file := range settings["EnvironmentFile"] {
+		set, _ := parseEnvironmentFile(t, filepath.Join("deploy/systemd", path.Base(file)+".example"))
+		for _, e := range set {
+			env[e.name] = e.value
+		}
+	}
+	if err := applyEnvironment(cmd.flags, func(k string) string { return env[k] }); err != nil {
+		t.Fatalf("%s: %v", unit, err)
+	}
+	str := func(name string) string { v, _ := cmd.flags.GetString(name); return v }
+	domains, _ := cmd.flags.GetStringSlice("acme-domain")
+	o := serveOptions{db: str("db"), addr: str("addr"), baseURL: str("base-url"), tls: tlsOptions{
+		certFile: str("tls-cert"), keyFile: str("tls-key"), acmeDomains: domains, acmeEmail: str("acme-email"),
+		acmeDirectory: str("acme-directory"), acmeHTTPAddr: str("acme-http-addr"),
+	}}
+	if err := o.tls.check(false, o.addr); err != nil || len(o.tls.acmeDomains) == 0 {
+		t.Fatalf("%s: serve's TLS settings %+v: %v; want certificates from an ACME CA", unit, o.tls, err)
+	}
+	if _, port, _ := net.SplitHostPort(o.addr); port != "443" {
+		t.Errorf("%s: serve listens on %q, want port 443", unit, o.addr)
+	}
+
+	for _, key := range []string{"AmbientCapabilities", "CapabilityBoundingSet"} {
+		if !slices.Equal(settings[key], []string{"CAP_NET_BIND_SERVICE"}) {
+			t.Errorf("%s: %s=%v, want CAP_NET_BIND_SERVICE alone", unit, key, settings[key])
+		}
+	}
+	if slices.Contains(settings["PrivateUsers"], "yes") {
+		t.Errorf("%s: PrivateUsers=yes: the capability would not reach the host's network", unit)
+	}
+	// The state directory /var/lib/NAME is /var/lib/private/NAME under
+	// DynamicUser=; the cache must be one of the unit's state directories
+	// and writable.
+	cache, err := filepath.Rel("/var/lib", acmeCacheDir(o.db))
+	if err != nil || strings.HasPrefix(cache, "..") {
+		t.Fatalf("%s: the ACME cache %s is not under /var/lib", unit, acmeCacheDir(o.db))
+	}
+	if !slices.Contains(settings["StateDirectory"], cache) {
+		t.Errorf("%s: StateDirectory=%v lacks the ACME cache %s", unit, settings["StateDirectory"], cache)
+	}
+	if !slices.Contains(settings["ReadWritePaths"], "/var/lib/private/"+cache) {
+		t.Errorf("%s: ReadWritePaths=%v lacks the ACME cache /var/lib/private/%s", unit, settings["ReadWritePaths"], cache)
 	}
 }

@@ -1,0 +1,413 @@
+package main
+
+import (
+	"context"
+	"crypto"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/json"
+	"encoding/pem"
+	"io"
+	"math/big"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httptrace"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/catalogd/catalogd/server/auth"
+)
+
+// testCA issues certificates that only clients trusting it accept.
+type testCA struct {
+	cert *x509.Certificate
+	key  *ecdsa.PrivateKey
+	pool *x509.CertPool
+}
+
+func newTestCA(t *testing.T) *testCA {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber:          randomSerial(t),
+		Subject:               pkix.Name{CommonName: "catalogd test CA"},
+		NotBefore:             time.Now().Add(-time.Hour),
+		NotAfter:              time.Now().Add(24 * time.Hour),
+		IsCA:                  true,
+		BasicConstraintsValid: true,
+		KeyUsage:              x509.KeyUsageCertSign,
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, key.Public(), key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cert, err := x509.ParseCertificate(der)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool := x509.NewCertPool()
+	pool.AddCert(cert)
+	return &testCA{cert: cert, key: key, pool: pool}
+}
+
+func randomSerial(t *testing.T) *big.Int {
+	t.Helper()
+	n, err := rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 120))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// issue makes a server certificate for name and its key, both PEM.
+func (ca *testCA) issue(t *testing.T, name string) (certPEM, keyPEM []byte, serial *big.Int) {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber: randomSerial(t),
+		Subject:      pkix.Name{CommonName: name},
+		DNSNames:     []string{name},
+		NotBefore:    time.Now().Add(-time.Hour),
+		NotAfter:     time.Now().Add(24 * time.Hour),
+		KeyUsage:     x509.KeyUsageDigitalSignature,
+		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca.cert, key.Public(), ca.key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keyDER, err := x509.MarshalPKCS8PrivateKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}),
+		pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: keyDER}), tmpl.SerialNumber
+}
+
+// replaceFile puts data at path by a rename, as certbot and Kubernetes do.
+func replaceFile(t *testing.T, path string, data []byte) {
+	t.Helper()
+	tmp := path + ".new"
+	if err := os.WriteFile(tmp, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// testIdP is an identity provider: a JWKS served over HTTP and tokens
+// signed with its key.
+type testIdP struct {
+	url string
+	key crypto.Signer
+}
+
+func newTestIdP(t *testing.T) *testIdP {
+	t.Helper()
+	key, err := auth.LoadOrCreateDevKey(filepath.Join(t.TempDir(), "idp-key.pem"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	jwks := auth.NewDevIssuer(key, "", "", "partner", "secret", time.Hour).JWKSHandler()
+	srv := httptest.NewServer(jwks)
+	t.Cleanup(srv.Close)
+	return &testIdP{url: srv.URL, key: key}
+}
+
+// args are the serve flags that make it trust this identity provider.
+func (idp *testIdP) args() []string {
+	return []string{"--issuer", idp.url, "--jwks-url", idp.url + "/.well-known/jwks.json"}
+}
+
+// token is a token for audience.
+func (idp *testIdP) token(t *testing.T, audience string) string {
+	t.Helper()
+	tok, _, err := auth.NewDevIssuer(idp.key, idp.url, audience, "partner", "secret", time.Hour).Token(time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tok
+}
+
+// startServeLogged starts catalogd serve (without --dev) and waits for its
+// "serving" line; it returns the process, with api set to the base URL,
+// and the address it listens on.
+func startServeLogged(t *testing.T, env []string, args ...string) (*serveProcess, string) {
+	t.Helper()
+	cmd := catalogdCommand(t, append([]string{"serve"}, args...)...)
+	cmd.Env = append(cmd.Env, env...)
+	p := &serveProcess{cmd: cmd, stderr: &lockedBuffer{}, exited: make(chan error, 1)}
+	cmd.Stderr = p.stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { p.exited <- cmd.Wait() }()
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		if t.Failed() {
+			t.Logf("serve's log:\n%s", p.stderr.String())
+		}
+	})
+	line := p.logged(t, "serving", 30*time.Second)
+	p.api, _ = line["base_url"].(string)
+	addr, _ := line["addr"].(string)
+	return p, addr
+}
+
+// httpsClient trusts only roots and connects to addr whatever the URL's
+// host, so that a certificate's name can be used on loopback.
+func httpsClient(roots *x509.CertPool, addr string) *http.Client {
+	return &http.Client{Transport: &http.Transport{
+		TLSClientConfig:   &tls.Config{RootCAs: roots},
+		ForceAttemptHTTP2: true,
+		DialContext: func(ctx context.Context, network, _ string) (net.Conn, error) {
+			var d net.Dialer
+			return d.DialContext(ctx, network, addr)
+		},
+	}}
+}
+
+// httpsGet sends a GET with token (none when empty) and reads the answer;
+// reused reports whether it went on a kept-alive connection.
+func httpsGet(t *testing.T, c *http.Client, url, token string) (resp *http.Response, body string, reused bool) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodGet, url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	req = req.WithContext(httptrace.WithClientTrace(req.Context(), &httptrace.ClientTrace{
+		GotConn: func(info httptrace.GotConnInfo) { reused = info.Reused },
+	}))
+	resp, err = c.Do(req)
+	if err != nil {
+		t.Fatalf("GET %s: %v", url, err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatalf("GET %s: %v", url, err)
+	}
+	return resp, string(b), reused
+}
+
+// servedSerial is the serial of the certificate a new connection to addr
+// is given for name.
+func servedSerial(t *testing.T, roots *x509.CertPool, addr, name string) *big.Int {
+	t.Helper()
+	conn, err := tls.Dial("tcp", addr, &tls.Config{RootCAs: roots, ServerName: name})
+	if err != nil {
+		t.Fatalf("TLS handshake with %s: %v", addr, err)
+	}
+	defer conn.Close()
+	return conn.ConnectionState().PeerCertificates[0].SerialNumber
+}
+
+// waitForSerial waits for new connections to be given the certificate
+// with serial.
+func waitForSerial(t *testing.T, roots *x509.CertPool, addr, name string, serial *big.Int) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		got := servedSerial(t, roots, addr, name)
+		if got.Cmp(serial) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("new connections still get certificate %x, want %x", got, serial)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// wantHTTPSAnswers checks what serve promises over HTTPS, at the base URL
+// api: HTTP/2, Strict-Transport-Security, 401 challenges and protected
+// resource metadata naming https URLs, and the catalogue for a token.
+func wantHTTPSAnswers(t *testing.T, c *http.Client, api, token string) {
+	t.Helper()
+	resp, body, _ := httpsGet(t, c, api+"/catalog/sets", token)
+	if resp.StatusCode != http.StatusOK || !strings.Contains(body, `"id":"jp-SV1a"`) {
+		t.Fatalf("GET /catalog/sets over HTTPS: %d %s", resp.StatusCode, body)
+	}
+	if resp.ProtoMajor != 2 {
+		t.Errorf("protocol %s, want HTTP/2", resp.Proto)
+	}
+	if got, want := resp.Header.Get("Strict-Transport-Security"), hstsValue; got != want {
+		t.Errorf("Strict-Transport-Security: %q, want %q", got, want)
+	}
+	origin := strings.TrimSuffix(api, "/api/v1")
+	metadata := origin + "/.well-known/oauth-protected-resource/api/v1/mcp"
+	resp, body, _ = httpsGet(t, c, api+"/catalog/sets", "")
+	if challenge := resp.Header.Get("WWW-Authenticate"); resp.StatusCode != http.StatusUnauthorized ||
+		!strings.Contains(challenge, `resource_metadata="`+metadata+`"`) {
+		t.Errorf("GET /catalog/sets without a token: %d, WWW-Authenticate %q, want 401 pointing to %s", resp.StatusCode, challenge, metadata)
+	}
+	if resp.Header.Get("Strict-Transport-Security") == "" {
+		t.Error("a 401 over HTTPS has no Strict-Transport-Security")
+	}
+	resp, body, _ = httpsGet(t, c, metadata, "")
+	var doc struct{ Resource string }
+	if err := json.Unmarshal([]byte(body), &doc); resp.StatusCode != http.StatusOK || err != nil || doc.Resource != api+"/mcp" {
+		t.Errorf("GET %s: %d %s, want resource %s/mcp", metadata, resp.StatusCode, body, api)
+	}
+}
+
+// TestServeHTTPSWithCertificateFiles serves the real binary with
+// certificate files from a test CA, calls it over HTTPS and HTTP/2 with a
+// client that trusts only that CA, and replaces the files: new connections
+// get the new certificate while a kept-alive one goes on working, and a
+// pair that does not match keeps the one in use.
+func TestServeHTTPSWithCertificateFiles(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "catalog.db")
+	importInto(t, db, "data/sample.json")
+	ca := newTestCA(t)
+	const name = "catalog.test"
+	certFile, keyFile := filepath.Join(dir, "tls.crt"), filepath.Join(dir, "tls.key")
+	cert1, key1, serial1 := ca.issue(t, name)
+	replaceFile(t, certFile, cert1)
+	replaceFile(t, keyFile, key1)
+	idp := newTestIdP(t)
+
+	p, addr := startServeLogged(t, nil, append(idp.args(), "--db", db, "--addr", "127.0.0.1:0",
+		"--tls-cert", certFile, "--tls-key", keyFile)...)
+	_, port, _ := net.SplitHostPort(addr)
+	// The default base URL is the certificate's name, over https.
+	if want := "https://" + name + ":" + port + "/api/v1"; p.api != want {
+		t.Fatalf("base URL %s, want %s", p.api, want)
+	}
+	token := idp.token(t, p.api+"/mcp")
+	kept := httpsClient(ca.pool, addr)
+	wantHTTPSAnswers(t, kept, p.api, token)
+	resp, _, _ := httpsGet(t, kept, p.api+"/catalog/sets", token)
+	if got := resp.TLS.PeerCertificates[0].SerialNumber; got.Cmp(serial1) != 0 {
+		t.Fatalf("served certificate %x, want %x", got, serial1)
+	}
+
+	// Go's defaults, with TLS 1.2 at least.
+	if conn, err := tls.Dial("tcp", addr, &tls.Config{RootCAs: ca.pool, ServerName: name,
+		MinVersion: tls.VersionTLS10, MaxVersion: tls.VersionTLS11}); err == nil {
+		conn.Close()
+		t.Error("a TLS 1.1 handshake succeeded")
+	}
+	// A client that does not trust the test CA is refused.
+	if _, err := http.Get("https://" + addr + "/healthz"); err == nil {
+		t.Error("a client trusting only the system's roots accepted the certificate")
+	}
+
+	// A renewal: both files replaced.
+	cert2, key2, serial2 := ca.issue(t, name)
+	replaceFile(t, keyFile, key2)
+	replaceFile(t, certFile, cert2)
+	waitForSerial(t, ca.pool, addr, name, serial2)
+	resp, body, reused := httpsGet(t, kept, p.api+"/catalog/sets", token)
+	if resp.StatusCode != http.StatusOK || !reused || resp.TLS.PeerCertificates[0].SerialNumber.Cmp(serial1) != 0 {
+		t.Fatalf("on the kept-alive connection after the renewal: %d, reused %v, certificate %x; want 200 on the same connection with %x\n%s",
+			resp.StatusCode, reused, resp.TLS.PeerCertificates[0].SerialNumber, serial1, body)
+	}
+	wantHTTPSAnswers(t, httpsClient(ca.pool, addr), p.api, token)
+
+	// A broken pair: a new certificate whose key has not arrived yet.
+	cert3, key3, serial3 := ca.issue(t, name)
+	replaceFile(t, certFile, cert3)
+	line := p.logged(t, "tls certificate reload failed; serving the current certificate", 10*time.Second)
+	if msg, _ := line["error"].(string); !strings.Contains(msg, certFile) {
+		t.Errorf("the failed reload's error %q does not name %s", msg, certFile)
+	}
+	if got := servedSerial(t, ca.pool, addr, name); got.Cmp(serial2) != 0 {
+		t.Fatalf("after a broken pair new connections get %x, want the previous %x", got, serial2)
+	}
+	// Its key arrives: the pair loads.
+	replaceFile(t, keyFile, key3)
+	waitForSerial(t, ca.pool, addr, name, serial3)
+	resp, _, reused = httpsGet(t, kept, p.api+"/catalog/sets", token)
+	if resp.StatusCode != http.StatusOK || !reused {
+		t.Fatalf("kept-alive connection at the end: %d, reused %v", resp.StatusCode, reused)
+	}
+	p.stop(t)
+}
+
+// TestServeTLSFlags checks the combinations of TLS flags serve refuses, and
+// that each flag has its environment variable.
+func TestServeTLSFlags(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		env  map[string]string
+		args []string
+		want string
+	}{
+		{"DevWithCertificate", nil, []string{"--dev", "--tls-cert", "a.crt", "--tls-key", "a.key"}, "--dev serves plain HTTP"},
+		{"DevWithACME", nil, []string{"--dev", "--acme-domain", "catalog.example.com"}, "--dev serves plain HTTP"},
+		{"CertificateWithoutKey", nil, []string{"--issuer", "https://idp.example", "--tls-cert", "a.crt"}, "--tls-cert and --tls-key go together"},
+		{"KeyFromEnvironmentOnly", map[string]string{"CATALOGD_TLS_KEY": "a.key"}, []string{"--issuer", "https://idp.example"}, "--tls-cert and --tls-key go together"},
+		{"FilesAndACME", nil, []string{"--issuer", "https://idp.example", "--tls-cert", "a.crt", "--tls-key", "a.key", "--acme-domain", "catalog.example.com"}, "not both"},
+		{"ACMEEmailAlone", map[string]string{"CATALOGD_ACME_EMAIL": "ops@example.com"}, []string{"--issuer", "https://idp.example"}, "need --acme-domain"},
+		{"ACMEHTTPAddrAlone", nil, []string{"--issuer", "https://idp.example", "--acme-http-addr", ":80"}, "need --acme-domain"},
+		{"ACMEDirectoryAlone", map[string]string{"CATALOGD_ACME_DIRECTORY": "https://ca.example/dir"}, []string{"--issuer", "https://idp.example"}, "need --acme-domain"},
+		{"WildcardDomain", nil, []string{"--issuer", "https://idp.example", "--acme-domain", "*.example.com"}, "want a DNS name"},
+		{"DomainWithPort", map[string]string{"CATALOGD_ACME_DOMAIN": "catalog.example.com:443"}, []string{"--issuer", "https://idp.example"}, "want a DNS name"},
+		{"SingleLabelDomain", nil, []string{"--issuer", "https://idp.example", "--acme-domain", "localhost"}, "want a DNS name"},
+		{"PlainDirectory", nil, []string{"--issuer", "https://idp.example", "--acme-domain", "catalog.example.com", "--acme-directory", "http://ca.example/dir"}, "want the https URL"},
+		{"PlainHTTPOnPort443", nil, []string{"--issuer", "https://idp.example", "--addr", "127.0.0.1:443"}, "no certificate is set"},
+		{"PlainBaseURL", map[string]string{"CATALOGD_ACME_DOMAIN": "catalog.example.com"}, []string{"--issuer", "https://idp.example", "--base-url", "http://catalog.example.com/api/v1"}, "want an https URL"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, _, errOut := runCLI(t, tc.env, append([]string{"serve", "--addr", "127.0.0.1:0"}, tc.args...)...)
+			if code != exitUsage || !strings.Contains(errOut, tc.want) {
+				t.Errorf("exit %d, stderr:\n%s\nwant exit %d and %q", code, errOut, exitUsage, tc.want)
+			}
+		})
+	}
+	// A pair that does not load stops serve at start, naming the files.
+	dir := t.TempDir()
+	missing := filepath.Join(dir, "missing.crt")
+	code, _, errOut := runCLI(t, nil, "serve", "--addr", "127.0.0.1:0", "--issuer", "https://idp.example",
+		"--tls-cert", missing, "--tls-key", filepath.Join(dir, "missing.key"))
+	if code != exitFailure || !strings.Contains(errOut, missing) {
+		t.Errorf("serve with missing certificate files: exit %d, stderr:\n%s", code, errOut)
+	}
+}
+
+// TestHTTPSFrontReadiness checks that /readyz is not ready over HTTPS
+// before a certificate is in hand for every ACME domain, and that every
+// answer carries Strict-Transport-Security.
+func TestHTTPSFrontReadiness(t *testing.T) {
+	certs := &acmeCerts{domains: []string{"catalog.test"}}
+	api := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "api") })
+	front := (&httpsFront{certs: certs}).handler(api)
+	get := func(path string) *httptest.ResponseRecorder {
+		rec := httptest.NewRecorder()
+		front.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "https://catalog.test"+path, nil))
+		if got := rec.Header().Get("Strict-Transport-Security"); got != hstsValue {
+			t.Errorf("GET %s: Strict-Transport-Security %q, want %q", path, got, hstsValue)
+		}
+		return rec
+	}
+	if rec := get("/readyz"); rec.Code != http.StatusServiceUnavailable || !strings.Contains(rec.Body.String(), "no TLS certificate yet") {
+		t.Errorf("GET /readyz before a certificate: %d %s", rec.Code, rec.Body)
+	}
+	if rec := get("/healthz"); rec.Code != http.StatusOK || rec.Body.String() != "api" {
+		t.Errorf("GET /healthz before a certificate: %d %s, want the API's answer", rec.Code, rec.Body)
+	}
+	certs.have.Store(true)
+	if rec := get("/readyz"); rec.Code != http.StatusOK || rec.Body.String() != "api" {
+		t.Errorf("GET /readyz with a certificate: %d %s, want the API's answer", rec.Code, rec.Body)
+	}
+}
