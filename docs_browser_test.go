@@ -157,38 +157,54 @@ func documentOperations(t *testing.T) []string {
 	return ops
 }
 
-// TestAPIReferenceInBrowser loads the reference page of serve --dev, whose
-// start message names it, in headless Chromium: every operation of the
-// OpenAPI document is on the page, nothing is logged as an error, no
-// request leaves the server's origin, and "Try it out" on a card runs the
-// request against the dev catalogue with the token the page fetched
-// itself, and gets 200.
-func TestAPIReferenceInBrowser(t *testing.T) {
-	args := []string{"--db", filepath.Join(t.TempDir(), "catalog.db")}
-	if *updateScreenshot {
-		// The default address, as a reader of the README would see it.
-		args = append(args, "--addr", defaultAddr)
-	}
-	p := startServe(t, args...)
-	docsURL := p.banner["reference"]
-	if want := p.api + "/docs"; docsURL != want {
-		t.Fatalf("the start message names the reference %q, want %q", docsURL, want)
-	}
-	u, _ := url.Parse(p.api)
-	origin := u.Scheme + "://" + u.Host
+// referencePage is the reference page of one server, open in its own
+// Chromium.
+type referencePage struct {
+	ctx    context.Context
+	log    *browserLog
+	origin string // the server's
+}
 
-	ctx, l := newBrowser(t)
-	poll := func(what, js string) {
-		t.Helper()
-		if _, err := chromedp.Run(ctx, chromedp.Poll[bool](js, chromedp.WithPollingInterval(50*time.Millisecond))); err != nil {
-			t.Fatalf("waiting for %s: %v; browser errors: %q", what, err, l.errorsSoFar())
-		}
+// openReference loads docsURL in a fresh Chromium and waits until the
+// page has rendered the document.
+func openReference(t *testing.T, docsURL string) *referencePage {
+	t.Helper()
+	u, err := url.Parse(docsURL)
+	if err != nil {
+		t.Fatal(err)
 	}
+	ctx, l := newBrowser(t)
+	p := &referencePage{ctx: ctx, log: l, origin: u.Scheme + "://" + u.Host}
 	if err := chromedp.Do(ctx, chromedp.Navigate(docsURL)); err != nil {
 		t.Fatal(err)
 	}
-	poll("the operations", `document.body.dataset.reference === "ready" && document.querySelectorAll(".opblock").length > 0`)
-	rendered, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`[...document.querySelectorAll(".opblock")].map(b =>
+	p.poll(t, "the operations", `document.body.dataset.reference === "ready" && document.querySelectorAll(".opblock").length > 0`)
+	return p
+}
+
+// poll waits until the JavaScript expression js is true on the page.
+func (p *referencePage) poll(t *testing.T, what, js string) {
+	t.Helper()
+	if _, err := chromedp.Run(p.ctx, chromedp.Poll[bool](js, chromedp.WithPollingInterval(50*time.Millisecond))); err != nil {
+		t.Fatalf("waiting for %s: %v; browser errors: %q", what, err, p.log.errorsSoFar())
+	}
+}
+
+func (p *referencePage) eval(t *testing.T, js string) string {
+	t.Helper()
+	v, err := chromedp.Run(p.ctx, chromedp.Evaluate[string](js))
+	if err != nil {
+		t.Fatalf("%s: %v", js, err)
+	}
+	return v
+}
+
+// checkOperations checks that the page shows every operation of the
+// document, and no Authorize button or password field: it asks for no
+// token or secret.
+func (p *referencePage) checkOperations(t *testing.T) {
+	t.Helper()
+	rendered, err := chromedp.Run(p.ctx, chromedp.Evaluate[[]string](`[...document.querySelectorAll(".opblock")].map(b =>
 		b.querySelector(".opblock-summary-method").textContent + " " +
 		b.querySelector(".opblock-summary-path").getAttribute("data-path") + " " +
 		b.querySelector(".opblock-summary-operation-id").textContent).sort()`))
@@ -198,48 +214,16 @@ func TestAPIReferenceInBrowser(t *testing.T) {
 	if want := documentOperations(t); !slices.Equal(rendered, want) {
 		t.Errorf("the page shows the operations\n%q\nthe document has\n%q", rendered, want)
 	}
-	// The page asks for no token: it has no Authorize button and no field
-	// for one.
-	fields, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll(".authorize, .btn.authorize, input[type=password]").length`))
-	if err != nil || fields != 0 {
-		t.Errorf("%d Authorize buttons or password fields on the page (%v)", fields, err)
+	if n := p.eval(t, `String(document.querySelectorAll(".authorize, .auth-wrapper, input[type=password]").length)`); n != "0" {
+		t.Errorf("%s Authorize buttons or password fields on the page", n)
 	}
+}
 
-	// Try it out: the first example of getCard is a Japanese card.
-	const op = "#operations-catalogue-getCard"
-	poll("the dev token", `document.body.dataset.devToken === "ready"`)
-	if err := chromedp.Do(ctx, chromedp.Click(op+" .opblock-summary-control")); err != nil {
-		t.Fatal(err)
-	}
-	poll("Try it out", `!!document.querySelector("`+op+` .try-out__btn")`)
-	if err := chromedp.Do(ctx, chromedp.Click(op+" .try-out__btn")); err != nil {
-		t.Fatal(err)
-	}
-	poll("Execute", `!!document.querySelector("`+op+` .execute")`)
-	if err := chromedp.Do(ctx, chromedp.Click(op+" .execute")); err != nil {
-		t.Fatal(err)
-	}
-	poll("the response", `!!document.querySelector("`+op+` .live-responses-table tbody .response-col_status")`)
-	shown, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector("`+op+` .live-responses-table tbody .response-col_status").textContent.trim()`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cardURL := p.api + "/catalog/cards/jp-SV2a-025"
-	l.mu.Lock()
-	status := l.responses[cardURL]
-	l.mu.Unlock()
-	if status != 200 || !strings.HasPrefix(shown, "200") {
-		t.Errorf("Try it out on getCard: GET %s answered %d, the page shows %q; want 200", cardURL, status, shown)
-	}
-	body, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector("`+op+` .live-responses-table tbody .response-col_description pre").textContent`))
-	if err != nil || !strings.Contains(body, "ピカチュウ") {
-		t.Errorf("the page shows the answer %q (%v), want the card ピカチュウ", body, err)
-	}
-
-	if *updateScreenshot {
-		takeScreenshot(t, ctx, docsURL+"#/catalogue/getCard", poll)
-	}
-
+// checkBrowserLog checks what the browser reported: no error, and no
+// request to another origin than the server's.
+func (p *referencePage) checkBrowserLog(t *testing.T) {
+	t.Helper()
+	l := p.log
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	for _, e := range l.errors {
@@ -248,9 +232,90 @@ func TestAPIReferenceInBrowser(t *testing.T) {
 	if len(l.requests) < 6 {
 		t.Errorf("the browser logged only %d requests: %q", len(l.requests), l.requests)
 	}
-	for _, r := range offOrigin(l.requests, origin) {
-		t.Errorf("a request left the origin %s: %s", origin, r)
+	for _, r := range offOrigin(l.requests, p.origin) {
+		t.Errorf("a request left the origin %s: %s", p.origin, r)
 	}
+}
+
+// getCardOp is the element of the getCard operation on the page.
+const getCardOp = "#operations-catalogue-getCard"
+
+// TestAPIReferenceInBrowser loads the reference page of serve --dev, whose
+// start message names it, in headless Chromium: every operation of the
+// OpenAPI document is on the page, nothing is logged as an error, no
+// request leaves the server's origin, and "Try it out" on a card runs the
+// request against the dev catalogue with the token the page fetched
+// itself, and gets 200. The page of a production server, with the dev
+// server as its identity provider, passes the same checks and offers no
+// "Try it out".
+func TestAPIReferenceInBrowser(t *testing.T) {
+	args := []string{"--db", filepath.Join(t.TempDir(), "catalog.db")}
+	if *updateScreenshot {
+		// The default address, as a reader of the README would see it.
+		args = append(args, "--addr", defaultAddr)
+	}
+	dev := startServe(t, args...)
+	docsURL := dev.banner["reference"]
+	if want := dev.api + "/docs"; docsURL != want {
+		t.Fatalf("the start message names the reference %q, want %q", docsURL, want)
+	}
+
+	page := openReference(t, docsURL)
+	page.checkOperations(t)
+	// Try it out: the first example of getCard is a Japanese card.
+	page.poll(t, "the dev token", `document.body.dataset.devToken === "ready"`)
+	for _, sel := range []string{getCardOp + " .opblock-summary-control", getCardOp + " .try-out__btn", getCardOp + " .execute"} {
+		page.poll(t, sel, `!!document.querySelector("`+sel+`")`)
+		if err := chromedp.Do(page.ctx, chromedp.Click(sel)); err != nil {
+			t.Fatalf("click %s: %v", sel, err)
+		}
+	}
+	const answer = getCardOp + " .live-responses-table tbody"
+	page.poll(t, "the answer", `!!document.querySelector("`+answer+` .response-col_status")`)
+	shown := page.eval(t, `document.querySelector("`+answer+` .response-col_status").textContent.trim()`)
+	body := page.eval(t, `document.querySelector("`+answer+` .response-col_description pre").textContent`)
+	cardURL := dev.api + "/catalog/cards/jp-SV2a-025"
+	page.log.mu.Lock()
+	status := page.log.responses[cardURL]
+	page.log.mu.Unlock()
+	if status != 200 || !strings.HasPrefix(shown, "200") || !strings.Contains(body, "ピカチュウ") {
+		t.Errorf("Try it out on getCard: GET %s answered %d; the page shows %q and %q; want 200 and the card ピカチュウ",
+			cardURL, status, shown, body)
+	}
+	if *updateScreenshot {
+		takeScreenshot(t, page, docsURL+"#/catalogue/getCard")
+	}
+	page.checkBrowserLog(t)
+
+	t.Run("production", func(t *testing.T) {
+		_, db, _ := importSample(t)
+		origin := strings.TrimSuffix(dev.api, "/api/v1")
+		cmd := catalogdCommand(t, "serve", "--addr", "127.0.0.1:0", "--db", db, "--issuer", origin)
+		prod := &serveProcess{cmd: cmd, stderr: &lockedBuffer{}, exited: make(chan error, 1)}
+		cmd.Stderr = prod.stderr
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		go func() { prod.exited <- cmd.Wait() }()
+		t.Cleanup(func() { cmd.Process.Kill() })
+		base, _ := prod.logged(t, "serving", 30*time.Second)["base_url"].(string)
+
+		page := openReference(t, base+"/docs")
+		page.checkOperations(t)
+		page.poll(t, "getCard", `!!document.querySelector("`+getCardOp+` .opblock-summary-control")`)
+		if err := chromedp.Do(page.ctx, chromedp.Click(getCardOp+" .opblock-summary-control")); err != nil {
+			t.Fatal(err)
+		}
+		page.poll(t, "getCard's responses", `!!document.querySelector("`+getCardOp+` .responses-wrapper")`)
+		if n := page.eval(t, `String(document.querySelectorAll(".try-out__btn, .execute").length)`); n != "0" {
+			t.Errorf("the page of a production server has %s Try it out or Execute buttons, want none", n)
+		}
+		if got := page.eval(t, `document.querySelector(".servers select").value`); got != base {
+			t.Errorf("the page names the server %q, want %q", got, base)
+		}
+		page.checkBrowserLog(t)
+		prod.stop(t)
+	})
 }
 
 func (l *browserLog) errorsSoFar() []string {
@@ -261,17 +326,15 @@ func (l *browserLog) errorsSoFar() []string {
 
 // takeScreenshot loads the page afresh at a deep link to one operation,
 // which the page opens, and keeps a picture of the list of operations.
-func takeScreenshot(t *testing.T, ctx context.Context, link string, poll func(what, js string)) {
+func takeScreenshot(t *testing.T, page *referencePage, link string) {
 	t.Helper()
-	if err := chromedp.Do(ctx, chromedp.Navigate("about:blank"), chromedp.Navigate(link),
+	if err := chromedp.Do(page.ctx, chromedp.Navigate("about:blank"), chromedp.Navigate(link),
 		chromedp.EmulateViewport(1280, 1500)); err != nil {
 		t.Fatal(err)
 	}
-	poll("the operation", `document.body.dataset.reference === "ready" && !!document.querySelector(".opblock.is-open .responses-wrapper")`)
-	if _, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`document.querySelector(".scheme-container").scrollIntoView(); true`)); err != nil {
-		t.Fatal(err)
-	}
-	png, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
+	page.poll(t, "the operation", `document.body.dataset.reference === "ready" && !!document.querySelector(".opblock.is-open .responses-wrapper")`)
+	page.eval(t, `document.querySelector(".scheme-container").scrollIntoView(); ""`)
+	png, err := chromedp.Run(page.ctx, chromedp.CaptureScreenshot())
 	if err != nil {
 		t.Fatal(err)
 	}
