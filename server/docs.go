@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // The API reference page ({base URL}/docs) is Swagger UI over the OpenAPI
@@ -37,28 +38,34 @@ const (
 )
 
 // staticFile is one file of the page, with its validators and its
-// compressed form made once.
+// compressed form. That is made once, by the first request that takes
+// gzip, which the others wait for: compressing the bundle costs more than
+// a server start should (every test builds servers), and is wasted on a
+// server whose page nobody reads.
 type staticFile struct {
 	contentType  []string
 	cacheControl []string
 	etag         []string
 	body         []byte
-	gzipped      *encodedAnswer // nil when too small to gain
+	gzipOnce     sync.Once
+	gzipped      *encodedAnswer
 }
 
 func newStaticFile(contentType, cacheControl string, body []byte) *staticFile {
 	sum := sha256.Sum256(body)
 	tag := `"` + base64.RawURLEncoding.EncodeToString(sum[:16]) + `"`
-	f := &staticFile{
+	return &staticFile{
 		contentType:  []string{contentType},
 		cacheControl: []string{cacheControl},
 		etag:         []string{tag},
 		body:         body,
 	}
-	if compressible(len(body)) {
-		f.gzipped = encodeGzip(tag, body)
-	}
-	return f
+}
+
+// compressed returns the file compressed.
+func (f *staticFile) compressed() *encodedAnswer {
+	f.gzipOnce.Do(func() { f.gzipped = encodeGzip(f.etag[0], f.body) })
+	return f.gzipped
 }
 
 // ServeHTTP answers 304 when If-None-Match names the file (plain or
@@ -71,7 +78,8 @@ func (f *staticFile) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.Set("Referrer-Policy", "no-referrer")
 	h["Cache-Control"] = f.cacheControl
 	h["Etag"] = f.etag
-	if f.gzipped != nil {
+	compress := compressible(len(f.body))
+	if compress {
 		varyOnAcceptEncoding(h)
 	}
 	if inm := firstHeader(r.Header, "If-None-Match"); inm != "" {
@@ -82,10 +90,11 @@ func (f *staticFile) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	body := f.body
-	if f.gzipped != nil && acceptsGzip(r) {
-		h["Etag"] = f.gzipped.etag
+	if compress && acceptsGzip(r) {
+		z := f.compressed()
+		h["Etag"] = z.etag
 		h["Content-Encoding"] = gzipEncoding
-		body = f.gzipped.body
+		body = z.body
 	}
 	h["Content-Type"] = f.contentType
 	h.Set("Content-Length", strconv.Itoa(len(body)))
