@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -461,6 +462,43 @@ func TestOpenAPIExamplesAreRealRecords(t *testing.T) {
 					t.Errorf("%s parameter %s example %s: GET %s answered %d", path, p.Value.Name, name, target, r.status)
 				}
 			}
+		}
+	}
+}
+
+// TestDocsCompressedOnce sends the first requests for the bundle that take
+// gzip at once: they get the same bytes under the same tag, however they
+// race to compress it.
+func TestDocsCompressedOnce(t *testing.T) {
+	f := newFixture(t)
+	const n = 6
+	answers := make([]*response, n)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			req, _ := http.NewRequest(http.MethodGet, f.base+"/docs/swagger-ui-bundle.js", nil)
+			req.Header.Set("Accept-Encoding", "gzip")
+			resp, err := f.http.Client().Do(req)
+			if err != nil {
+				errs[i] = err
+				return
+			}
+			defer resp.Body.Close()
+			body, err := io.ReadAll(resp.Body)
+			answers[i], errs[i] = &response{status: resp.StatusCode, header: resp.Header, body: body}, err
+		})
+	}
+	wg.Wait()
+	for i, a := range answers {
+		if errs[i] != nil {
+			t.Fatalf("answer %d: %v", i, errs[i])
+		}
+		a.wantStatus(t, http.StatusOK)
+		if a.header.Get("Content-Encoding") != "gzip" || !bytes.Equal(a.body, answers[0].body) ||
+			a.header.Get("ETag") != answers[0].header.Get("ETag") {
+			t.Errorf("answer %d: %s, ETag %s, %d bytes; answer 0: ETag %s, %d bytes", i,
+				a.header.Get("Content-Encoding"), a.header.Get("ETag"), len(a.body), answers[0].header.Get("ETag"), len(answers[0].body))
 		}
 	}
 }
