@@ -36,6 +36,7 @@ func (s *Server) routes(docs map[string]*staticFile) *httprouter.Router {
 	s.get(r, "healthz", "/healthz", handleHealthz())
 	s.get(r, "readyz", "/readyz", s.handleReadyz())
 	s.get(r, "openapi", api+"/openapi.yaml", s.gzip(handleOpenAPI()))
+	// The API reference page and its files (docsFiles), read without a token.
 	for path, file := range docs {
 		s.get(r, "docs", api+path, file)
 	}
