@@ -462,6 +462,7 @@ func printDevBanner(w io.Writer, o serveOptions, dev *auth.DevIssuer, db string)
 	_, err = fmt.Fprintf(w, `catalogd is serving %s (development mode)
 
   API            %s
+  reference      %s/docs
   token endpoint %s/oauth/token
   client id      %s
   client secret  %s
@@ -471,6 +472,6 @@ Try it (the token is valid for 24 hours):
 
   curl -H 'Authorization: Bearer %s' %s/catalog/sets
 
-`, db, o.baseURL, o.issuer, o.devClientID, o.devSecret, o.audience, token, o.baseURL)
+`, db, o.baseURL, o.baseURL, o.issuer, o.devClientID, o.devSecret, o.audience, token, o.baseURL)
 	return err
 }

@@ -52,6 +52,9 @@ func methodsRoutes() []routeMethods {
 		{name: "healthz", path: "/healthz", allow: getHead, options: http.StatusOK},
 		{name: "readyz", path: "/readyz", allow: getHead, options: http.StatusOK},
 		{name: "openapi", path: testBasePath + "/openapi.yaml", allow: getHead, options: http.StatusOK},
+		{name: "docs", path: testBasePath + "/docs", allow: getHead, options: http.StatusOK},
+		{name: "docs script", path: testBasePath + "/docs/page.js", allow: getHead, options: http.StatusOK},
+		{name: "docs document", path: testBasePath + "/docs/openapi.yaml", allow: getHead, options: http.StatusOK},
 		{name: "metadata", path: "/.well-known/oauth-protected-resource", allow: getHead, options: http.StatusNoContent},
 		{name: "metadata of the audience", path: "/.well-known/oauth-protected-resource/api/v1/mcp", allow: getHead, options: http.StatusNoContent},
 		// OPTIONS on the dev issuer's documents is TestDevIssuerDocumentsAnswerOptions.

@@ -11,7 +11,7 @@ import (
 
 // routes lists the whole HTTP surface. Each route has the name it carries
 // in metrics and access logs.
-func (s *Server) routes() *httprouter.Router {
+func (s *Server) routes(docs map[string]*staticFile) *httprouter.Router {
 	r := httprouter.New()
 	r.RedirectTrailingSlash = false
 	r.RedirectFixedPath = false
@@ -36,6 +36,10 @@ func (s *Server) routes() *httprouter.Router {
 	s.get(r, "healthz", "/healthz", handleHealthz())
 	s.get(r, "readyz", "/readyz", s.handleReadyz())
 	s.get(r, "openapi", api+"/openapi.yaml", s.gzip(handleOpenAPI()))
+	// The API reference page and its files (docsFiles), read without a token.
+	for path, file := range docs {
+		s.get(r, "docs", api+path, file)
+	}
 	metadata := auth.MetadataHandler(s.audience.String(), s.authServers)
 	s.public(r, "metadata", metadataPath, metadata)
 	if p := strings.TrimRight(s.audience.EscapedPath(), "/"); p != "" {

@@ -155,7 +155,11 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	s.mcp = s.newMCP()
-	s.router = s.routes()
+	docs, err := s.docsFiles()
+	if err != nil {
+		return nil, err
+	}
+	s.router = s.routes(docs)
 	return s, nil
 }
 

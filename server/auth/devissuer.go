@@ -40,6 +40,9 @@ type DevIssuer struct {
 	issuer   string
 	audience string
 	clientID string
+	// clientSecret is handed to the API reference page of serve --dev,
+	// which fetches its own token (Client).
+	clientSecret string
 	// The client id and secret are kept hashed so that comparing them takes
 	// the same time whatever their length and content.
 	clientIDHash [32]byte
@@ -62,6 +65,7 @@ func NewDevIssuer(key crypto.Signer, issuer, audience, clientID, clientSecret st
 		issuer:       issuer,
 		audience:     audience,
 		clientID:     clientID,
+		clientSecret: clientSecret,
 		clientIDHash: sha256.Sum256([]byte(clientID)),
 		secretHash:   sha256.Sum256([]byte(clientSecret)),
 		ttl:          ttl,
@@ -72,6 +76,9 @@ func NewDevIssuer(key crypto.Signer, issuer, audience, clientID, clientSecret st
 	}
 	return d
 }
+
+// Client returns the id and secret of the one client the issuer serves.
+func (d *DevIssuer) Client() (id, secret string) { return d.clientID, d.clientSecret }
 
 // signingMethod is the JWS algorithm for a key.
 func signingMethod(key crypto.Signer) (jwt.SigningMethod, error) {
