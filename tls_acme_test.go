@@ -244,7 +244,7 @@ func TestServeHTTPSWithACME(t *testing.T) {
 
 	// A restart answers with the cached certificate, and asks the CA nothing.
 	p, addr = startServeLogged(t, env, args...)
-	ready = p.logged(t, "tls certificate ready", 30*time.Second)
+	p.logged(t, "tls certificate ready", 30*time.Second)
 	_, port, _ = net.SplitHostPort(addr)
 	resp, body, _ = httpsGet(t, httpsClient(pebble.roots, addr), "https://"+domain+":"+port+"/readyz", "")
 	if resp.StatusCode != http.StatusOK || resp.TLS.PeerCertificates[0].SerialNumber.Cmp(issued.SerialNumber) != 0 {

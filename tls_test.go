@@ -254,7 +254,7 @@ func wantHTTPSAnswers(t *testing.T, c *http.Client, api, token string) {
 	}
 	origin := strings.TrimSuffix(api, "/api/v1")
 	metadata := origin + "/.well-known/oauth-protected-resource/api/v1/mcp"
-	resp, body, _ = httpsGet(t, c, api+"/catalog/sets", "")
+	resp, _, _ = httpsGet(t, c, api+"/catalog/sets", "")
 	if challenge := resp.Header.Get("WWW-Authenticate"); resp.StatusCode != http.StatusUnauthorized ||
 		!strings.Contains(challenge, `resource_metadata="`+metadata+`"`) {
 		t.Errorf("GET /catalog/sets without a token: %d, WWW-Authenticate %q, want 401 pointing to %s", resp.StatusCode, challenge, metadata)

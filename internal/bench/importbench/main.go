@@ -39,19 +39,20 @@ func main() {
 	runs := flag.Int("runs", 1, "decode and import the snapshot this many times")
 	distinct := flag.Bool("distinct", false, "names that almost never repeat: the worst case for the index")
 	perSet := flag.Int("per-set", gen.DefaultCardsPerSet, "average cards per set")
+	existing := flag.String("snapshot", "", "measure this snapshot rather than generating one")
 	flag.Parse()
 	if *runs < 1 {
 		fmt.Fprintln(os.Stderr, "importbench: -runs must be at least 1")
 		os.Exit(2)
 	}
 	opt := gen.Options{Cards: *cards, Seed: *seed, CardsPerSet: *perSet, DistinctNames: *distinct}
-	if err := run(opt, *keep, *runs); err != nil {
+	if err := run(opt, *existing, *keep, *runs); err != nil {
 		fmt.Fprintln(os.Stderr, "importbench:", err)
 		os.Exit(1)
 	}
 }
 
-func run(opt gen.Options, keep bool, runs int) error {
+func run(opt gen.Options, snapshot string, keep bool, runs int) error {
 	dir, err := os.MkdirTemp("", "catalogd-importbench-")
 	if err != nil {
 		return err
@@ -64,17 +65,19 @@ func run(opt gen.Options, keep bool, runs int) error {
 		return fmt.Errorf("build catalogd: %w", err)
 	}
 
-	snapshot := filepath.Join(dir, "snapshot.json")
-	start := time.Now()
-	stats, err := gen.WriteFile(snapshot, opt)
-	if err != nil {
-		return err
+	if snapshot == "" {
+		snapshot = filepath.Join(dir, "snapshot.json")
+		start := time.Now()
+		stats, err := gen.WriteFile(snapshot, opt)
+		if err != nil {
+			return err
+		}
+		st, err := os.Stat(snapshot)
+		if err != nil {
+			return err
+		}
+		fmt.Printf("snapshot        %d sets, %d cards, %.1f MB, generated in %s\n", stats.Sets, stats.Cards, mb(st.Size()), since(start))
 	}
-	st, err := os.Stat(snapshot)
-	if err != nil {
-		return err
-	}
-	fmt.Printf("snapshot        %d sets, %d cards, %.1f MB, generated in %s\n", stats.Sets, stats.Cards, mb(st.Size()), since(start))
 
 	for i := range runs {
 		if runs > 1 {
