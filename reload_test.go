@@ -72,7 +72,7 @@ func TestReloaderSwapsNewImportsAndKeepsServingOnBadFiles(t *testing.T) {
 		next, name := sampleVariant(t, dir, n)
 		importInto(t, path, next)
 		rl.check(sighup)
-		if generation() == before || !strings.Contains(string(live.Current().SetsJSON("intl")), name) {
+		if generation() == before || !strings.Contains(setsJSON(t, live.Current(), "intl"), name) {
 			t.Fatalf("%s: the new import was not swapped in (generation %s): %s", what, generation(), logs.String())
 		}
 		return generation()
@@ -91,7 +91,7 @@ func TestReloaderSwapsNewImportsAndKeepsServingOnBadFiles(t *testing.T) {
 	if !strings.Contains(logs.String(), `"msg":"catalogue reloaded"`) {
 		t.Errorf("a swap without its log line: %s", logs.String())
 	}
-	if held.Generation() != gen1 || !strings.Contains(string(held.SetsJSON("intl")), "Base Set (edition 1)") {
+	if held.Generation() != gen1 || !strings.Contains(setsJSON(t, held, "intl"), "Base Set (edition 1)") {
 		t.Error("a request holding the old catalogue lost it")
 	}
 	release()
@@ -155,4 +155,14 @@ func TestReloaderSwapsNewImportsAndKeepsServingOnBadFiles(t *testing.T) {
 	if strings.Count(logs.String(), "catalogue file unavailable") != 1 {
 		t.Errorf("a file removed a second time: %s", logs.String())
 	}
+}
+
+// setsJSON returns the list of sets of zone in db.
+func setsJSON(t *testing.T, db *catalog.DB, zone string) string {
+	t.Helper()
+	sets, err := db.SetsJSON(zone)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(sets)
 }

@@ -7,8 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"slices"
-	"strings"
 	"sync"
 	"time"
 
@@ -23,13 +21,12 @@ type DB struct {
 	path string
 	info Info
 
-	setsByID   map[string]*storedSet
-	setsByCode map[string][]*storedSet // zones in resolution order
-	setList    [4][]byte               // JSON arrays: all zones, then by zone index
-
 	// zoneOrdinals are the ordinals of the search index entries of each
 	// zone, by zone index (see postings.go).
 	zoneOrdinals [3]ordinalRange
+	// longestName is the bytes of the longest folded name: a longer term
+	// is in no name.
+	longestName int
 
 	// readers holds idle read transactions. Beginning one takes two
 	// exclusive locks inside bbolt and half a dozen allocations, more than
@@ -52,7 +49,10 @@ type DB struct {
 type reader struct {
 	tx            *bolt.Tx
 	cardCursor    *bolt.Cursor    // cards
+	setCursor     *bolt.Cursor    // sets
+	codeCursor    *bolt.Cursor    // setCodes
 	entryCursors  [3]*bolt.Cursor // numbers, one for each zone's walk
+	postings      *bolt.Bucket    // for the cursors of long posting lists
 	postingCursor *bolt.Cursor    // postings
 }
 
@@ -73,6 +73,9 @@ func (db *DB) getReader() (*reader, error) {
 	r := &reader{
 		tx:            tx,
 		cardCursor:    tx.Bucket(bucketCards).Cursor(),
+		setCursor:     tx.Bucket(bucketSets).Cursor(),
+		codeCursor:    tx.Bucket(bucketSetCodes).Cursor(),
+		postings:      tx.Bucket(bucketPostings),
 		postingCursor: tx.Bucket(bucketPostings).Cursor(),
 	}
 	for i := range r.entryCursors {
@@ -105,12 +108,6 @@ func (db *DB) read(fn func(r *reader) error) error {
 	return fn(r)
 }
 
-type storedSet struct {
-	Set
-	total  int64  // cards actually in the file, which is what listing returns
-	prefix []byte // of the keys of its cards in the cards bucket; prefix[0] is the zone byte
-}
-
 // Open opens the catalogue file at path read-only. It takes a shared lock,
 // so several processes may serve the same file.
 func Open(path string) (*DB, error) {
@@ -137,7 +134,12 @@ func (db *DB) load(tx *bolt.Tx) error {
 	if err := json.Unmarshal(meta.Get(keyInfo), &db.info); err != nil {
 		return fmt.Errorf("read info: %w", err)
 	}
-	for _, name := range [][]byte{bucketSets, bucketCards, bucketNumbers, bucketPostings} {
+	longest, n := binary.Uvarint(meta.Get(keyLongestName))
+	if n <= 0 {
+		return errors.New("read the longest name: missing or malformed")
+	}
+	db.longestName = int(min(longest, math.MaxInt32))
+	for _, name := range [][]byte{bucketSets, bucketSetCodes, bucketSetLists, bucketCards, bucketNumbers, bucketPostings} {
 		if tx.Bucket(name) == nil {
 			return fmt.Errorf("bucket %s missing", name)
 		}
@@ -161,68 +163,7 @@ func (db *DB) load(tx *bolt.Tx) error {
 		lo += n
 	}
 
-	db.setsByID = make(map[string]*storedSet)
-	db.setsByCode = make(map[string][]*storedSet)
-	var all []*storedSet
-	err := tx.Bucket(bucketSets).ForEach(func(k, v []byte) error {
-		if len(v) < 8 {
-			return fmt.Errorf("set %q: record too short", k)
-		}
-		s := &storedSet{total: int64(binary.BigEndian.Uint64(v))}
-		if err := json.Unmarshal(v[8:], &s.Set); err != nil {
-			return fmt.Errorf("set %q: %w", k, err)
-		}
-		s.prefix = appendSetPrefix(nil, zoneByte(s.Zone), s.Code)
-		db.setsByID[s.ID] = s
-		db.setsByCode[s.Code] = append(db.setsByCode[s.Code], s)
-		all = append(all, s)
-		return nil
-	})
-	if err != nil {
-		return err
-	}
-	for _, list := range db.setsByCode {
-		slices.SortFunc(list, func(a, b *storedSet) int { return ZoneIndex(a.Zone) - ZoneIndex(b.Zone) })
-	}
-	slices.SortFunc(all, compareSetOrder)
-	db.setList[0] = appendSetArray(nil, all, "")
-	for i, z := range Zones() {
-		db.setList[i+1] = appendSetArray(nil, all, z)
-	}
 	return nil
-}
-
-// compareSetOrder is the order of the list of sets (docs/CONTRACT.md, Endpoints):
-// releasedOn newest first, sets without a date after those with one, then id.
-func compareSetOrder(a, b *storedSet) int {
-	ad, bd := a.ReleasedOn.HasValue(), b.ReleasedOn.HasValue()
-	switch {
-	case ad && bd:
-		if c := strings.Compare(b.ReleasedOn.Value, a.ReleasedOn.Value); c != 0 {
-			return c
-		}
-	case ad:
-		return -1
-	case bd:
-		return 1
-	}
-	return strings.Compare(a.ID, b.ID)
-}
-
-func appendSetArray(dst []byte, sets []*storedSet, zone string) []byte {
-	dst = append(dst, '[')
-	first := true
-	for _, s := range sets {
-		if zone != "" && s.Zone != zone {
-			continue
-		}
-		if !first {
-			dst = append(dst, ',')
-		}
-		first = false
-		dst = s.AppendJSON(dst)
-	}
-	return append(dst, ']')
 }
 
 // Close closes the file. It waits for calls in progress to finish.
@@ -251,39 +192,27 @@ func (db *DB) Path() string { return db.path }
 // catalogue.
 func (db *DB) Info() Info { return db.info }
 
-// SetsJSON returns the JSON array of the sets of zone, or of every zone when
-// zone is "", in list order. The caller must not modify it.
-func (db *DB) SetsJSON(zone string) []byte {
-	if zone == "" {
-		return db.setList[0]
-	}
-	i := ZoneIndex(zone)
-	if i < 0 {
-		return []byte("[]")
-	}
-	return db.setList[i+1]
-}
-
 // Set resolves ref the way /catalog/sets/{code}/cards does
-// (docs/CONTRACT.md, Endpoints): an exact set id first, then an exact set code, a code used in several
-// zones resolving in zone order. It returns ErrNotFound when nothing
-// matches.
+// (docs/CONTRACT.md, Endpoints): an exact set id first, then an exact set
+// code, a code used in several zones resolving in zone order. It returns
+// ErrNotFound when nothing matches.
 func (db *DB) Set(ref string) (Set, error) {
-	s, err := db.resolve(ref)
+	var set Set
+	err := db.read(func(r *reader) error {
+		s, ok, err := r.resolveSet(ref)
+		if err != nil || !ok {
+			return err
+		}
+		set, err = s.set()
+		return err
+	})
 	if err != nil {
-		return Set{}, err
+		return Set{}, fmt.Errorf("set %q: %w", ref, err)
 	}
-	return s.Set, nil
-}
-
-func (db *DB) resolve(ref string) (*storedSet, error) {
-	if s, ok := db.setsByID[ref]; ok {
-		return s, nil
+	if set.ID == "" {
+		return Set{}, fmt.Errorf("set %q: %w", ref, ErrNotFound)
 	}
-	if list := db.setsByCode[ref]; len(list) > 0 {
-		return list[0], nil
-	}
-	return nil, fmt.Errorf("set %q: %w", ref, ErrNotFound)
+	return set, nil
 }
 
 // SetCards calls fn with the canonical JSON of each card on one page of the
@@ -292,18 +221,25 @@ func (db *DB) resolve(ref string) (*storedSet, error) {
 // never. The slice passed to fn is valid only until fn returns. It returns
 // ErrNotFound when ref resolves to no set.
 func (db *DB) SetCards(ref string, page, pageSize int64, fn func(card []byte)) (Set, int64, error) {
-	s, err := db.resolve(ref)
-	if err != nil {
-		return Set{}, 0, err
-	}
 	if page < 1 || pageSize < 1 {
 		return Set{}, 0, fmt.Errorf("set %q: page %d of size %d: page and size start at 1", ref, page, pageSize)
 	}
-	offset := (page - 1) * pageSize // page and pageSize are bounded by the API
-	if s.total == 0 || offset >= s.total || offset < 0 {
-		return s.Set, s.total, nil
-	}
-	err = db.read(func(r *reader) error {
+	var set Set
+	var total int64
+	found := false
+	err := db.read(func(r *reader) error {
+		s, ok, err := r.resolveSet(ref)
+		if err != nil || !ok {
+			return err
+		}
+		if set, err = s.set(); err != nil {
+			return err
+		}
+		found, total = true, s.total
+		offset := (page - 1) * pageSize // page and pageSize are bounded by the API
+		if s.total == 0 || offset >= s.total || offset < 0 {
+			return nil
+		}
 		c := r.cardCursor
 		k, v := c.Seek(s.prefix)
 		for i := int64(0); bytes.HasPrefix(k, s.prefix) && i < offset; i++ {
@@ -316,9 +252,12 @@ func (db *DB) SetCards(ref string, page, pageSize int64, fn func(card []byte)) (
 		return nil
 	})
 	if err != nil {
-		return Set{}, 0, fmt.Errorf("list cards of set %q: %w", s.ID, err)
+		return Set{}, 0, fmt.Errorf("list cards of set %q: %w", ref, err)
 	}
-	return s.Set, s.total, nil
+	if !found {
+		return Set{}, 0, fmt.Errorf("set %q: %w", ref, ErrNotFound)
+	}
+	return set, total, nil
 }
 
 // AppendCard appends the canonical JSON of the card with id to dst. It

@@ -20,7 +20,11 @@ func cardIDs(b *testing.B, db *catalog.DB) (cards []string, sets map[string]int6
 	var list []struct {
 		ID string `json:"id"`
 	}
-	if err := json.Unmarshal(db.SetsJSON(""), &list); err != nil {
+	data, err := db.SetsJSON("")
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := json.Unmarshal(data, &list); err != nil {
 		b.Fatal(err)
 	}
 	sets = make(map[string]int64, len(list))

@@ -80,13 +80,23 @@ func TestWriteAndOpen(t *testing.T) {
 	if _, err := db.Set("x"); !errors.Is(err, ErrNotFound) {
 		t.Errorf("Set(x): %v, want not found (codes are case-sensitive)", err)
 	}
-	if got := len(db.setsMatching("X", "")); got != 2 {
-		t.Errorf("setsMatching(X) = %d sets", got)
+	err = db.read(func(r *reader) error {
+		if got, err := r.setsMatching("X", -1); len(got) != 2 || err != nil {
+			t.Errorf("setsMatching(X) = %d sets, %v", len(got), err)
+		}
+		if got, err := r.setsMatching("X", ZoneIndex(ZoneCHN)); len(got) != 1 || err != nil || !bytes.Contains(got[0].json, []byte(`"id":"chn-X"`)) {
+			t.Errorf("setsMatching(X, chn) = %+v, %v", got, err)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
-	if got := db.setsMatching("X", ZoneCHN); len(got) != 1 || got[0].ID != "chn-X" {
-		t.Errorf("setsMatching(X, chn) = %+v", got)
+	all, err := db.SetsJSON("")
+	if err != nil {
+		t.Fatal(err)
 	}
-	if got := string(db.SetsJSON("")); !strings.HasPrefix(got, `[{"id":"intl-Y"`) || !strings.HasSuffix(got, `"id":"chn-X","code":"X","name":"Chen","zone":"chn","cardCount":1}]`) {
+	if got := string(all); !strings.HasPrefix(got, `[{"id":"intl-Y"`) || !strings.HasSuffix(got, `"id":"chn-X","code":"X","name":"Chen","zone":"chn","cardCount":1}]`) {
 		t.Errorf("SetsJSON order: %s", got)
 	}
 

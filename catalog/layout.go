@@ -9,8 +9,11 @@ import (
 // The file layout. Bucket names and key encodings belong to this package
 // alone; nothing outside it sees a bbolt transaction.
 //
-//	meta       "format" -> formatVersion; "info" -> Info as JSON
-//	sets       set id -> 8-byte card total, then the set's canonical JSON
+//	meta       "format" -> formatVersion; "info" -> Info as JSON;
+//	           "longestName" -> uvarint bytes of the longest folded name
+//	sets       set id -> 8-byte card total, the set prefix (below), then
+//	           the set's canonical JSON; setCodes and setLists find sets
+//	           by code and list them (see sets.go)
 //	cards      the cards, under two kinds of keys:
 //	           set prefix + NumberKey(number) + card id -> the card's
 //	           canonical JSON, where the set prefix is the zone byte, then
@@ -42,12 +45,15 @@ import (
 var (
 	bucketMeta     = []byte("meta")
 	bucketSets     = []byte("sets")
+	bucketSetCodes = []byte("setCodes")
+	bucketSetLists = []byte("setLists")
 	bucketCards    = []byte("cards")
 	bucketNumbers  = []byte("numbers")
 	bucketPostings = []byte("postings")
 
-	keyFormat = []byte("format")
-	keyInfo   = []byte("info")
+	keyFormat      = []byte("format")
+	keyInfo        = []byte("info")
+	keyLongestName = []byte("longestName")
 )
 
 // keyCardID starts the keys of the cards bucket that map a card id to the

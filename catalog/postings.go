@@ -50,9 +50,9 @@ func appendListKey[S ~string | ~[]byte](dst []byte, kind byte, term S) []byte {
 	return append(dst, term...)
 }
 
-// appendSetListKey appends the key of the list of the cards of the set
+// appendSetPostingKey appends the key of the list of the cards of the set
 // (zone, code), zone being the ZoneIndex as a byte.
-func appendSetListKey[S ~string | ~[]byte](dst []byte, zone byte, code S) []byte {
+func appendSetPostingKey[S ~string | ~[]byte](dst []byte, zone byte, code S) []byte {
 	dst = append(dst, postingSet)
 	dst = binary.AppendUvarint(dst, uint64(1+len(code)))
 	return append(append(dst, zone), code...)
@@ -182,7 +182,7 @@ func (b *postingBuilder) addCard(ord uint32, e *indexEntry) error {
 			return err
 		}
 	}
-	b.key = appendSetListKey(b.key[:0], e.zone, e.setCode)
+	b.key = appendSetPostingKey(b.key[:0], e.zone, e.setCode)
 	b.mem += b.list(b.key).add(ord)
 	if b.numberList == nil || string(e.number) != string(b.lastNumber) {
 		b.key = appendListKey(b.key[:0], postingNumber, e.number)
@@ -509,11 +509,13 @@ type ordinals interface {
 }
 
 // storedList reads a list as stored, a block at a time, through a cursor
-// it shares with the other lists of a search.
+// of its own: a walk mostly wants the next block, a step along the leaf
+// where a seek would descend from the root.
 type storedList struct {
-	c      *bolt.Cursor
-	key    []byte // of the list
-	inline bool   // the list is its one block, held in data from the start
+	b      *bolt.Bucket
+	c      *bolt.Cursor // made at the first load
+	key    []byte       // of the list
+	inline bool         // the list is its one block, held in data from the start
 	bkey   []byte
 
 	data    []byte // of the block loaded, not yet decoded
@@ -551,12 +553,12 @@ func readListRef(c *bolt.Cursor, key []byte) listRef {
 	return l
 }
 
-// newList returns a reader of the list l through c.
-func newList(c *bolt.Cursor, l listRef) *storedList {
+// newList returns a reader of the list l of the postings bucket b.
+func newList(b *bolt.Bucket, l listRef) *storedList {
 	if l.count <= postingBlockSize {
 		return &storedList{data: l.inline, last: math.MaxUint32, inline: true, loaded: true, done: l.count == 0}
 	}
-	return &storedList{c: c, key: l.key}
+	return &storedList{b: b, key: l.key}
 }
 
 func (l *storedList) seek(min uint32) (uint32, bool) {
@@ -592,14 +594,30 @@ func (l *storedList) seek(min uint32) (uint32, bool) {
 // load loads the block that holds the first ordinal at or above min: the
 // first whose last ordinal is at or above it.
 func (l *storedList) load(min uint32) {
-	l.bkey = binary.BigEndian.AppendUint32(append(l.bkey[:0], l.key...), min)
-	k, v := l.c.Seek(l.bkey)
-	if len(k) != len(l.key)+4 || !bytes.HasPrefix(k, l.key) {
+	var k, v []byte
+	if l.c == nil {
+		l.c = l.b.Cursor()
+	} else if l.loaded {
+		// The next block, if it is the one.
+		if k, v = l.c.Next(); l.ofList(k) && binary.BigEndian.Uint32(k[len(l.key):]) < min {
+			k = nil
+		}
+	}
+	if k == nil {
+		l.bkey = binary.BigEndian.AppendUint32(append(l.bkey[:0], l.key...), min)
+		k, v = l.c.Seek(l.bkey)
+	}
+	if !l.ofList(k) {
 		l.done = true
 		return
 	}
 	l.last = binary.BigEndian.Uint32(k[len(l.key):])
 	l.data, l.loaded, l.started = v, true, false
+}
+
+// ofList reports whether k is the key of a block of the list.
+func (l *storedList) ofList(k []byte) bool {
+	return len(k) == len(l.key)+4 && bytes.HasPrefix(k, l.key)
 }
 
 // intersection walks the ordinals on every one of its lists.

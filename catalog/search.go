@@ -121,18 +121,19 @@ func (db *DB) Search(q SearchQuery, fn func(card []byte)) error {
 			return fmt.Errorf("search: unknown zone %q", q.Zone)
 		}
 	}
-	var sets []*storedSet
-	if q.Set != "" {
-		if sets = db.setsMatching(q.Set, q.Zone); len(sets) == 0 {
-			return nil
-		}
-	}
 	err := db.read(func(r *reader) error {
-		p := planSearch(r.postingCursor, sets, terms)
+		var sets []storedSet
+		if q.Set != "" {
+			var err error
+			if sets, err = r.setsMatching(q.Set, zone); err != nil || len(sets) == 0 {
+				return err
+			}
+		}
+		p := planSearch(r.postingCursor, sets, terms, db.longestName)
 		var walks []*zoneWalk
 		for z, zr := range db.zoneOrdinals {
 			if (zone < 0 || z == zone) && zr.lo < zr.hi && inZone(sets, z) {
-				walks = append(walks, &zoneWalk{driver: p.driver(r.postingCursor), entries: indexBlocks{c: r.entryCursors[z]}, next: zr.lo, hi: zr.hi})
+				walks = append(walks, &zoneWalk{driver: p.driver(r.postings), entries: indexBlocks{c: r.entryCursors[z]}, next: zr.lo, hi: zr.hi})
 			}
 		}
 		return merge(walks, r.cardCursor, q.Limit, func(e *indexEntry) bool { return inSets(sets, e) && e.matches(terms) }, fn)
@@ -319,18 +320,18 @@ func (b *indexBlocks) entry(ord uint32) ([]byte, error) {
 
 // inZone reports whether zone z may hold cards of sets: any zone when sets
 // is nil, no set filter.
-func inZone(sets []*storedSet, z int) bool {
-	return sets == nil || slices.ContainsFunc(sets, func(s *storedSet) bool { return int(s.prefix[0]) == z })
+func inZone(sets []storedSet, z int) bool {
+	return sets == nil || slices.ContainsFunc(sets, func(s storedSet) bool { return int(s.zone()) == z })
 }
 
 // inSets reports whether the entry's card is in one of sets, or sets is
 // nil: no set filter.
-func inSets(sets []*storedSet, e *indexEntry) bool {
+func inSets(sets []storedSet, e *indexEntry) bool {
 	if sets == nil {
 		return true
 	}
-	for _, set := range sets {
-		if e.zone == set.prefix[0] && string(e.setCode) == set.Code {
+	for i := range sets {
+		if e.zone == sets[i].zone() && bytes.Equal(e.setCode, sets[i].code) {
 			return true
 		}
 	}
@@ -362,23 +363,30 @@ const maxDriverTerms = 3
 // planSearch picks the lists that every result is on: those of the
 // filtered sets, and for each term its two rarest bigrams together with
 // its number. The walk intersects the shortest few, shortest first.
-func planSearch(c *bolt.Cursor, sets []*storedSet, terms []term) searchPlan {
+func planSearch(c *bolt.Cursor, sets []storedSet, terms []term, longestName int) searchPlan {
 	var p searchPlan
 	var key []byte
 	ref := func(key []byte) listRef { return readListRef(c, key) }
 	for _, set := range sets {
-		p.sets = append(p.sets, ref(appendSetListKey(key[:0], set.prefix[0], set.Code)))
+		p.sets = append(p.sets, ref(appendSetPostingKey(key[:0], set.zone(), set.code)))
 	}
 	for i := range terms {
 		t := &terms[i]
 		var tr termRef
+		none := len(t.text) > longestName // then it is in no name
 		eachBigram(t.text, func(gram []byte) {
 			key = appendListKey(key[:0], postingGram, gram)
-			if !slices.ContainsFunc(tr.byName, func(l listRef) bool { return bytes.Equal(l.key, key) }) {
-				tr.byName = append(tr.byName, ref(key))
+			if none || slices.ContainsFunc(tr.byName, func(l listRef) bool { return bytes.Equal(l.key, key) }) {
+				return
 			}
+			l := ref(key)
+			tr.byName = append(tr.byName, l)
+			none = l.count == 0
 		})
-		if len(tr.byName) == 0 {
+		switch {
+		case none:
+			tr.byName = []listRef{{}} // an empty list
+		case len(tr.byName) == 0:
 			tr.byName = append(tr.byName, ref(appendListKey(key[:0], postingRune, t.text)))
 		}
 		slices.SortStableFunc(tr.byName, func(a, b listRef) int { return cmp.Compare(a.count, b.count) })
@@ -391,8 +399,9 @@ func planSearch(c *bolt.Cursor, sets []*storedSet, terms []term) searchPlan {
 	return p
 }
 
-// driver returns new lists, read through c, that walk the plan.
-func (p *searchPlan) driver(c *bolt.Cursor) ordinals {
+// driver returns new lists, read from the postings bucket c, that walk the
+// plan.
+func (p *searchPlan) driver(c *bolt.Bucket) ordinals {
 	in := make(intersection, 0, 1+len(p.terms))
 	if p.sets != nil {
 		sets := make(union, len(p.sets))
@@ -413,23 +422,4 @@ func (p *searchPlan) driver(c *bolt.Cursor) ordinals {
 		}
 	}
 	return in
-}
-
-// setsMatching returns the sets a search filter names: the set with id ref,
-// else every set with code ref, limited to zone unless zone is "". No match
-// is an empty result, not an error.
-func (db *DB) setsMatching(ref, zone string) []*storedSet {
-	if s, ok := db.setsByID[ref]; ok {
-		if zone == "" || s.Zone == zone {
-			return []*storedSet{s}
-		}
-		return nil
-	}
-	var out []*storedSet
-	for _, s := range db.setsByCode[ref] {
-		if zone == "" || s.Zone == zone {
-			out = append(out, s)
-		}
-	}
-	return out
 }

@@ -121,11 +121,14 @@ func BenchmarkSearchReal(b *testing.B) {
 var (
 	genCards    = flag.Int("gen-cards", 100_000, "cards in the generated catalogue of BenchmarkSearchGenerated")
 	genDistinct = flag.Bool("gen-distinct", false, "names that almost never repeat in the generated catalogue (the index's worst case)")
+	benchDB     = flag.String("bench-db", "", "a catalogue file for BenchmarkSearchGenerated, in place of a generated one")
 )
 
 // BenchmarkSearchGenerated runs the same queries on a generated catalogue:
 //
 //	go test ./catalog -run '^$' -bench SearchGenerated -args -gen-cards=1000000 -gen-distinct
+//
+// or on a catalogue already imported, with -bench-db FILE.
 func BenchmarkSearchGenerated(b *testing.B) {
 	db := openGenerated(b)
 	reportIndexShare(b, db)
@@ -136,6 +139,14 @@ func BenchmarkSearchGenerated(b *testing.B) {
 // directory of the benchmark's own.
 func openGenerated(b *testing.B) *catalog.DB {
 	b.Helper()
+	if *benchDB != "" {
+		db, err := catalog.Open(*benchDB)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { db.Close() })
+		return db
+	}
 	db, err := importGenerated(b.TempDir(), *genCards)
 	if err != nil {
 		b.Fatal(err)

@@ -3,6 +3,7 @@ package catalog
 import (
 	"bytes"
 	"encoding/binary"
+	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"path/filepath"
@@ -272,4 +273,69 @@ func cardIDOf(t *testing.T, card []byte) string {
 		t.Fatalf("card JSON %.60q does not start with its id", card)
 	}
 	return string(rest[:end])
+}
+
+// TestSetListsInPieces: lists of sets longer than a piece come out whole
+// and in list order (newest release first, undated last, then id), every
+// zone's too, and each set counts the cards of all its runs.
+func TestSetListsInPieces(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	var sets []Set
+	for i := range 3000 {
+		s := Set{ID: fmt.Sprintf("set-%04d", i), Code: fmt.Sprintf("C%d", i), Name: strings.Repeat("n", rng.IntN(20)+1), Zone: Zones()[rng.IntN(3)]}
+		if rng.IntN(5) > 0 {
+			s.ReleasedOn = Some(fmt.Sprintf("%04d-%02d-%02d", 1996+rng.IntN(30), 1+rng.IntN(12), 1+rng.IntN(28)))
+		}
+		sets = append(sets, s)
+	}
+	// Cards of the first set in two runs, with another set's between.
+	var cards []Card
+	for _, i := range []int{0, 0, 1, 0} {
+		s := sets[i]
+		cards = append(cards, Card{ID: fmt.Sprintf("%s-%d", s.ID, len(cards)), Name: "x", SetName: s.Name, SetCode: s.Code, Number: "1", Language: "en", Variant: DefaultVariant, Zone: s.Zone})
+	}
+	db := buildCatalogue(t, sets, cards, 1<<20)
+
+	want := slices.Clone(sets)
+	slices.SortFunc(want, func(a, b Set) int {
+		switch ad, bd := a.ReleasedOn.HasValue(), b.ReleasedOn.HasValue(); {
+		case ad && !bd:
+			return -1
+		case bd && !ad:
+			return 1
+		case ad && a.ReleasedOn.Value != b.ReleasedOn.Value:
+			return strings.Compare(b.ReleasedOn.Value, a.ReleasedOn.Value)
+		}
+		return strings.Compare(a.ID, b.ID)
+	})
+	for _, zone := range append([]string{""}, Zones()...) {
+		pieces, err := db.SetList(zone)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if zone == "" && len(pieces) < 2 {
+			t.Fatalf("%d pieces: the list does not test pieces", len(pieces))
+		}
+		var got []Set
+		if err := json.Unmarshal(bytes.Join(pieces, nil), &got); err != nil {
+			t.Fatalf("zone %q: %v", zone, err)
+		}
+		var ids, wantIDs []string
+		for _, s := range got {
+			ids = append(ids, s.ID)
+		}
+		for _, s := range want {
+			if zone == "" || s.Zone == zone {
+				wantIDs = append(wantIDs, s.ID)
+			}
+		}
+		if !slices.Equal(ids, wantIDs) {
+			t.Errorf("zone %q: %d sets in another order than %d", zone, len(ids), len(wantIDs))
+		}
+	}
+	for i, want := range map[int]int64{0: 3, 1: 1, 2: 0} {
+		if _, total, err := db.SetCards(sets[i].ID, 1, 10, func([]byte) {}); err != nil || total != want {
+			t.Errorf("set %s: %d cards, %v; want %d", sets[i].ID, total, err, want)
+		}
+	}
 }

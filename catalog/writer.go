@@ -41,20 +41,29 @@ type Writer struct {
 	seed       maphash.Seed
 	ids        *bolt.Cursor // on the cards bucket, for the ids of earlier transactions
 
-	sets       map[string]*Set   // by id
-	setsByCode map[string]*Set   // by appendSetPrefix(zone, code)
-	cardTotals map[string]*int64 // by set prefix, for sets not yet added too
-	lastTotal  *int64            // the card total of the set last written, and its
-	lastSet    []byte            // set prefix
-	zoneCards  [3]int64
+	// The sets are put as they come; what is known of them only once
+	// every card is goes through sorters: runCounts holds the number of
+	// cards of each run of cards of one set (key: the set prefix),
+	// setOrder each set under its place in the list of sets.
+	runCounts *sorter
+	setOrder  *sorter
+	runSet    []byte // the set prefix of the run of cards being added
+	runCount  int64
+	named     struct { // the set SetName found last: cards come by set
+		key  []byte
+		name string
+	}
+	zoneSets  [3]int64
+	zoneCards [3]int64
 
-	numbers *sorter
-	sortKey []byte            // of the card being added in numbers
-	folded  map[string]string // recent names and their Fold
-	buf     []byte
-	key     []byte
-	number  []byte // the NumberKey of the card being added
-	entry   []byte
+	numbers     *sorter
+	sortKey     []byte            // of the card being added in numbers
+	longestName int               // bytes of the longest folded name
+	folded      map[string]string // recent names and their Fold
+	buf         []byte
+	key         []byte
+	number      []byte // the NumberKey of the card being added
+	entry       []byte
 	// held keeps the values of the current transaction, and the keys of
 	// its pending cards: bbolt holds on to the value given to Put until
 	// the transaction commits (it copies the key), so buffers that are
@@ -80,6 +89,10 @@ const commitEvery = 8 << 20
 // sortMemory bounds the memory of the search index sort before it spills to
 // disk.
 const sortMemory = 16 << 20
+
+// setSortMemory bounds the memory of each sort of what is known of sets
+// before it spills to disk.
+const setSortMemory = 4 << 20
 
 // postingMemory bounds the posting lists the Writer builds in memory before
 // it writes them to a temporary file (see postingBuilder).
@@ -138,9 +151,8 @@ func Create(path string) (*Writer, error) {
 		postingLimit: postingMemory,
 		pendingIDs:   make(map[uint64]int32),
 		seed:         maphash.MakeSeed(),
-		sets:         make(map[string]*Set),
-		setsByCode:   make(map[string]*Set),
-		cardTotals:   make(map[string]*int64),
+		runCounts:    newSorter(filepath.Dir(path), setSortMemory),
+		setOrder:     newSorter(filepath.Dir(path), setSortMemory),
 		numbers:      newSorter(filepath.Dir(path), sortMemory),
 		folded:       make(map[string]string),
 	}
@@ -157,7 +169,7 @@ func (w *Writer) begin() error {
 		return fmt.Errorf("write catalogue %s: %w", w.path, err)
 	}
 	w.tx = tx
-	for _, name := range [][]byte{bucketMeta, bucketSets, bucketCards, bucketNumbers, bucketPostings} {
+	for _, name := range [][]byte{bucketMeta, bucketSets, bucketSetCodes, bucketSetLists, bucketCards, bucketNumbers, bucketPostings} {
 		b, err := tx.CreateBucketIfNotExists(name)
 		if err != nil {
 			return fmt.Errorf("write catalogue %s: bucket %s: %w", w.path, name, err)
@@ -228,26 +240,50 @@ func (e *DuplicateError) Is(target error) bool { return target == ErrDuplicate }
 // AddSet adds a validated set. It returns a *DuplicateError when the id or
 // the (zone, code) pair is already in the catalogue.
 func (w *Writer) AddSet(s Set) error {
-	if _, ok := w.sets[s.ID]; ok {
+	sets, codes := w.tx.Bucket(bucketSets), w.tx.Bucket(bucketSetCodes)
+	if sets.Get([]byte(s.ID)) != nil {
 		return &DuplicateError{"id", s.ID}
 	}
-	key := string(appendSetPrefix(nil, zoneByte(s.Zone), s.Code))
-	if _, ok := w.setsByCode[key]; ok {
+	w.key = appendSetCodeKey(w.key[:0], zoneByte(s.Zone), s.Code)
+	if codes.Get(w.key) != nil {
 		return &DuplicateError{"code", s.Code}
 	}
-	w.sets[s.ID] = &s
-	w.setsByCode[key] = &s
-	return nil
+	if err := w.put(codes, w.key, []byte(s.ID)); err != nil {
+		return err
+	}
+	w.buf = appendSetValue(w.buf[:0], &s, 0) // the total comes in Finish
+	if err := w.put(sets, []byte(s.ID), w.buf); err != nil {
+		return err
+	}
+	w.key = appendSetListKey(w.key[:0], &s)
+	w.buf = s.AppendJSON(append(w.buf[:0], zoneByte(s.Zone)))
+	if err := w.setOrder.add(w.key, w.buf); err != nil {
+		return fmt.Errorf("write catalogue %s: sets: %w", w.path, err)
+	}
+	w.zoneSets[ZoneIndex(s.Zone)]++
+	return w.maybeCommit()
 }
 
 // SetName returns the name of the set (zone, code) added so far, if any.
 func (w *Writer) SetName(zone, code string) (string, bool) {
-	w.key = appendSetPrefix(w.key[:0], zoneByte(zone), code)
-	s, ok := w.setsByCode[string(w.key)]
-	if !ok {
+	w.key = appendSetCodeKey(w.key[:0], zoneByte(zone), code)
+	if w.named.key != nil && bytes.Equal(w.key, w.named.key) {
+		return w.named.name, true
+	}
+	id := w.tx.Bucket(bucketSetCodes).Get(w.key)
+	if id == nil {
 		return "", false
 	}
-	return s.Name, true
+	s, err := readStoredSet(w.tx.Bucket(bucketSets).Get(id))
+	if err != nil {
+		return "", false
+	}
+	set, err := s.set()
+	if err != nil {
+		return "", false
+	}
+	w.named.key, w.named.name = append(w.named.key[:0], w.key...), set.Name
+	return set.Name, true
 }
 
 // AddCard adds a validated card. It returns a *DuplicateError when the id
@@ -273,25 +309,39 @@ func (w *Writer) AddCard(c *Card) error {
 	w.pending = append(w.pending, pendingCard{key: key, json: w.held.copy(w.buf), idLen: len(c.ID)})
 	w.txBytes += 2*len(key) + len(w.buf)
 
-	if w.lastTotal == nil || !bytes.Equal(key[:setLen], w.lastSet) {
-		t, ok := w.cardTotals[string(key[:setLen])]
-		if !ok {
-			t = new(int64)
-			w.cardTotals[string(key[:setLen])] = t
+	if !bytes.Equal(key[:setLen], w.runSet) {
+		if err := w.endRun(); err != nil {
+			return err
 		}
-		w.lastTotal, w.lastSet = t, append(w.lastSet[:0], key[:setLen]...)
+		w.runSet = append(w.runSet[:0], key[:setLen]...)
 	}
-	*w.lastTotal++
+	w.runCount++
 	w.zoneCards[ZoneIndex(c.Zone)]++
 
 	// The index sorts by zone, number key and id: the zone byte, then
 	// the card's key without its set.
-	w.entry = appendIndexEntry(w.entry[:0], c, key[setLen:setLen+numberLen], w.fold(c.Name))
+	folded := w.fold(c.Name)
+	w.longestName = max(w.longestName, len(folded))
+	w.entry = appendIndexEntry(w.entry[:0], c, key[setLen:setLen+numberLen], folded)
 	w.sortKey = append(append(w.sortKey[:0], key[0]), key[setLen:]...)
 	if err := w.numbers.add(w.sortKey, w.entry); err != nil {
 		return fmt.Errorf("write catalogue %s: search index: %w", w.path, err)
 	}
 	return w.maybeCommit()
+}
+
+// endRun records the count of the run of cards of one set that ends.
+func (w *Writer) endRun() error {
+	if w.runCount == 0 {
+		return nil
+	}
+	var count [8]byte
+	binary.BigEndian.PutUint64(count[:], uint64(w.runCount))
+	w.runCount = 0
+	if err := w.runCounts.add(w.runSet, count[:]); err != nil {
+		return fmt.Errorf("write catalogue %s: sets: %w", w.path, err)
+	}
+	return nil
 }
 
 // hasCard reports whether a card with id, whose hash is h, was added
@@ -421,7 +471,7 @@ func (w *Writer) Finish(info Info) (_ Info, err error) {
 			w.Abort()
 		}
 	}()
-	defer w.numbers.close()
+	defer w.closeSorters()
 
 	if err := w.flushCards(); err != nil {
 		return info, err
@@ -430,25 +480,19 @@ func (w *Writer) Finish(info Info) (_ Info, err error) {
 	if err := w.writeIndex(); err != nil {
 		return info, err
 	}
-
-	sets := w.tx.Bucket(bucketSets)
-	var zoneSets [3]int64
-	for id, s := range w.sets {
-		var total int64
-		if t := w.cardTotals[string(appendSetPrefix(w.key[:0], zoneByte(s.Zone), s.Code))]; t != nil {
-			total = *t
-		}
-		w.buf = binary.BigEndian.AppendUint64(w.buf[:0], uint64(total))
-		w.buf = s.AppendJSON(w.buf)
-		if err := w.put(sets, []byte(id), w.buf); err != nil {
-			return info, err
-		}
-		zoneSets[ZoneIndex(s.Zone)]++
+	if err := w.endRun(); err != nil {
+		return info, err
+	}
+	if err := w.writeSetTotals(); err != nil {
+		return info, err
+	}
+	if err := w.writeSetLists(); err != nil {
+		return info, err
 	}
 
 	info.Zones = info.Zones[:0]
 	for i, z := range Zones() {
-		info.Zones = append(info.Zones, ZoneCount{Zone: z, Sets: zoneSets[i], Cards: w.zoneCards[i]})
+		info.Zones = append(info.Zones, ZoneCount{Zone: z, Sets: w.zoneSets[i], Cards: w.zoneCards[i]})
 	}
 	infoJSON, err := json.Marshal(info)
 	if err != nil {
@@ -456,6 +500,9 @@ func (w *Writer) Finish(info Info) (_ Info, err error) {
 	}
 	meta := w.tx.Bucket(bucketMeta)
 	if err := w.put(meta, keyInfo, infoJSON); err != nil {
+		return info, err
+	}
+	if err := w.put(meta, keyLongestName, binary.AppendUvarint(nil, uint64(w.longestName))); err != nil {
 		return info, err
 	}
 	if err := w.put(meta, keyFormat, []byte(formatVersion)); err != nil {
@@ -484,9 +531,81 @@ func (w *Writer) Abort() {
 		_ = w.db.Close()
 		w.db = nil
 	}
-	w.numbers.close()
+	w.closeSorters()
 	// A file left behind is harmless: it is never the catalogue.
 	_ = os.Remove(w.path)
+}
+
+func (w *Writer) closeSorters() {
+	w.numbers.close()
+	w.runCounts.close()
+	w.setOrder.close()
+}
+
+// writeSetTotals puts in each set's record the number of its cards, from
+// the counts of the runs of its cards.
+func (w *Writer) writeSetTotals() error {
+	var set []byte
+	var total int64
+	flush := func() error {
+		if set == nil {
+			return nil
+		}
+		// The set prefix, then the set code key: the zone byte moves to
+		// the end.
+		code, _, ok := lengthPrefixed(set[1:])
+		if !ok {
+			return fmt.Errorf("write catalogue %s: malformed set prefix %q", w.path, set)
+		}
+		w.key = appendSetCodeKey(w.key[:0], set[0], string(code))
+		id := w.tx.Bucket(bucketSetCodes).Get(w.key)
+		if id == nil {
+			return nil // cards of no set: the importer reports them
+		}
+		sets := w.tx.Bucket(bucketSets)
+		v := sets.Get(id)
+		if len(v) < 8 {
+			return fmt.Errorf("write catalogue %s: set %q: %w", w.path, id, errBadSet)
+		}
+		w.buf = binary.BigEndian.AppendUint64(w.buf[:0], uint64(total))
+		w.buf = append(w.buf, v[8:]...)
+		return w.putOrdered(bucketSets, bytes.Clone(id), w.buf)
+	}
+	err := w.runCounts.each(func(prefix, count []byte) error {
+		if !bytes.Equal(prefix, set) {
+			if err := flush(); err != nil {
+				return err
+			}
+			set, total = append(set[:0], prefix...), 0
+		}
+		total += int64(binary.BigEndian.Uint64(count))
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	return flush()
+}
+
+// writeSetLists writes the list of every set and that of each zone, in
+// list order.
+func (w *Writer) writeSetLists() error {
+	lists := [4]setListWriter{{list: 0}, {list: 1}, {list: 2}, {list: 3}}
+	err := w.setOrder.each(func(_, v []byte) error {
+		if err := lists[0].add(w, v[1:]); err != nil {
+			return err
+		}
+		return lists[1+v[0]].add(w, v[1:])
+	})
+	if err != nil {
+		return err
+	}
+	for i := range lists {
+		if err := lists[i].end(w); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // writeIndex writes the search index entries in ordinal order (zone, number

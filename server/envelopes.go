@@ -9,14 +9,36 @@ import (
 // The response bodies of the catalogue, shared by REST and MCP so that both
 // answer the same question with the same bytes. Each appends to b.
 
-// The envelope of the list of sets, around catalog.DB.SetsJSON.
+// The envelope of the list of sets, around catalog.DB.SetList.
 var setsOpen, setsClose = []byte(`{"data":`), []byte(`}`)
 
 // appendSets appends {"data": [sets]}, of one zone or, for "", all.
-func appendSets(b []byte, db *catalog.DB, zone string) []byte {
+func appendSets(b []byte, db *catalog.DB, zone string) ([]byte, error) {
+	pieces, err := db.SetList(zone)
+	if err != nil {
+		return b, err
+	}
 	b = append(b, setsOpen...)
-	b = append(b, db.SetsJSON(zone)...)
-	return append(b, setsClose...)
+	for _, p := range pieces {
+		b = append(b, p...)
+	}
+	return append(b, setsClose...), nil
+}
+
+// setsAnswer is the body of listSets in pieces: the envelope around the
+// pieces of the list, which are the catalogue file's own bytes.
+func setsAnswer(db *catalog.DB) ([][]byte, int, error) {
+	pieces, err := db.SetList("")
+	if err != nil {
+		return nil, 0, err
+	}
+	parts := make([][]byte, 0, len(pieces)+2)
+	parts = append(append(append(parts, setsOpen), pieces...), setsClose)
+	n := 0
+	for _, p := range parts {
+		n += len(p)
+	}
+	return parts, n, nil
 }
 
 // appendSetCards appends {"data": [cards], "meta": page} for one page of the

@@ -155,11 +155,11 @@ func gzipBytes(parts ...[]byte) []byte {
 	return bytes.Clone(out.Bytes())
 }
 
-// setsGzip returns the compressed list of sets of db. It is compressed once
+// setsGzip returns the compressed list of sets of db, whose answer is parts. It is compressed once
 // per catalogue, by the first request that asks, which the others wait for:
 // it can be a megabyte, too much to compress per request.
-func (s *Server) setsGzip(db *catalog.DB) []byte {
+func (s *Server) setsGzip(db *catalog.DB, parts [][]byte) []byte {
 	st := s.state(db)
-	st.setsGzipOnce.Do(func() { st.setsGzip = gzipBytes(setsOpen, db.SetsJSON(""), setsClose) })
+	st.setsGzipOnce.Do(func() { st.setsGzip = gzipBytes(parts...) })
 	return st.setsGzip
 }

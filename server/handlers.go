@@ -23,19 +23,23 @@ func (s *Server) handleListSets() http.Handler {
 			s.writeError(w, r, err)
 			return
 		}
-		// The list is built once per catalogue and can be a megabyte:
-		// it is written from where it lies, not copied per request, and
-		// compressed once per catalogue.
+		// The list is written at import and grows with the catalogue: it
+		// is written from where it lies in the file, not copied per
+		// request, and compressed once per catalogue.
 		db, release := s.catalog.Acquire()
 		defer release()
 		var kb [256]byte // on the stack for all but outsized requests
 		valid := etag(db, answerKey(kb[:0], r.URL.Path, r.URL.RawQuery))
-		sets := db.SetsJSON("")
-		if notModified(w, r, valid, len(setsOpen)+len(sets)+len(setsClose)) {
+		parts, n, err := setsAnswer(db)
+		if err != nil {
+			s.writeError(w, r, err)
 			return
 		}
-		if !writePlain(w, r, setsOpen, sets, setsClose) {
-			writeGzip(w, &encodedAnswer{etag: []string{gzipTag(valid.tag())}, body: s.setsGzip(db)})
+		if notModified(w, r, valid, n) {
+			return
+		}
+		if !writePlain(w, r, parts...) {
+			writeGzip(w, &encodedAnswer{etag: []string{gzipTag(valid.tag())}, body: s.setsGzip(db, parts)})
 		}
 	})
 }

@@ -286,7 +286,10 @@ func listSetsTool() catalogTool {
 			if err := q.err(); err != nil {
 				return nil, "", err
 			}
-			b := appendSets(nil, db, zone)
+			b, err := appendSets(nil, db, zone)
+			if err != nil {
+				return nil, "", err
+			}
 
 			var n int64
 			for _, z := range db.Info().Zones {

@@ -602,7 +602,11 @@ func TestMCPBehindSameHostProxy(t *testing.T) {
 	for _, protocol := range mcpProtocols {
 		cs := mcpConnect(t, f.base+"/mcp", &mcpTransport{token: f.token, host: host}, protocol)
 		res := callTool(t, cs, "list_sets", map[string]any{"zone": "jp"})
-		wantStructured(t, "list_sets through a proxy", res, []byte(`{"data":`+string(f.live.Current().SetsJSON("jp"))+`}`))
+		jp, err := f.live.Current().SetsJSON("jp")
+		if err != nil {
+			t.Fatal(err)
+		}
+		wantStructured(t, "list_sets through a proxy", res, []byte(`{"data":`+string(jp)+`}`))
 	}
 
 	// The same request to the SDK's handler with its defaults is refused,
