@@ -52,9 +52,28 @@ type reader struct {
 	setCursor     *bolt.Cursor    // sets
 	codeCursor    *bolt.Cursor    // setCodes
 	entryCursors  [3]*bolt.Cursor // numbers, one for each zone's walk
-	postings      *bolt.Bucket    // for the cursors of long posting lists
+	listCursors   cursorPool      // postings, for the walk of long lists
 	postingCursor *bolt.Cursor    // postings
 }
+
+// cursorPool hands out cursors of one bucket, kept from call to call: a
+// new cursor costs allocations, and a search may walk a dozen lists.
+type cursorPool struct {
+	bucket *bolt.Bucket
+	all    []*bolt.Cursor
+	used   int
+}
+
+func (p *cursorPool) get() *bolt.Cursor {
+	if p.used == len(p.all) {
+		p.all = append(p.all, p.bucket.Cursor())
+	}
+	p.used++
+	return p.all[p.used-1]
+}
+
+// reset makes every cursor free again, for the next call.
+func (p *cursorPool) reset() { p.used = 0 }
 
 // readersPerDB bounds the idle transactions kept; more run at once when
 // needed, and are closed when done.
@@ -75,7 +94,7 @@ func (db *DB) getReader() (*reader, error) {
 		cardCursor:    tx.Bucket(bucketCards).Cursor(),
 		setCursor:     tx.Bucket(bucketSets).Cursor(),
 		codeCursor:    tx.Bucket(bucketSetCodes).Cursor(),
-		postings:      tx.Bucket(bucketPostings),
+		listCursors:   cursorPool{bucket: tx.Bucket(bucketPostings)},
 		postingCursor: tx.Bucket(bucketPostings).Cursor(),
 	}
 	for i := range r.entryCursors {

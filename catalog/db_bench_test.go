@@ -110,3 +110,36 @@ func BenchmarkAppendCardReal(b *testing.B)      { benchmarkAppendCard(b, openRea
 func BenchmarkAppendCardGenerated(b *testing.B) { benchmarkAppendCard(b, openGenerated(b)) }
 func BenchmarkSetCardsReal(b *testing.B)        { benchmarkSetCards(b, openReal(b)) }
 func BenchmarkSetCardsGenerated(b *testing.B)   { benchmarkSetCards(b, openGenerated(b)) }
+
+// BenchmarkOpen opens and closes a catalogue: what serve waits for before
+// it is ready. Nothing it reads grows with the catalogue.
+//
+//	go test ./catalog -run '^$' -bench Open -args -bench-db FILE
+func BenchmarkOpen(b *testing.B) {
+	path := openGenerated(b).Path()
+	for b.Loop() {
+		db, err := catalog.Open(path)
+		if err != nil {
+			b.Fatal(err)
+		}
+		db.Close()
+	}
+}
+
+// BenchmarkSetList lists every set, as listSets does, and reports the
+// bytes of the list.
+func BenchmarkSetList(b *testing.B) {
+	db := openGenerated(b)
+	n := 0
+	for b.Loop() {
+		pieces, err := db.SetList("")
+		if err != nil {
+			b.Fatal(err)
+		}
+		n = 0
+		for _, p := range pieces {
+			n += len(p)
+		}
+	}
+	b.ReportMetric(float64(n), "bytes")
+}

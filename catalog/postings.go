@@ -512,8 +512,8 @@ type ordinals interface {
 // of its own: a walk mostly wants the next block, a step along the leaf
 // where a seek would descend from the root.
 type storedList struct {
-	b      *bolt.Bucket
-	c      *bolt.Cursor // made at the first load
+	pool   *cursorPool
+	c      *bolt.Cursor // from pool, at the first load
 	key    []byte       // of the list
 	inline bool         // the list is its one block, held in data from the start
 	bkey   []byte
@@ -553,12 +553,13 @@ func readListRef(c *bolt.Cursor, key []byte) listRef {
 	return l
 }
 
-// newList returns a reader of the list l of the postings bucket b.
-func newList(b *bolt.Bucket, l listRef) *storedList {
+// newList returns a reader of the list l, which takes a cursor from pool
+// if it needs one.
+func newList(pool *cursorPool, l listRef) storedList {
 	if l.count <= postingBlockSize {
-		return &storedList{data: l.inline, last: math.MaxUint32, inline: true, loaded: true, done: l.count == 0}
+		return storedList{data: l.inline, last: math.MaxUint32, inline: true, loaded: true, done: l.count == 0}
 	}
-	return &storedList{b: b, key: l.key}
+	return storedList{pool: pool, key: l.key}
 }
 
 func (l *storedList) seek(min uint32) (uint32, bool) {
@@ -596,7 +597,7 @@ func (l *storedList) seek(min uint32) (uint32, bool) {
 func (l *storedList) load(min uint32) {
 	var k, v []byte
 	if l.c == nil {
-		l.c = l.b.Cursor()
+		l.c = l.pool.get()
 	} else if l.loaded {
 		// The next block, if it is the one.
 		if k, v = l.c.Next(); l.ofList(k) && binary.BigEndian.Uint32(k[len(l.key):]) < min {

@@ -38,8 +38,12 @@ func Terms(q string) []string {
 	return strings.Fields(Fold(q))
 }
 
+// searchTerms folds q into its distinct terms: a term given twice asks
+// nothing more.
 func searchTerms(q string) []term {
 	fields := Terms(q)
+	slices.Sort(fields)
+	fields = slices.Compact(fields)
 	terms := make([]term, len(fields))
 	var key [64]byte
 	for i, f := range fields {
@@ -130,10 +134,11 @@ func (db *DB) Search(q SearchQuery, fn func(card []byte)) error {
 			}
 		}
 		p := planSearch(r.postingCursor, sets, terms, db.longestName)
+		r.listCursors.reset()
 		var walks []*zoneWalk
 		for z, zr := range db.zoneOrdinals {
 			if (zone < 0 || z == zone) && zr.lo < zr.hi && inZone(sets, z) {
-				walks = append(walks, &zoneWalk{driver: p.driver(r.postings), entries: indexBlocks{c: r.entryCursors[z]}, next: zr.lo, hi: zr.hi})
+				walks = append(walks, &zoneWalk{driver: p.driver(&r.listCursors), entries: indexBlocks{c: r.entryCursors[z]}, next: zr.lo, hi: zr.hi})
 			}
 		}
 		return merge(walks, r.cardCursor, q.Limit, func(e *indexEntry) bool { return inSets(sets, e) && e.matches(terms) }, fn)
@@ -399,26 +404,36 @@ func planSearch(c *bolt.Cursor, sets []storedSet, terms []term, longestName int)
 	return p
 }
 
-// driver returns new lists, read from the postings bucket c, that walk the
-// plan.
-func (p *searchPlan) driver(c *bolt.Bucket) ordinals {
+// driver returns new lists, read with cursors from c, that walk the plan.
+func (p *searchPlan) driver(c *cursorPool) ordinals {
+	n := len(p.sets)
+	for _, t := range p.terms {
+		n += len(t.byName) + 1
+	}
+	// One allocation for every list: the capacity is exact, so appends
+	// never move the lists the ordinals point to.
+	slab := make([]storedList, 0, n)
+	list := func(l listRef) *storedList {
+		slab = append(slab, newList(c, l))
+		return &slab[len(slab)-1]
+	}
 	in := make(intersection, 0, 1+len(p.terms))
 	if p.sets != nil {
 		sets := make(union, len(p.sets))
 		for i, s := range p.sets {
-			sets[i] = newList(c, s)
+			sets[i] = list(s)
 		}
 		in = append(in, sets)
 	}
 	for _, t := range p.terms {
 		byName := make(intersection, len(t.byName))
 		for i, l := range t.byName {
-			byName[i] = newList(c, l)
+			byName[i] = list(l)
 		}
 		if t.number.count == 0 {
 			in = append(in, byName)
 		} else {
-			in = append(in, union{byName, newList(c, t.number)})
+			in = append(in, union{byName, list(t.number)})
 		}
 	}
 	return in
