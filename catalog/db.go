@@ -236,22 +236,19 @@ func (db *DB) Set(ref string) (Set, error) {
 
 // SetCards calls fn with the canonical JSON of each card on one page of the
 // set that ref resolves to (as Set does), in printed-number order, and
-// returns the set and its true number of cards. A page past the end calls fn
+// returns the set's true number of cards. A page past the end calls fn
 // never. The slice passed to fn is valid only until fn returns. It returns
-// ErrNotFound when ref resolves to no set.
-func (db *DB) SetCards(ref string, page, pageSize int64, fn func(card []byte)) (Set, int64, error) {
+// ErrNotFound when ref resolves to no set. The set itself is Set's: a page
+// does not decode it.
+func (db *DB) SetCards(ref string, page, pageSize int64, fn func(card []byte)) (int64, error) {
 	if page < 1 || pageSize < 1 {
-		return Set{}, 0, fmt.Errorf("set %q: page %d of size %d: page and size start at 1", ref, page, pageSize)
+		return 0, fmt.Errorf("set %q: page %d of size %d: page and size start at 1", ref, page, pageSize)
 	}
-	var set Set
 	var total int64
 	found := false
 	err := db.read(func(r *reader) error {
 		s, ok, err := r.resolveSet(ref)
 		if err != nil || !ok {
-			return err
-		}
-		if set, err = s.set(); err != nil {
 			return err
 		}
 		found, total = true, s.total
@@ -271,12 +268,12 @@ func (db *DB) SetCards(ref string, page, pageSize int64, fn func(card []byte)) (
 		return nil
 	})
 	if err != nil {
-		return Set{}, 0, fmt.Errorf("list cards of set %q: %w", ref, err)
+		return 0, fmt.Errorf("list cards of set %q: %w", ref, err)
 	}
 	if !found {
-		return Set{}, 0, fmt.Errorf("set %q: %w", ref, ErrNotFound)
+		return 0, fmt.Errorf("set %q: %w", ref, ErrNotFound)
 	}
-	return set, total, nil
+	return total, nil
 }
 
 // AppendCard appends the canonical JSON of the card with id to dst. It

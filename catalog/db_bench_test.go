@@ -31,7 +31,7 @@ func cardIDs(b *testing.B, db *catalog.DB) (cards []string, sets map[string]int6
 	for _, s := range list {
 		for page := int64(1); ; page++ {
 			n := 0
-			_, total, err := db.SetCards(s.ID, page, 200, func(card []byte) {
+			total, err := db.SetCards(s.ID, page, 200, func(card []byte) {
 				var c struct {
 					ID string `json:"id"`
 				}
@@ -94,7 +94,7 @@ func benchmarkSetCards(b *testing.B, db *catalog.DB) {
 	b.ReportAllocs()
 	for b.Loop() {
 		buf = buf[:0]
-		_, _, err := db.SetCards(sets[rng.IntN(len(sets))], 1, 50, func(card []byte) {
+		_, err := db.SetCards(sets[rng.IntN(len(sets))], 1, 50, func(card []byte) {
 			buf = append(buf, card...)
 			n++
 		})

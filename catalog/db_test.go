@@ -101,8 +101,9 @@ func TestWriteAndOpen(t *testing.T) {
 	}
 
 	var got []string
-	set, total, err := db.SetCards("X", 1, 10, func(c []byte) { got = append(got, string(c)) })
-	if err != nil || set.ID != "jp-X" || total != 2 || len(got) != 2 {
+	total, err := db.SetCards("X", 1, 10, func(c []byte) { got = append(got, string(c)) })
+	set, serr := db.Set("X")
+	if err != nil || serr != nil || set.ID != "jp-X" || total != 2 || len(got) != 2 {
 		t.Fatalf("SetCards: %v %d %v %q", set.ID, total, err, got)
 	}
 	if !strings.Contains(got[0], `"id":"jp-X-2"`) || !strings.Contains(got[1], `"id":"jp-X-10"`) {

@@ -71,6 +71,7 @@ var searchCases = []struct {
 	{"hostile-100-terms", catalog.SearchQuery{Q: strings.TrimSpace(strings.Repeat("a e ", 50))}},
 	{"hostile-100-distinct-terms", catalog.SearchQuery{Q: hundredTerms()}},
 	{"hostile-200-character-term", catalog.SearchQuery{Q: strings.Repeat("ar", 100)}},
+	{"hostile-repeated-bigrams", catalog.SearchQuery{Q: strings.Repeat("ar", 8)}},
 	{"hostile-number-in-other-zones", catalog.SearchQuery{Q: "1", Zone: "chn", Set: "chn-SV1a"}},
 	{"hostile-number-zone-jp", catalog.SearchQuery{Q: "25", Zone: "jp"}},
 	{"hostile-common-term-other-set", catalog.SearchQuery{Q: "on", Set: "jp-SV1a"}},

@@ -334,7 +334,7 @@ func TestSetListsInPieces(t *testing.T) {
 		}
 	}
 	for i, want := range map[int]int64{0: 3, 1: 1, 2: 0} {
-		if _, total, err := db.SetCards(sets[i].ID, 1, 10, func([]byte) {}); err != nil || total != want {
+		if total, err := db.SetCards(sets[i].ID, 1, 10, func([]byte) {}); err != nil || total != want {
 			t.Errorf("set %s: %d cards, %v; want %d", sets[i].ID, total, err, want)
 		}
 	}

@@ -119,7 +119,7 @@ func TestWriterAcrossTransactions(t *testing.T) {
 				var got []string
 				for page := int64(1); ; page++ {
 					n := 0
-					_, total, err := db.SetCards(code, page, 7, func(c []byte) { got = append(got, string(c)); n++ })
+					total, err := db.SetCards(code, page, 7, func(c []byte) { got = append(got, string(c)); n++ })
 					if err != nil || total != int64(len(want)) {
 						t.Fatalf("SetCards(%q) total %d, %v; want %d", code, total, err, len(want))
 					}

@@ -42,11 +42,11 @@ func setsAnswer(db *catalog.DB) ([][]byte, int, error) {
 }
 
 // appendSetCards appends {"data": [cards], "meta": page} for one page of the
-// set code names, and returns the set, its total and the cards on the page.
-func appendSetCards(b []byte, db *catalog.DB, code string, page, pageSize int64) ([]byte, catalog.Set, int64, int, error) {
+// set code names, and returns its total and the cards on the page.
+func appendSetCards(b []byte, db *catalog.DB, code string, page, pageSize int64) ([]byte, int64, int, error) {
 	b = append(b, `{"data":[`...)
 	n := 0
-	set, total, err := db.SetCards(code, page, pageSize, func(card []byte) {
+	total, err := db.SetCards(code, page, pageSize, func(card []byte) {
 		if n > 0 {
 			b = append(b, ',')
 		}
@@ -54,7 +54,7 @@ func appendSetCards(b []byte, db *catalog.DB, code string, page, pageSize int64)
 		n++
 	})
 	if err != nil {
-		return b, set, 0, 0, err
+		return b, 0, 0, err
 	}
 	b = append(b, `],"meta":{"page":`...)
 	b = strconv.AppendInt(b, page, 10)
@@ -62,7 +62,7 @@ func appendSetCards(b []byte, db *catalog.DB, code string, page, pageSize int64)
 	b = strconv.AppendInt(b, pageSize, 10)
 	b = append(b, `,"total":`...)
 	b = strconv.AppendInt(b, total, 10)
-	return append(b, `}}`...), set, total, n, nil
+	return append(b, `}}`...), total, n, nil
 }
 
 // appendCard appends {"data": card}.

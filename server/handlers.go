@@ -63,7 +63,7 @@ func (s *Server) handleListSetCards() http.Handler {
 				return nil, err
 			}
 			return func(b []byte, db *catalog.DB) ([]byte, error) {
-				b, _, _, _, err := appendSetCards(b, db, code, page, pageSize)
+				b, _, _, err := appendSetCards(b, db, code, page, pageSize)
 				return b, err
 			}, nil
 		})

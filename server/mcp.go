@@ -333,7 +333,11 @@ func listSetCardsTool() catalogTool {
 			if err := q.err(); err != nil {
 				return nil, "", err
 			}
-			b, set, total, n, err := appendSetCards(make([]byte, 0, 4<<10), db, code, page, pageSize)
+			b, total, n, err := appendSetCards(make([]byte, 0, 4<<10), db, code, page, pageSize)
+			if err != nil {
+				return nil, "", err
+			}
+			set, err := db.Set(code)
 			if err != nil {
 				return nil, "", err
 			}
