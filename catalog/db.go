@@ -158,7 +158,7 @@ func (db *DB) load(tx *bolt.Tx) error {
 		return errors.New("read the longest name: missing or malformed")
 	}
 	db.longestName = int(min(longest, math.MaxInt32))
-	for _, name := range [][]byte{bucketSets, bucketSetCodes, bucketSetLists, bucketCards, bucketNumbers, bucketPostings} {
+	for _, name := range [][]byte{bucketSets, bucketSetCodes, bucketSetOrder, bucketSetLists, bucketCards, bucketNumbers, bucketPostings} {
 		if tx.Bucket(name) == nil {
 			return fmt.Errorf("bucket %s missing", name)
 		}

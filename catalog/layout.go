@@ -46,6 +46,7 @@ var (
 	bucketMeta     = []byte("meta")
 	bucketSets     = []byte("sets")
 	bucketSetCodes = []byte("setCodes")
+	bucketSetOrder = []byte("setOrder")
 	bucketSetLists = []byte("setLists")
 	bucketCards    = []byte("cards")
 	bucketNumbers  = []byte("numbers")

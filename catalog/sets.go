@@ -17,6 +17,8 @@ import (
 //	sets       set id -> 8-byte card total, the set prefix, the set's JSON
 //	setCodes   uvarint-length-prefixed code + zone byte -> set id: the
 //	           zones of one code in resolution order
+//	setOrder   the set's place in the list of sets (appendSetListKey) ->
+//	           set id: every set in list order
 //	setLists   list byte (0 every zone, 1 + ZoneIndex one zone) + 4-byte
 //	           big-endian piece number -> a piece of the JSON array of the
 //	           list's sets in list order; the pieces concatenated are the
@@ -141,6 +143,25 @@ func (r *reader) setsMatching(ref string, zone int) ([]storedSet, error) {
 		return true
 	})
 	return out, err
+}
+
+// eachSetInOrder calls fn with the id and the record of every set, in list
+// order, until fn returns an error, which it returns.
+func (r *reader) eachSetInOrder(fn func(id []byte, s storedSet) error) error {
+	c := r.tx.Bucket(bucketSetOrder).Cursor()
+	for k, id := c.First(); k != nil; k, id = c.Next() {
+		s, ok, err := setByID(r.setCursor, string(id))
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return fmt.Errorf("set %q of the list of sets is missing", id)
+		}
+		if err := fn(id, s); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // SetList returns the JSON array of the sets of zone, or of every zone when

@@ -169,7 +169,7 @@ func (w *Writer) begin() error {
 		return fmt.Errorf("write catalogue %s: %w", w.path, err)
 	}
 	w.tx = tx
-	for _, name := range [][]byte{bucketMeta, bucketSets, bucketSetCodes, bucketSetLists, bucketCards, bucketNumbers, bucketPostings} {
+	for _, name := range [][]byte{bucketMeta, bucketSets, bucketSetCodes, bucketSetOrder, bucketSetLists, bucketCards, bucketNumbers, bucketPostings} {
 		b, err := tx.CreateBucketIfNotExists(name)
 		if err != nil {
 			return fmt.Errorf("write catalogue %s: bucket %s: %w", w.path, name, err)
@@ -256,7 +256,8 @@ func (w *Writer) AddSet(s Set) error {
 		return err
 	}
 	w.key = appendSetListKey(w.key[:0], &s)
-	w.buf = s.AppendJSON(append(w.buf[:0], zoneByte(s.Zone)))
+	w.buf = binary.AppendUvarint(append(w.buf[:0], zoneByte(s.Zone)), uint64(len(s.ID)))
+	w.buf = s.AppendJSON(append(w.buf, s.ID...))
 	if err := w.setOrder.add(w.key, w.buf); err != nil {
 		return fmt.Errorf("write catalogue %s: sets: %w", w.path, err)
 	}
@@ -591,11 +592,20 @@ func (w *Writer) writeSetTotals() error {
 // list order.
 func (w *Writer) writeSetLists() error {
 	lists := [4]setListWriter{{list: 0}, {list: 1}, {list: 2}, {list: 3}}
-	err := w.setOrder.each(func(_, v []byte) error {
-		if err := lists[0].add(w, v[1:]); err != nil {
+	err := w.setOrder.each(func(key, v []byte) error {
+		// The zone byte, the id, uvarint-length-prefixed, then the set's
+		// JSON.
+		id, set, ok := lengthPrefixed(v[1:])
+		if !ok {
+			return fmt.Errorf("write catalogue %s: sets: malformed sort entry", w.path)
+		}
+		if err := w.putOrdered(bucketSetOrder, key, id); err != nil {
 			return err
 		}
-		return lists[1+v[0]].add(w, v[1:])
+		if err := lists[0].add(w, set); err != nil {
+			return err
+		}
+		return lists[1+v[0]].add(w, set)
 	})
 	if err != nil {
 		return err
