@@ -172,7 +172,7 @@ func run(ctx context.Context, o options) (err error) {
 	}
 	logf("catalogd ready in %s (%d starts), RSS when ready %.1f MB", fmtDurs(readies), len(readies), mb(idle.RSS))
 
-	routes, err := fetchTargets(ctx, "http://"+addr, token, smp, o.seed, o.gzip, o.routes)
+	routes, err := fetchTargets(ctx, "http://"+addr, token, smp, o.seed, o.gzip, o.traffic, o.routes)
 	if err != nil {
 		return err
 	}
@@ -232,30 +232,31 @@ func run(ctx context.Context, o options) (err error) {
 func compare(ctx context.Context, o *options, self, token string, routes []route, servers [2]target) ([]row, error) {
 	var rows []row
 	for _, rt := range routes {
+		minRatio, maxP99 := goal(rt.traffic, rt.name)
 		for _, n := range o.conns {
-			r := row{route: rt.name, mode: strconv.Itoa(n) + " conns", closed: true, minRatio: routeTargets[rt.name].minRatio, bodyBytes: rt.meanBody()}
+			r := row{route: rt.name, traffic: rt.traffic, mode: strconv.Itoa(n) + " conns", closed: true, minRatio: minRatio, bodyBytes: rt.meanBody()}
 			if n == p99Conns {
-				r.maxP99 = routeTargets[rt.name].maxP99
+				r.maxP99 = maxP99
 			}
 			for i, s := range servers {
 				plan := drivePlan{Addr: s.addr, Token: token, Gzip: o.gzip, Mode: modeClosed, Conns: n, Warmup: o.warmup, Duration: o.duration, Targets: rt.driveTargets()}
 				perfData := ""
 				if o.perfDir != "" {
-					perfData = filepath.Join(o.perfDir, fmt.Sprintf("%s-%s-%d.perf.data", s.name, rt.name, n))
+					perfData = filepath.Join(o.perfDir, fmt.Sprintf("%s-%s-%s-%d.perf.data", s.name, rt.traffic, rt.name, n))
 				}
 				var err error
-				if r.res[i], err = measure(ctx, self, plan, s, o, rt.name+" "+r.mode, perfData); err != nil {
+				if r.res[i], err = measure(ctx, self, plan, s, o, rt.traffic+" "+rt.name+" "+r.mode, perfData); err != nil {
 					return nil, err
 				}
 			}
 			rows = append(rows, r)
 		}
-		rate := openRate(o.rate, rows, rt.name)
-		r := row{route: rt.name, mode: fmt.Sprintf("open %.0f/s", rate), bodyBytes: rt.meanBody()}
+		rate := openRate(o.rate, rows, rt.traffic, rt.name)
+		r := row{route: rt.name, traffic: rt.traffic, mode: fmt.Sprintf("open %.0f/s", rate), bodyBytes: rt.meanBody()}
 		for i, s := range servers {
 			plan := drivePlan{Addr: s.addr, Token: token, Gzip: o.gzip, Mode: modeOpen, Conns: o.openConns, Rate: rate, Warmup: o.warmup, Duration: o.duration, Targets: rt.driveTargets()}
 			var err error
-			if r.res[i], err = measure(ctx, self, plan, s, o, rt.name+" "+r.mode, ""); err != nil {
+			if r.res[i], err = measure(ctx, self, plan, s, o, rt.traffic+" "+rt.name+" "+r.mode, ""); err != nil {
 				return nil, err
 			}
 		}
@@ -309,7 +310,7 @@ func measure(ctx context.Context, self string, plan drivePlan, s target, o *opti
 		if err != nil {
 			return driveResult{}, fmt.Errorf("%s on %s: %w", what, s.name, err)
 		}
-		logf("%-24s %-8s %s  others %.0f%%", what, s.name, res.summary(), 100*res.disturbance())
+		logf("%-34s %-8s %s  others %.0f%%", what, s.name, res.summary(), 100*res.disturbance())
 		if a == 1 || res.disturbance() < best.disturbance() {
 			best = res
 			if perf != nil {
@@ -359,10 +360,10 @@ func waitQuiet(ctx context.Context, maxWait time.Duration) error {
 // openRate is the rate of a route's open-loop run: the rate asked for, but
 // at most half of the slower server's best closed-loop rate, so that both
 // can sustain it and the percentiles measure latency rather than a queue.
-func openRate(want float64, rows []row, route string) float64 {
+func openRate(want float64, rows []row, traffic, route string) float64 {
 	var best [2]float64
 	for _, r := range rows {
-		if r.route != route || !r.closed {
+		if r.route != route || r.traffic != traffic || !r.closed {
 			continue
 		}
 		for i := range r.res {
