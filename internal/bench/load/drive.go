@@ -119,11 +119,11 @@ func drive(ctx context.Context, self string, plan drivePlan, server *process, si
 	if err := errors.Join(err1, err2); err != nil {
 		return driveResult{}, err
 	}
-	mem := sampleMem(pid)
+	mem := procfs.SampleMem(pid)
 	start := time.Now()
 	err = cmd.Run()
 	wall := time.Since(start)
-	peak := mem.stop()
+	peak := mem.Stop()
 	cpu1, cerr := procfs.CPU(pid)
 	busy1, err1 := procfs.CPUBusy(serverCPU, driverCPU)
 	sink1, err2 := sink.cpuOrZero()

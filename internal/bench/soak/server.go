@@ -288,37 +288,3 @@ func scrape(ctx context.Context, client *http.Client, url string) (map[string]fl
 	}
 	return out, nil
 }
-
-// openFiles counts the process's open descriptors, and among them those
-// on a catalogue file at db (the current one, or one renamed over since).
-func openFiles(pid int, db string) (fds, catalogues int, err error) {
-	dir := fmt.Sprintf("/proc/%d/fd", pid)
-	ents, err := os.ReadDir(dir)
-	if err != nil {
-		return 0, 0, err
-	}
-	for _, e := range ents {
-		if target, err := os.Readlink(dir + "/" + e.Name()); err == nil && strings.HasPrefix(target, db) {
-			catalogues++
-		}
-	}
-	return len(ents), catalogues, nil
-}
-
-// mappedCatalogues counts the distinct catalogue files at db (the current
-// one, or one renamed over since) that the process has mapped.
-func mappedCatalogues(pid int, db string) (int, error) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/maps", pid))
-	if err != nil {
-		return 0, err
-	}
-	inodes := map[string]bool{}
-	for line := range strings.SplitSeq(string(b), "\n") {
-		// address perms offset dev inode pathname
-		f := strings.Fields(line)
-		if len(f) >= 6 && strings.HasPrefix(f[5], db) {
-			inodes[f[3]+":"+f[4]] = true
-		}
-	}
-	return len(inodes), nil
-}
