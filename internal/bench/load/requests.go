@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -18,6 +17,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/catalogd/catalogd/internal/bench/snapshot"
 	"github.com/catalogd/catalogd/internal/gen"
 )
 
@@ -174,7 +174,7 @@ type sample struct {
 	cardIDs []string
 	sets    []sampleSet // shuffled; only sets with cards
 	queries []string
-	cards   []snapshotCard // every card, in the snapshot's order
+	cards   []card // every card, in the snapshot's order
 }
 
 // sampleSet is a set code and the number of cards of the set it names.
@@ -183,19 +183,8 @@ type sampleSet struct {
 	cards int64
 }
 
-// snapshotCard and snapshotSet are the fields of the snapshot's records the
-// choice needs.
-type snapshotCard struct {
-	ID     string `json:"id"`
-	Name   string `json:"name"`
-	Number string `json:"number"`
-}
-
-type snapshotSet struct {
-	Code      string `json:"code"`
-	Zone      string `json:"zone"`
-	CardCount int64  `json:"cardCount"`
-}
+// card is what the requests need of a card.
+type card struct{ id, name, number string }
 
 // sampleSnapshot reads every card of the snapshot internal/gen wrote (one
 // record per line, sets first) and chooses card ids, set codes and search
@@ -208,56 +197,32 @@ func sampleSnapshot(path string, st gen.Stats, seed uint64) (sample, error) {
 		return sample{}, err
 	}
 	defer f.Close()
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 0, 1<<20), 1<<24)
-	var sets []snapshotSet
-	section, card := "", 0
-	for sc.Scan() {
-		line := sc.Bytes()
-		switch {
-		case bytes.Equal(line, []byte(`{"sets":[`)):
-			section = "sets"
-			continue
-		case bytes.HasPrefix(line, []byte(`],"cards":[`)):
-			section = "cards"
-			continue
-		case len(line) == 0 || line[0] != '{':
-			continue
+	var sets []snapshot.Record
+	err = snapshot.Read(bufio.NewReaderSize(f, 1<<20), func(member string, _ json.RawMessage, r snapshot.Record) error {
+		if member == "sets" {
+			sets = append(sets, r)
+		} else {
+			smp.cards = append(smp.cards, card{r.ID, r.Name, r.Number})
 		}
-		line = bytes.TrimSuffix(line, []byte(","))
-		switch section {
-		case "sets":
-			var s snapshotSet
-			if err := json.Unmarshal(line, &s); err != nil {
-				return sample{}, fmt.Errorf("%s: set %d: %w", path, len(sets), err)
-			}
-			sets = append(sets, s)
-		case "cards":
-			var c snapshotCard
-			if err := json.Unmarshal(line, &c); err != nil {
-				return sample{}, fmt.Errorf("%s: card %d: %w", path, card, err)
-			}
-			smp.cards = append(smp.cards, c)
-			card++
-		}
+		return nil
+	}, false)
+	if err != nil {
+		return sample{}, fmt.Errorf("%s: %w", path, err)
 	}
-	if err := sc.Err(); err != nil {
-		return sample{}, err
-	}
-	if card != st.Cards || len(sets) != st.Sets {
-		return sample{}, fmt.Errorf("%s: read %d sets and %d cards, the generator wrote %d and %d", path, len(sets), card, st.Sets, st.Cards)
+	if len(smp.cards) != st.Cards || len(sets) != st.Sets {
+		return sample{}, fmt.Errorf("%s: read %d sets and %d cards, the generator wrote %d and %d", path, len(sets), len(smp.cards), st.Sets, st.Cards)
 	}
 	for _, i := range pick(rng, st.Cards, sampleCards) {
-		smp.cardIDs = append(smp.cardIDs, smp.cards[i].ID)
+		smp.cardIDs = append(smp.cardIDs, smp.cards[i].id)
 	}
 	for _, i := range pick(rng, st.Cards, sampleQueries) {
-		smp.queries = append(smp.queries, typicalQuery(smp.cards[i].Name))
+		smp.queries = append(smp.queries, snapshot.TypicalQuery(smp.cards[i].name))
 	}
 
 	// A code names the set of the first zone that has it (docs/CONTRACT.md,
 	// Endpoints): keep the codes whose set has cards.
 	zoneRank := map[string]int{"intl": 0, "jp": 1, "chn": 2}
-	resolved := map[string]snapshotSet{}
+	resolved := map[string]snapshot.Record{}
 	var codes []string
 	for _, s := range sets {
 		prev, seen := resolved[s.Code]
@@ -295,28 +260,6 @@ func pick(rng *rand.Rand, n, k int) []int {
 	return out
 }
 
-// typicalQuery is what a partner types to find a card: the longest word of
-// its name, in lower case ("Charizard ex" gives "charizard"; a Japanese or
-// Chinese name, which has no spaces, is kept whole). It is "" for a name
-// too short to search for.
-func typicalQuery(name string) string {
-	best := ""
-	for w := range strings.FieldsSeq(name) {
-		if utf8.RuneCountInString(w) > utf8.RuneCountInString(best) {
-			best = w
-		}
-	}
-	if utf8.RuneCountInString(best) < 2 {
-		// Search needs 2 characters ("N" is a card): the whole name, if long
-		// enough, else nothing.
-		best = strings.Join(strings.Fields(name), " ")
-		if utf8.RuneCountInString(best) < 2 {
-			return ""
-		}
-	}
-	return strings.ToLower(best)
-}
-
 // hotSpotURIs are the request targets of hot-spot traffic, by route, in
 // the order they are sent.
 func hotSpotURIs(smp sample, seed uint64) map[string][]string {
@@ -352,7 +295,7 @@ func longTailURIs(smp sample, seed uint64) map[string][]string {
 	rng := rand.New(rand.NewPCG(seed, 0x7a11))
 	uris := map[string][]string{}
 	for _, c := range smp.cards {
-		uris[routeGetCard] = append(uris[routeGetCard], cardURI(c.ID))
+		uris[routeGetCard] = append(uris[routeGetCard], cardURI(c.id))
 	}
 	for _, set := range smp.sets {
 		for n := int64(1); n <= (set.cards+setPageSize-1)/setPageSize; n++ {
@@ -381,7 +324,7 @@ func searchURI(q string) string { return apiPath + "/catalog/search?q=" + url.Qu
 // name, 2 to 6 letters of one of its words (a name being typed), the whole
 // name, or the longest word and the card's number. It gives up after 20 n
 // draws, so a catalogue too small for n queries yields fewer.
-func distinctQueries(cards []snapshotCard, n int, rng *rand.Rand) []string {
+func distinctQueries(cards []card, n int, rng *rand.Rand) []string {
 	seen := map[string]bool{}
 	var out []string
 	for draws := 0; len(out) < n && draws < 20*n && len(cards) > 0; draws++ {
@@ -389,14 +332,14 @@ func distinctQueries(cards []snapshotCard, n int, rng *rand.Rand) []string {
 		var q string
 		switch rng.IntN(4) {
 		case 0:
-			q = typicalQuery(c.Name)
+			q = snapshot.TypicalQuery(c.name)
 		case 1:
-			q = fragment(c.Name, rng)
+			q = snapshot.Fragment(c.name, rng)
 		case 2:
-			q = strings.Join(strings.Fields(c.Name), " ")
+			q = strings.Join(strings.Fields(c.name), " ")
 		case 3:
-			if num := leadingNumber(c.Number); num != "" {
-				q = typicalQuery(c.Name) + " " + num
+			if num := snapshot.LeadingNumber(c.number); num != "" {
+				q = snapshot.TypicalQuery(c.name) + " " + num
 			}
 		}
 		q = strings.ToLower(strings.TrimSpace(q))
@@ -407,35 +350,6 @@ func distinctQueries(cards []snapshotCard, n int, rng *rand.Rand) []string {
 		out = append(out, q)
 	}
 	return out
-}
-
-// fragment is 2 to 6 consecutive characters of one word of name, or ""
-// when the word chosen is shorter than 2.
-func fragment(name string, rng *rand.Rand) string {
-	words := strings.Fields(name)
-	if len(words) == 0 {
-		return ""
-	}
-	w := []rune(words[rng.IntN(len(words))])
-	if len(w) < 2 {
-		return ""
-	}
-	n := 2 + rng.IntN(min(len(w), 6)-1)
-	i := rng.IntN(len(w) - n + 1)
-	return string(w[i : i+n])
-}
-
-// leadingNumber is the first run of digits of a printed number.
-func leadingNumber(s string) string {
-	i := strings.IndexFunc(s, func(r rune) bool { return r >= '0' && r <= '9' })
-	if i < 0 {
-		return ""
-	}
-	j := i
-	for j < len(s) && s[j] >= '0' && s[j] <= '9' {
-		j++
-	}
-	return s[i:j]
 }
 
 // fetchTargets builds the requests of each kind of traffic in traffics for

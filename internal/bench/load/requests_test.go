@@ -58,21 +58,6 @@ func TestSampleSnapshot(t *testing.T) {
 	}
 }
 
-func TestTypicalQuery(t *testing.T) {
-	for name, want := range map[string]string{
-		"Charizard ex":         "charizard",
-		"Professor's Research": "professor's",
-		"ピカチュウ":                "ピカチュウ",
-		"N":                    "",
-		"N A":                  "n a",
-		"Mr. Mime":             "mime",
-	} {
-		if got := typicalQuery(name); got != want {
-			t.Fatalf("typicalQuery(%q) = %q, want %q", name, got, want)
-		}
-	}
-}
-
 func TestRouteTargets(t *testing.T) {
 	if len(routeTargets) != len(routeNames) {
 		t.Fatalf("targets for %d routes, %d routes", len(routeTargets), len(routeNames))
@@ -136,7 +121,7 @@ func TestLongTailURIs(t *testing.T) {
 // TestDistinctQueriesStopsOnASmallCatalogue checks that a catalogue with
 // fewer distinct queries than asked for gives what it has, without looping.
 func TestDistinctQueriesStopsOnASmallCatalogue(t *testing.T) {
-	cards := []snapshotCard{{Name: "Pikachu", Number: "25"}}
+	cards := []card{{name: "Pikachu", number: "25"}}
 	got := distinctQueries(cards, 1000, rand.New(rand.NewPCG(1, 2)))
 	if len(got) == 0 || len(got) > 30 {
 		t.Fatalf("%d queries from one card: %q", len(got), got)
