@@ -60,7 +60,7 @@ func cpu(fs procfs.FS, pid int) (time.Duration, error) {
 	if err != nil {
 		return 0, err
 	}
-	st, err := p.NewStat()
+	st, err := p.Stat()
 	if err != nil {
 		return 0, fmt.Errorf("processor time of process %d: %w", pid, err)
 	}
@@ -72,7 +72,11 @@ func cpu(fs procfs.FS, pid int) (time.Duration, error) {
 // reading of /proc/stat. Interrupt time is left out: the loopback network's
 // work lands there, whoever caused it.
 func CPUBusy(cpus ...string) ([]time.Duration, error) {
-	st, err := procfs.NewStat()
+	fs, err := procfs.NewDefaultFS()
+	if err != nil {
+		return nil, err
+	}
+	st, err := fs.Stat()
 	if err != nil {
 		return nil, err
 	}
