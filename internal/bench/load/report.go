@@ -130,15 +130,16 @@ func (rep *report) print(w io.Writer) {
 			fmt.Sprintf("%.0f%% / %.0f%%", 100*c.disturbance(), 100*x.disturbance()),
 			fmt.Sprintf("%d / %d", c.Attempts, x.Attempts),
 			pct(c.ServerCPU, c.Wall), pct(x.ServerCPU, x.Wall),
+			fmtDur(c.cpuPerAnswer()) + " / " + fmtDur(x.cpuPerAnswer()),
 			pct(c.DriverCPU, c.Wall) + " / " + pct(x.DriverCPU, x.Wall),
 			fmt.Sprintf("%.1f", mb(c.Mem.Anon)), fmt.Sprintf("%.1f", mb(c.Mem.File)),
 			fmtDur(c.Max) + " / " + fmtDur(x.Max),
 			lag,
 		})
 	}
-	writeTable(w, []string{"route", "traffic", "mode", "body bytes", "others' CPU c / x", "attempts c / x", "catalogd CPU", "ceiling CPU", "load CPU c / x (c: + log sink)",
+	writeTable(w, []string{"route", "traffic", "mode", "body bytes", "others' CPU c / x", "attempts c / x", "catalogd CPU", "ceiling CPU", "server CPU per answer c / x", "load CPU c / x (c: + log sink)",
 		"catalogd RssAnon MB", "catalogd RssFile MB", "max latency c / x", "send lag p99 c / x"},
-		[]bool{false, false, false, true, true, true, true, true, true, true, true, true, true}, rows)
+		[]bool{false, false, false, true, true, true, true, true, true, true, true, true, true, true}, rows)
 
 	var peak procfs.Mem
 	for _, r := range rep.rows {
