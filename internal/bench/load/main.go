@@ -45,7 +45,9 @@
 // each run the harness waits for both CPUs to be quiet (-quiet-wait), and it
 // repeats a run in which others took more than 10% of either CPU, keeping the
 // least disturbed of -attempts runs. The second table shows how much was
-// taken, and how busy the servers and the load generator were.
+// taken, how busy the servers and the load generator were, and each
+// server's processor time per answer, which other processes move far less
+// than they move the throughput.
 //
 // With -perf DIR, perf records each server's stacks during each closed-loop
 // run (perf report -i DIR/catalogd-hot-spot-getCard-16.perf.data); perf costs the
