@@ -111,7 +111,7 @@ func (r *driveResult) summary() string {
 // server's memory and processor time. The processor time of the server's
 // log sink, if it has one, counts as the load generator's: both run on
 // driverCPU for the harness.
-func drive(ctx context.Context, self string, plan drivePlan, server *process, sink *logSink) (driveResult, error) {
+func drive(ctx context.Context, self string, plan drivePlan, server *procfs.Process, sink *logSink) (driveResult, error) {
 	in, err := json.Marshal(plan)
 	if err != nil {
 		return driveResult{}, err
@@ -123,7 +123,7 @@ func drive(ctx context.Context, self string, plan drivePlan, server *process, si
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = bytes.NewReader(in), &out, os.Stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 
-	pid := server.pid()
+	pid := server.Pid()
 	cpu0, err := procfs.CPU(pid)
 	if err != nil {
 		return driveResult{}, fmt.Errorf("server: %w", err)

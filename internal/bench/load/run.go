@@ -140,7 +140,7 @@ func run(ctx context.Context, o options) (err error) {
 	// with catalogd's binary and catalogue dropped from the page cache, so
 	// that the cgroup is charged for every page of them it reads.
 	var readies []time.Duration
-	var cat *process
+	var cat *procfs.Process
 	for i := range o.starts {
 		p, ready, err := startReady(ctx, addr, nil, sink.w, bin, serveArgs...)
 		if err != nil {
@@ -148,7 +148,7 @@ func run(ctx context.Context, o options) (err error) {
 		}
 		readies = append(readies, ready)
 		if i < o.starts-1 || cg != nil {
-			if err := p.stop(); err != nil {
+			if err := p.Stop(); err != nil {
 				return fmt.Errorf("catalogd serve: %w", err)
 			}
 			continue
@@ -165,8 +165,8 @@ func run(ctx context.Context, o options) (err error) {
 			return fmt.Errorf("catalogd serve in the memory cgroup: %w (log: %s)", err, catLog)
 		}
 	}
-	defer cat.stop()
-	idle, err := procfs.ReadMem(cat.pid())
+	defer cat.Stop()
+	idle, err := procfs.ReadMem(cat.Pid())
 	if err != nil {
 		return fmt.Errorf("catalogd's memory when ready: %w", err)
 	}
@@ -194,7 +194,7 @@ func run(ctx context.Context, o options) (err error) {
 	if err != nil {
 		return fmt.Errorf("ceiling: %w (log: %s)", err, ceilLog.Name())
 	}
-	defer ceil.stop()
+	defer ceil.Stop()
 
 	servers := [2]target{{name: "catalogd", addr: addr, proc: cat, sink: sink}, {name: "ceiling", addr: ceilAddr, proc: ceil}}
 	rows, err := compare(ctx, &o, self, token, routes, servers)
@@ -220,7 +220,7 @@ func run(ctx context.Context, o options) (err error) {
 	// after the figures are out.
 	var errs []error
 	for _, s := range servers {
-		if err := s.proc.stop(); err != nil {
+		if err := s.proc.Stop(); err != nil {
 			errs = append(errs, fmt.Errorf("stopping %s: %w", s.name, err))
 		}
 	}
@@ -269,7 +269,7 @@ func compare(ctx context.Context, o *options, self, token string, routes []route
 type target struct {
 	name string
 	addr string
-	proc *process
+	proc *procfs.Process
 	sink *logSink // nil when the server's output goes straight to a file
 }
 
@@ -295,7 +295,7 @@ func measure(ctx context.Context, self string, plan drivePlan, s target, o *opti
 		attemptData := fmt.Sprintf("%s.%d", perfData, a)
 		if perfData != "" {
 			secs := strconv.FormatFloat((plan.Warmup + plan.Duration).Seconds(), 'f', 1, 64)
-			perf = exec.CommandContext(ctx, "perf", "record", "-q", "-g", "-F", "999", "-p", strconv.Itoa(s.proc.pid()), "-o", attemptData, "--", "sleep", secs)
+			perf = exec.CommandContext(ctx, "perf", "record", "-q", "-g", "-F", "999", "-p", strconv.Itoa(s.proc.Pid()), "-o", attemptData, "--", "sleep", secs)
 			perf.Stderr = os.Stderr
 			if err := perf.Start(); err != nil {
 				return driveResult{}, fmt.Errorf("perf: %w", err)

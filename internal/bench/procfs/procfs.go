@@ -7,11 +7,14 @@ package procfs
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"strconv"
 	"strings"
+	"sync"
+	"syscall"
 	"time"
 
 	"github.com/prometheus/procfs"
@@ -224,4 +227,92 @@ func (s *MemSampler) Stop() Mem {
 	close(s.stop)
 	<-s.done
 	return s.peak
+}
+
+// Process is a server a harness started: its exit is watched, and Stop
+// tells a clean stop from a crash.
+type Process struct {
+	cmd  *exec.Cmd
+	done chan struct{} // closed once the process has exited
+	err  error         // how it exited, once done is closed
+
+	stopOnce sync.Once
+	stopErr  error // what the first Stop found
+}
+
+// stopGrace is how long Stop waits after SIGTERM: catalogd's own shutdown
+// grace is 20 s.
+const stopGrace = 30 * time.Second
+
+// Start starts cmd, which gets SIGKILL should the harness die first.
+// beforeWait, when not nil, runs before the process is waited for: reading
+// its pipes to the end, which exec.Cmd.Wait needs done first.
+func Start(cmd *exec.Cmd, beforeWait func()) (*Process, error) {
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	p := &Process{cmd: cmd, done: make(chan struct{})}
+	go func() {
+		if beforeWait != nil {
+			beforeWait()
+		}
+		p.err = cmd.Wait()
+		close(p.done)
+	}()
+	return p, nil
+}
+
+// Pid is the process's id.
+func (p *Process) Pid() int { return p.cmd.Process.Pid }
+
+// Done is closed once the process has exited; Err then says how.
+func (p *Process) Done() <-chan struct{} { return p.done }
+
+// Err is how the process exited, once Done is closed.
+func (p *Process) Err() error { return p.err }
+
+// Exited reports whether the process has exited.
+func (p *Process) Exited() bool {
+	select {
+	case <-p.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// Kill kills the process and waits for it.
+func (p *Process) Kill() {
+	p.cmd.Process.Kill()
+	<-p.done
+}
+
+// Stop sends SIGTERM and waits; after stopGrace, SIGKILL. A process that
+// had exited before, whatever its status, or that exits with a status other
+// than 0, did not stop cleanly; one that SIGTERM ends (a server that does
+// not catch it) did. Every call returns what the first one found.
+func (p *Process) Stop() error {
+	p.stopOnce.Do(func() { p.stopErr = p.terminate() })
+	return p.stopErr
+}
+
+func (p *Process) terminate() error {
+	if p.Exited() {
+		if p.err == nil {
+			return errors.New("exited with status 0 before it was stopped")
+		}
+		return fmt.Errorf("exited before it was stopped: %w", p.err)
+	}
+	p.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-p.done:
+	case <-time.After(stopGrace):
+		p.Kill()
+		return fmt.Errorf("did not stop within %s of SIGTERM", stopGrace)
+	}
+	if ee, ok := errors.AsType[*exec.ExitError](p.err); ok && ee.Exited() && ee.ExitCode() != 0 {
+		return fmt.Errorf("exited with status %d", ee.ExitCode())
+	}
+	return nil
 }
