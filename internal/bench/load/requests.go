@@ -305,7 +305,8 @@ func longTailURIs(smp sample, seed uint64) map[string][]string {
 	for _, q := range distinctQueries(smp.cards, longTailQueries, rng) {
 		uris[routeSearch] = append(uris[routeSearch], searchURI(q))
 	}
-	for _, u := range uris {
+	for _, name := range routeNames { // in a fixed order, for the same draws
+		u := uris[name]
 		rng.Shuffle(len(u), func(i, j int) { u[i], u[j] = u[j], u[i] })
 	}
 	return uris

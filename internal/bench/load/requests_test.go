@@ -110,7 +110,8 @@ func TestLongTailURIs(t *testing.T) {
 			t.Fatalf("%s: not a query of 2 to 200 characters (%v)", u, err)
 		}
 	}
-	if again := longTailURIs(smp, 7); !slices.Equal(again[routeSearch], uris[routeSearch]) || !slices.Equal(again[routeGetCard], uris[routeGetCard]) {
+	again := longTailURIs(smp, 7)
+	if !slices.Equal(again[routeSearch], uris[routeSearch]) || !slices.Equal(again[routeGetCard], uris[routeGetCard]) || !slices.Equal(again[routeListSetCards], uris[routeListSetCards]) {
 		t.Fatal("the same seed gave different long-tail requests")
 	}
 	if _, ok := uris[routeListSets]; ok {
