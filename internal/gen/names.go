@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"sync"
 )
 
 // The files of names/ are drawn from testdata/catalogue-real.json.gz; how,
@@ -27,11 +26,11 @@ type names struct {
 	illustrators *nameTable
 }
 
-// loadNames parses names/ on first use; the files are part of the binary, so
-// an error here means a file was edited into a bad shape.
-var loadNames = sync.OnceValues(parseNames)
-
-func parseNames() (*names, error) {
+// loadNames parses names/. The files are part of the binary, so an error
+// here means a file was edited into a bad shape. Each Write parses them
+// again (well under a millisecond) rather than keep them in a package
+// variable.
+func loadNames() (*names, error) {
 	n := &names{cards: map[string]*nameTable{}, sets: map[string][]string{}}
 	for _, lang := range languages {
 		entries, err := readNameEntries("names/cards-"+lang+".tsv", true)

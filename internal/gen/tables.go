@@ -1,5 +1,11 @@
 package gen
 
+// The package-level tables of this file are constants in all but name: Go
+// has no constant slices or arrays of structs. Nothing assigns to them after
+// initialisation (the generator takes pointers into zones, series and
+// subsets only to read them), so every Write sees the same tables and the
+// output depends on Options alone.
+
 // nameEntry is one base card name. mon marks names that may take a mechanic
 // mark ("Charizard" → "Charizard ex"); trainers and energies never do.
 type nameEntry struct {

@@ -111,10 +111,10 @@ func measure(dir, bin, snapshot string) error {
 	if err := imp.Start(); err != nil {
 		return fmt.Errorf("catalogd import: %w", err)
 	}
-	peak := sampleMem(imp.Process.Pid)
+	peak := procfs.SampleMem(imp.Process.Pid)
 	err = imp.Wait()
 	took := time.Since(start)
-	anon := <-peak
+	anon := peak.Stop().Anon
 	if err != nil {
 		return fmt.Errorf("catalogd import: %w", err)
 	}
@@ -127,25 +127,6 @@ func measure(dir, bin, snapshot string) error {
 		took.Round(time.Millisecond), tv(ru.Utime), tv(ru.Stime), float64(ru.Maxrss)/1024, mb(anon), mb(dbSt.Size()))
 	fmt.Printf("ratio           import / encoding/json decode = %.2f\n", took.Seconds()/decode.Seconds())
 	return nil
-}
-
-// sampleMem reads the anonymous memory of process pid every 10 ms until it
-// exits, and then sends the largest figure seen.
-func sampleMem(pid int) <-chan int64 {
-	peak := make(chan int64, 1)
-	go func() {
-		var most procfs.Mem
-		for {
-			m, err := procfs.ReadMem(pid)
-			if err != nil {
-				break // the process has exited
-			}
-			most.Max(m)
-			time.Sleep(10 * time.Millisecond)
-		}
-		peak <- most.Anon
-	}()
-	return peak
 }
 
 // The records as encoding/json would decode them: the baseline does the same

@@ -131,11 +131,11 @@ func TestStartPinnedInCgroup(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	<-p.done
-	if p.err != nil {
-		t.Fatalf("exited with %v", p.err)
+	<-p.Done()
+	if p.Err() != nil {
+		t.Fatalf("exited with %v", p.Err())
 	}
-	want := strconv.Itoa(p.pid()) + "\n"
+	want := strconv.Itoa(p.Pid()) + "\n"
 	if b, err := os.ReadFile(cg.procs()); err != nil || string(b) != want {
 		t.Errorf("cgroup.procs holds %q, %v; want %q", b, err, want)
 	}

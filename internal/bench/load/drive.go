@@ -56,6 +56,9 @@ type driveResult struct {
 	Max        time.Duration
 	LagP99     time.Duration // open loop: how late the requests left, at the 99th percentile
 	FirstError string
+	// Answered counts every answer of the run, warm-up included: the
+	// answers the server's processor time over the run went to.
+	Answered int64
 
 	// Filled in by the harness.
 	Mem       procfs.Mem    // the server's peak during the run
@@ -85,8 +88,19 @@ func (r *driveResult) reqPerSec() float64 {
 	return float64(r.Requests-r.Errors) / r.Window.Seconds()
 }
 
+// cpuPerAnswer is the server's processor time per answer over the whole
+// run. Unlike the throughput it hardly moves when other processes take the
+// server's CPU, so on a busy machine the ratio of two servers' figures
+// still compares them.
+func (r *driveResult) cpuPerAnswer() time.Duration {
+	if r.Answered <= 0 {
+		return 0
+	}
+	return r.ServerCPU / time.Duration(r.Answered)
+}
+
 func (r *driveResult) summary() string {
-	s := fmt.Sprintf("%8.0f req/s  p50 %-8s p99 %-8s errors %d  RSS %.1f MB", r.reqPerSec(), fmtDur(r.P50), fmtDur(r.P99), r.Errors, mb(r.Mem.RSS))
+	s := fmt.Sprintf("%8.0f req/s  p50 %-8s p99 %-8s errors %d  RSS %.1f MB  CPU %s/answer", r.reqPerSec(), fmtDur(r.P50), fmtDur(r.P99), r.Errors, mb(r.Mem.RSS), fmtDur(r.cpuPerAnswer()))
 	if r.FirstError != "" {
 		s += "  first error: " + r.FirstError
 	}
@@ -97,7 +111,7 @@ func (r *driveResult) summary() string {
 // server's memory and processor time. The processor time of the server's
 // log sink, if it has one, counts as the load generator's: both run on
 // driverCPU for the harness.
-func drive(ctx context.Context, self string, plan drivePlan, server *process, sink *logSink) (driveResult, error) {
+func drive(ctx context.Context, self string, plan drivePlan, server *procfs.Process, sink *logSink) (driveResult, error) {
 	in, err := json.Marshal(plan)
 	if err != nil {
 		return driveResult{}, err
@@ -109,7 +123,7 @@ func drive(ctx context.Context, self string, plan drivePlan, server *process, si
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = bytes.NewReader(in), &out, os.Stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 
-	pid := server.pid()
+	pid := server.Pid()
 	cpu0, err := procfs.CPU(pid)
 	if err != nil {
 		return driveResult{}, fmt.Errorf("server: %w", err)
@@ -119,11 +133,11 @@ func drive(ctx context.Context, self string, plan drivePlan, server *process, si
 	if err := errors.Join(err1, err2); err != nil {
 		return driveResult{}, err
 	}
-	mem := sampleMem(pid)
+	mem := procfs.SampleMem(pid)
 	start := time.Now()
 	err = cmd.Run()
 	wall := time.Since(start)
-	peak := mem.stop()
+	peak := mem.Stop()
 	cpu1, cerr := procfs.CPU(pid)
 	busy1, err1 := procfs.CPUBusy(serverCPU, driverCPU)
 	sink1, err2 := sink.cpuOrZero()
@@ -199,11 +213,13 @@ func prepare(p drivePlan) []preparedTarget {
 	return out
 }
 
-// tally is what one connection counted in the measured window.
+// tally is what one connection counted in the measured window, and the
+// answers it had in all.
 type tally struct {
 	lat, lag         []time.Duration
 	requests, errors int64
 	firstError       string
+	answered         int64
 }
 
 func (t *tally) add(lat time.Duration, err error) {
@@ -266,6 +282,7 @@ func closedLoop(p drivePlan, targets []preparedTarget) (driveResult, error) {
 				if next++; next == len(targets) {
 					next = 0
 				}
+				t.answered++
 				done := time.Now()
 				if !done.Before(measure) && done.Before(end) {
 					t.add(done.Sub(sent), err)
@@ -331,6 +348,7 @@ func openLoop(p drivePlan, targets []preparedTarget) (driveResult, error) {
 					continue
 				}
 				err := c.do(&targets[j.i%len(targets)])
+				t.answered++
 				done := time.Now()
 				if counted {
 					t.add(done.Sub(j.due), err)
@@ -391,6 +409,7 @@ func merge(tallies []tally, window time.Duration) driveResult {
 		lag = append(lag, t.lag...)
 		res.Requests += t.requests
 		res.Errors += t.errors
+		res.Answered += t.answered
 		if res.FirstError == "" {
 			res.FirstError = t.firstError
 		}

@@ -4,7 +4,7 @@
 // The ratio of their throughputs is what catalogd's routing, token check,
 // catalogue reads and logging cost on top of net/http itself.
 //
-//	go run ./internal/bench/load -cards 100000 [-duration 5s] [-conns 16,64] [-rate 2000] [-gzip] [-bare-ceiling] [-memory-limit MiB] [-keep] [-perf DIR] [-serve-args ARGS] [-routes getCard,...]
+//	go run ./internal/bench/load -cards 100000 [-duration 5s] [-conns 16,64] [-rate 2000] [-gzip] [-bare-ceiling] [-memory-limit MiB] [-keep] [-perf DIR] [-serve-args ARGS] [-routes getCard,...] [-traffic hot-spot,long-tail]
 //
 // It builds catalogd, generates a snapshot with internal/gen, imports it with
 // the real binary, runs an identity provider in this process and signs one
@@ -12,7 +12,17 @@
 // several times to time how long it takes to answer /readyz, chooses the
 // requests from the catalogue (seeded, so the same flags give the same
 // requests), fetches every answer once from catalogd and hands those bytes to
-// the ceiling. With -gzip every request accepts gzip, as most HTTP clients'
+// the ceiling.
+//
+// It sends two kinds of traffic, both by default (-traffic). Hot-spot
+// traffic cycles through 1,000 card ids, 200 pages of sets, about 100
+// queries and the list of sets: few enough for catalogd's caches to hold
+// every answer. Long-tail traffic is a mirror job and a search box: every
+// card of the catalogue, every page of every set, and 20,000 distinct
+// queries made of pieces of the cards' names and numbers, each route's in a
+// seeded random order. Each connection starts at its own place in the list
+// and goes round it, so a run repeats a request only once it has sent the
+// whole list. With -gzip every request accepts gzip, as most HTTP clients'
 // do by default, and the ceiling serves catalogd's compressed bytes. With
 // -bare-ceiling the ceiling writes only Content-Type, Content-Encoding,
 // and Content-Length over 2 KB, so the ratio also counts what catalogd's
@@ -35,10 +45,12 @@
 // each run the harness waits for both CPUs to be quiet (-quiet-wait), and it
 // repeats a run in which others took more than 10% of either CPU, keeping the
 // least disturbed of -attempts runs. The second table shows how much was
-// taken, and how busy the servers and the load generator were.
+// taken, how busy the servers and the load generator were, and each
+// server's processor time per answer, which other processes move far less
+// than they move the throughput.
 //
 // With -perf DIR, perf records each server's stacks during each closed-loop
-// run (perf report -i DIR/catalogd-getCard-16.perf.data); perf costs the
+// run (perf report -i DIR/catalogd-hot-spot-getCard-16.perf.data); perf costs the
 // servers a few percent, so keep those figures apart from the comparison.
 //
 // The same binary plays the ceiling and the load generator when its first
@@ -47,6 +59,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -85,22 +98,24 @@ func main() {
 	memLimit := flag.Int("memory-limit", 0, "run the catalogd that serves the load in a memory cgroup limited to this many MiB (page cache included), as a small VM or a container limit would; needs the right to create a cgroup")
 	flag.BoolVar(&o.gzip, "gzip", false, "send Accept-Encoding: gzip with every request (the ceiling serves catalogd's compressed answers)")
 	flag.BoolVar(&o.bareCeiling, "bare-ceiling", false, "the ceiling writes only Content-Type, Content-Encoding, and Content-Length over 2 KB, not catalogd's other header fields (ETag, Cache-Control, Catalog-Generation, X-Request-Id, Vary)")
+	traffic := flag.String("traffic", hotSpot+","+longTail, "kinds of traffic to send, comma-separated: hot-spot (a few requests, over and over) and long-tail (every card, every page of every set, 20,000 distinct queries)")
 	only := flag.String("routes", "", "routes to measure, comma-separated (getCard,listSetCards,search,listSets); all when empty")
 	serveArgs := flag.String("serve-args", "", "more arguments for catalogd serve, space-separated (-serve-args=--answer-cache-mb=0 measures without the answer cache)")
 	flag.Parse()
 	o.serveArgs = strings.Fields(*serveArgs)
 	o.memoryLimit = int64(*memLimit) << 20
-	for r := range strings.SplitSeq(*only, ",") {
-		if r = strings.TrimSpace(r); r == "" {
-			continue
-		}
-		if !slices.Contains(routeNames, r) {
-			fmt.Fprintf(os.Stderr, "load: -routes: no route %q (%s)\n", r, strings.Join(routeNames, ", "))
-			os.Exit(2)
-		}
-		o.routes = append(o.routes, r)
-	}
 	var err error
+	if o.routes, err = parseList(*only, routeNames); err != nil {
+		fmt.Fprintln(os.Stderr, "load: -routes:", err)
+		os.Exit(2)
+	}
+	if o.traffic, err = parseList(*traffic, trafficNames); err == nil && len(o.traffic) == 0 {
+		err = errors.New("no kind of traffic")
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "load: -traffic:", err)
+		os.Exit(2)
+	}
 	if o.conns, err = parseConns(*conns); err != nil {
 		fmt.Fprintln(os.Stderr, "load: -conns:", err)
 		os.Exit(2)
@@ -140,6 +155,22 @@ type options struct {
 	memoryLimit int64 // bytes; catalogd serves without a cgroup when 0
 	serveArgs   []string
 	routes      []string // measured routes; all when empty
+	traffic     []string // kinds of traffic sent, in trafficNames
+}
+
+// parseList reads a comma-separated list of names, each one of known.
+func parseList(s string, known []string) ([]string, error) {
+	var out []string
+	for f := range strings.SplitSeq(s, ",") {
+		if f = strings.TrimSpace(f); f == "" {
+			continue
+		}
+		if !slices.Contains(known, f) {
+			return nil, fmt.Errorf("no %q (%s)", f, strings.Join(known, ", "))
+		}
+		out = append(out, f)
+	}
+	return out, nil
 }
 
 func parseConns(s string) ([]int, error) {

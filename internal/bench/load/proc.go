@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
-	"sync"
 	"syscall"
 	"time"
 
@@ -15,19 +14,9 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// process is a server started on serverCPU.
-type process struct {
-	cmd  *exec.Cmd
-	done chan struct{} // closed once the process has exited
-	err  error         // how it exited, once done is closed
-
-	stopOnce sync.Once
-	stopErr  error // what the first stop found
-}
-
 // startPinned starts name with args on cpu, its output going to log, and
-// in cg when it is not nil. The process gets SIGKILL if this one dies first.
-func startPinned(cpu string, cg *memCgroup, log *os.File, name string, args ...string) (*process, error) {
+// in cg when it is not nil.
+func startPinned(cpu string, cg *memCgroup, log *os.File, name string, args ...string) (*procfs.Process, error) {
 	argv := append([]string{"taskset", "-c", cpu, name}, args...)
 	if cg != nil {
 		// A shell moves itself into the cgroup and then becomes the
@@ -37,52 +26,9 @@ func startPinned(cpu string, cg *memCgroup, log *os.File, name string, args ...s
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Env = procfs.ChildEnv("GOMAXPROCS=")
 	cmd.Stdout, cmd.Stderr = log, log
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
-		return nil, err
-	}
-	p := &process{cmd: cmd, done: make(chan struct{})}
-	go func() {
-		p.err = cmd.Wait()
-		close(p.done)
-	}()
-	return p, nil
-}
-
-// pid is the server's process id: the shell and taskset execute the server
-// in their own process.
-func (p *process) pid() int { return p.cmd.Process.Pid }
-
-// stop sends SIGTERM and waits; after 10 s, SIGKILL. A server that had
-// exited before, whatever its status, or that exits with a status other
-// than 0, did not stop cleanly; one that SIGTERM ends (the ceiling, which
-// does not catch it) did. Every call returns what the first one found.
-func (p *process) stop() error {
-	p.stopOnce.Do(func() { p.stopErr = p.terminate() })
-	return p.stopErr
-}
-
-func (p *process) terminate() error {
-	select {
-	case <-p.done:
-		if p.err == nil {
-			return errors.New("exited with status 0 before it was stopped")
-		}
-		return fmt.Errorf("exited before it was stopped: %w", p.err)
-	default:
-	}
-	p.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-p.done:
-	case <-time.After(10 * time.Second):
-		p.cmd.Process.Kill()
-		<-p.done
-		return errors.New("did not stop within 10 s of SIGTERM")
-	}
-	if ee, ok := errors.AsType[*exec.ExitError](p.err); ok && ee.Exited() && ee.ExitCode() != 0 {
-		return fmt.Errorf("exited with status %d", ee.ExitCode())
-	}
-	return nil
+	// The shell and taskset execute the server in their own process, so the
+	// process's id is the server's.
+	return procfs.Start(cmd, nil)
 }
 
 // logSink collects a server's output the way journald or a container
@@ -149,7 +95,7 @@ const readyPoll = 2 * time.Millisecond
 // startReady starts a server pinned to serverCPU, in cg when it is not nil,
 // and returns once its /readyz answers 200, with the time from starting the
 // process to that answer.
-func startReady(ctx context.Context, addr string, cg *memCgroup, log *os.File, name string, args ...string) (*process, time.Duration, error) {
+func startReady(ctx context.Context, addr string, cg *memCgroup, log *os.File, name string, args ...string) (*procfs.Process, time.Duration, error) {
 	client := &http.Client{
 		Transport: &http.Transport{DisableKeepAlives: true},
 		Timeout:   time.Second,
@@ -169,54 +115,17 @@ func startReady(ctx context.Context, addr string, cg *memCgroup, log *os.File, n
 			}
 		}
 		select {
-		case <-p.done:
-			return nil, 0, fmt.Errorf("exited before it was ready: %v", p.err)
+		case <-p.Done():
+			return nil, 0, fmt.Errorf("exited before it was ready: %v", p.Err())
 		case <-ctx.Done():
-			p.stop()
+			p.Stop()
 			return nil, 0, ctx.Err()
 		default:
 		}
 		if time.Now().After(deadline) {
-			p.stop()
+			p.Stop()
 			return nil, 0, errors.New("not ready after 30 s")
 		}
 		time.Sleep(readyPoll)
 	}
-}
-
-// memSampler records the peak resident memory of a process.
-type memSampler struct {
-	stopc chan struct{}
-	wg    sync.WaitGroup
-	peak  procfs.Mem
-}
-
-// sampleEvery is how often memory is read during a run; a read costs the
-// server nothing and this process a few microseconds.
-const sampleEvery = 10 * time.Millisecond
-
-func sampleMem(pid int) *memSampler {
-	s := &memSampler{stopc: make(chan struct{})}
-	s.wg.Go(func() {
-		t := time.NewTicker(sampleEvery)
-		defer t.Stop()
-		for {
-			if m, err := procfs.ReadMem(pid); err == nil {
-				s.peak.Max(m)
-			}
-			select {
-			case <-s.stopc:
-				return
-			case <-t.C:
-			}
-		}
-	})
-	return s
-}
-
-// stop ends the sampling and returns the peaks.
-func (s *memSampler) stop() procfs.Mem {
-	close(s.stopc)
-	s.wg.Wait()
-	return s.peak
 }

@@ -54,7 +54,7 @@ func TestProcessStop(t *testing.T) {
 				t.Fatal(err)
 			}
 			if tc.exited {
-				<-p.done
+				<-p.Done()
 			}
 			// A trap catches SIGTERM only once it is set.
 			for strings.Contains(tc.script, "ready") {
@@ -62,13 +62,13 @@ func TestProcessStop(t *testing.T) {
 					break
 				}
 				select {
-				case <-p.done:
-					t.Fatalf("exited before it was ready: %v", p.err)
+				case <-p.Done():
+					t.Fatalf("exited before it was ready: %v", p.Err())
 				case <-time.After(time.Millisecond):
 				}
 			}
 			for range 2 { // the second call reports what the first found
-				err := p.stop()
+				err := p.Stop()
 				switch {
 				case tc.want == "" && err != nil:
 					t.Fatalf("stop = %v, want no error", err)

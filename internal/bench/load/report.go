@@ -12,12 +12,12 @@ import (
 
 // row is one route in one mode, measured on both servers.
 type row struct {
-	route, mode string
-	closed      bool
-	minRatio    float64 // closed loop: least catalogd/ceiling throughput
-	maxP99      time.Duration
-	bodyBytes   int64 // mean answer
-	res         [2]driveResult
+	route, traffic, mode string
+	closed               bool
+	minRatio             float64 // closed loop: least catalogd/ceiling throughput
+	maxP99               time.Duration
+	bodyBytes            int64 // mean answer
+	res                  [2]driveResult
 }
 
 const (
@@ -77,7 +77,7 @@ type cgroupReport struct {
 func (rep *report) print(w io.Writer) {
 	var reqs []string
 	for _, r := range rep.requests {
-		reqs = append(reqs, fmt.Sprintf("%s %d", r.name, len(r.targets)))
+		reqs = append(reqs, fmt.Sprintf("%s %s %d", r.traffic, r.name, len(r.targets)))
 	}
 	fmt.Fprintf(w, "\ncatalogue: %s cards, %s sets, file %.0f MB; distinct requests: %s\n",
 		thousands(int64(rep.cards)), thousands(int64(rep.sets)), mb(rep.dbBytes), strings.Join(reqs, ", "))
@@ -104,7 +104,7 @@ func (rep *report) print(w io.Writer) {
 			target += ", p99 < " + fmtDur(r.maxP99)
 		}
 		rows = append(rows, []string{
-			r.route, r.mode,
+			r.route, r.traffic, r.mode,
 			thousands(int64(c.reqPerSec())), thousands(int64(x.reqPerSec())), ratio, target,
 			fmtDur(c.P50), fmtDur(c.P99), fmtDur(x.P50), fmtDur(x.P99),
 			fmt.Sprintf("%d / %d", c.Errors, x.Errors),
@@ -112,9 +112,9 @@ func (rep *report) print(w io.Writer) {
 			r.check(),
 		})
 	}
-	writeTable(w, []string{"route", "mode", "catalogd req/s", "ceiling req/s", "ratio", "target",
+	writeTable(w, []string{"route", "traffic", "mode", "catalogd req/s", "ceiling req/s", "ratio", "target",
 		"catalogd p50", "catalogd p99", "ceiling p50", "ceiling p99", "errors c / x", "catalogd RSS MB", "ceiling RSS MB", "check"},
-		[]bool{false, false, true, true, true, false, true, true, true, true, true, true, true, false}, rows)
+		[]bool{false, false, false, true, true, true, false, true, true, true, true, true, true, true, false}, rows)
 
 	fmt.Fprintln(w)
 	rows = rows[:0]
@@ -126,19 +126,20 @@ func (rep *report) print(w io.Writer) {
 			lag = fmtDur(c.LagP99) + " / " + fmtDur(x.LagP99)
 		}
 		rows = append(rows, []string{
-			r.route, r.mode, thousands(r.bodyBytes),
+			r.route, r.traffic, r.mode, thousands(r.bodyBytes),
 			fmt.Sprintf("%.0f%% / %.0f%%", 100*c.disturbance(), 100*x.disturbance()),
 			fmt.Sprintf("%d / %d", c.Attempts, x.Attempts),
 			pct(c.ServerCPU, c.Wall), pct(x.ServerCPU, x.Wall),
+			fmtDur(c.cpuPerAnswer()) + " / " + fmtDur(x.cpuPerAnswer()),
 			pct(c.DriverCPU, c.Wall) + " / " + pct(x.DriverCPU, x.Wall),
 			fmt.Sprintf("%.1f", mb(c.Mem.Anon)), fmt.Sprintf("%.1f", mb(c.Mem.File)),
 			fmtDur(c.Max) + " / " + fmtDur(x.Max),
 			lag,
 		})
 	}
-	writeTable(w, []string{"route", "mode", "body bytes", "others' CPU c / x", "attempts c / x", "catalogd CPU", "ceiling CPU", "load CPU c / x (c: + log sink)",
+	writeTable(w, []string{"route", "traffic", "mode", "body bytes", "others' CPU c / x", "attempts c / x", "catalogd CPU", "ceiling CPU", "server CPU per answer c / x", "load CPU c / x (c: + log sink)",
 		"catalogd RssAnon MB", "catalogd RssFile MB", "max latency c / x", "send lag p99 c / x"},
-		[]bool{false, false, true, true, true, true, true, true, true, true, true, true}, rows)
+		[]bool{false, false, false, true, true, true, true, true, true, true, true, true, true, true}, rows)
 
 	var peak procfs.Mem
 	for _, r := range rep.rows {
@@ -154,7 +155,7 @@ func (rep *report) print(w io.Writer) {
 	var misses []string
 	for _, r := range rep.rows {
 		if c := r.check(); strings.HasPrefix(c, "MISS") {
-			misses = append(misses, r.route+" "+r.mode+" ("+strings.TrimPrefix(c, "MISS ")+")")
+			misses = append(misses, r.traffic+" "+r.route+" "+r.mode+" ("+strings.TrimPrefix(c, "MISS ")+")")
 		}
 	}
 	if len(misses) == 0 {

@@ -9,8 +9,8 @@ import (
 
 func TestMerge(t *testing.T) {
 	res := merge([]tally{
-		{lat: []time.Duration{5, 1, 3}, requests: 3},
-		{lat: []time.Duration{4, 2}, requests: 2, errors: 1, firstError: "status 500"},
+		{lat: []time.Duration{5, 1, 3}, requests: 3, answered: 4},
+		{lat: []time.Duration{4, 2}, requests: 2, errors: 1, firstError: "status 500", answered: 6},
 	}, time.Second)
 	if res.Requests != 5 || res.Errors != 1 || res.FirstError != "status 500" {
 		t.Fatalf("merge = %+v", res)
@@ -20,6 +20,10 @@ func TestMerge(t *testing.T) {
 	}
 	if got, want := res.reqPerSec(), 4.0; got != want {
 		t.Fatalf("req/s=%v, want %v (errors do not count)", got, want)
+	}
+	res.ServerCPU = 5 * time.Millisecond
+	if got, want := res.cpuPerAnswer(), 500*time.Microsecond; res.Answered != 10 || got != want {
+		t.Fatalf("answered %d, CPU per answer %s; want 10 and %s (warm-up answers count)", res.Answered, got, want)
 	}
 }
 

@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -18,16 +17,31 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/catalogd/catalogd/internal/bench/snapshot"
 	"github.com/catalogd/catalogd/internal/gen"
 )
 
-// How many distinct requests each route cycles through.
+// How many distinct requests each route cycles through in hot-spot
+// traffic, and how many distinct queries long-tail search sends.
 const (
-	sampleCards   = 1000 // getCard: card ids
-	sampleSets    = 200  // listSetCards: set codes, one page of each
-	sampleQueries = 100  // search: cards whose name gives a query
-	setPageSize   = 50
+	sampleCards     = 1000 // getCard: card ids
+	sampleSets      = 200  // listSetCards: set codes, one page of each
+	sampleQueries   = 100  // search: cards whose name gives a query
+	longTailQueries = 20_000
+	setPageSize     = 50
 )
+
+// The kinds of traffic. Hot-spot traffic cycles through few requests, which
+// all fit in catalogd's answer cache. Long-tail traffic is a partner's
+// mirror job and search box: every card once, every page of every set, and
+// longTailQueries distinct queries. The list of sets is one request
+// whatever the traffic, so it runs in hot-spot traffic only.
+const (
+	hotSpot  = "hot-spot"
+	longTail = "long-tail"
+)
+
+var trafficNames = []string{hotSpot, longTail}
 
 // The routes.
 const (
@@ -53,13 +67,28 @@ var routeTargets = map[string]struct {
 	routeListSets:     {minRatio: 0.7},
 }
 
+// longTailMinRatio is what catalogd must reach against the ceiling on
+// every route in long-tail traffic, where no cache holds most answers.
+const longTailMinRatio = 0.9
+
+// goal is what a route must reach in traffic: the route's own target,
+// with longTailMinRatio as the ratio in long-tail traffic.
+func goal(traffic, route string) (minRatio float64, maxP99 time.Duration) {
+	t := routeTargets[route]
+	if traffic == longTail {
+		return longTailMinRatio, t.maxP99
+	}
+	return t.minRatio, t.maxP99
+}
+
 // p99Conns is the closed-loop run whose p99 is bounded.
 const p99Conns = 16
 
-// route is one of the four catalogue routes with the requests the load
-// cycles through and catalogd's answer to each.
+// route is one of the four catalogue routes in one kind of traffic, with
+// the requests the load cycles through and catalogd's answer to each.
 type route struct {
 	name    string
+	traffic string
 	targets []request
 }
 
@@ -145,6 +174,7 @@ type sample struct {
 	cardIDs []string
 	sets    []sampleSet // shuffled; only sets with cards
 	queries []string
+	cards   []card // every card, in the snapshot's order
 }
 
 // sampleSet is a set code and the number of cards of the set it names.
@@ -153,90 +183,46 @@ type sampleSet struct {
 	cards int64
 }
 
-// snapshotCard and snapshotSet are the fields of the snapshot's records the
-// choice needs.
-type snapshotCard struct {
-	ID   string `json:"id"`
-	Name string `json:"name"`
-}
+// card is what the requests need of a card.
+type card struct{ id, name, number string }
 
-type snapshotSet struct {
-	Code      string `json:"code"`
-	Zone      string `json:"zone"`
-	CardCount int64  `json:"cardCount"`
-}
-
-// sampleSnapshot chooses card ids, set codes and search queries uniformly
-// from the snapshot internal/gen wrote: one record per line, sets first.
-// Only the chosen cards' lines are decoded.
+// sampleSnapshot reads every card of the snapshot internal/gen wrote (one
+// record per line, sets first) and chooses card ids, set codes and search
+// queries uniformly from it.
 func sampleSnapshot(path string, st gen.Stats, seed uint64) (sample, error) {
 	rng := rand.New(rand.NewPCG(seed, 0x10ad))
-	byCard := map[int][]func(snapshotCard){}
 	var smp sample
-	for _, i := range pick(rng, st.Cards, sampleCards) {
-		slot := len(smp.cardIDs)
-		smp.cardIDs = append(smp.cardIDs, "")
-		byCard[i] = append(byCard[i], func(c snapshotCard) { smp.cardIDs[slot] = c.ID })
-	}
-	for _, i := range pick(rng, st.Cards, sampleQueries) {
-		slot := len(smp.queries)
-		smp.queries = append(smp.queries, "")
-		byCard[i] = append(byCard[i], func(c snapshotCard) { smp.queries[slot] = typicalQuery(c.Name) })
-	}
-
 	f, err := os.Open(path)
 	if err != nil {
 		return sample{}, err
 	}
 	defer f.Close()
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 0, 1<<20), 1<<24)
-	var sets []snapshotSet
-	section, card := "", 0
-	for sc.Scan() {
-		line := sc.Bytes()
-		switch {
-		case bytes.Equal(line, []byte(`{"sets":[`)):
-			section = "sets"
-			continue
-		case bytes.HasPrefix(line, []byte(`],"cards":[`)):
-			section = "cards"
-			continue
-		case len(line) == 0 || line[0] != '{':
-			continue
+	var sets []snapshot.Record
+	err = snapshot.Read(bufio.NewReaderSize(f, 1<<20), func(member string, _ json.RawMessage, r snapshot.Record) error {
+		if member == "sets" {
+			sets = append(sets, r)
+		} else {
+			smp.cards = append(smp.cards, card{r.ID, r.Name, r.Number})
 		}
-		line = bytes.TrimSuffix(line, []byte(","))
-		switch section {
-		case "sets":
-			var s snapshotSet
-			if err := json.Unmarshal(line, &s); err != nil {
-				return sample{}, fmt.Errorf("%s: set %d: %w", path, len(sets), err)
-			}
-			sets = append(sets, s)
-		case "cards":
-			if fns := byCard[card]; fns != nil {
-				var c snapshotCard
-				if err := json.Unmarshal(line, &c); err != nil {
-					return sample{}, fmt.Errorf("%s: card %d: %w", path, card, err)
-				}
-				for _, fn := range fns {
-					fn(c)
-				}
-			}
-			card++
-		}
+		return nil
+	}, false)
+	if err != nil {
+		return sample{}, fmt.Errorf("%s: %w", path, err)
 	}
-	if err := sc.Err(); err != nil {
-		return sample{}, err
+	if len(smp.cards) != st.Cards || len(sets) != st.Sets {
+		return sample{}, fmt.Errorf("%s: read %d sets and %d cards, the generator wrote %d and %d", path, len(sets), len(smp.cards), st.Sets, st.Cards)
 	}
-	if card != st.Cards || len(sets) != st.Sets {
-		return sample{}, fmt.Errorf("%s: read %d sets and %d cards, the generator wrote %d and %d", path, len(sets), card, st.Sets, st.Cards)
+	for _, i := range pick(rng, st.Cards, sampleCards) {
+		smp.cardIDs = append(smp.cardIDs, smp.cards[i].id)
+	}
+	for _, i := range pick(rng, st.Cards, sampleQueries) {
+		smp.queries = append(smp.queries, snapshot.TypicalQuery(smp.cards[i].name))
 	}
 
 	// A code names the set of the first zone that has it (docs/CONTRACT.md,
 	// Endpoints): keep the codes whose set has cards.
 	zoneRank := map[string]int{"intl": 0, "jp": 1, "chn": 2}
-	resolved := map[string]snapshotSet{}
+	resolved := map[string]snapshot.Record{}
 	var codes []string
 	for _, s := range sets {
 		prev, seen := resolved[s.Code]
@@ -274,43 +260,13 @@ func pick(rng *rand.Rand, n, k int) []int {
 	return out
 }
 
-// typicalQuery is what a partner types to find a card: the longest word of
-// its name, in lower case ("Charizard ex" gives "charizard"; a Japanese or
-// Chinese name, which has no spaces, is kept whole). It is "" for a name
-// too short to search for.
-func typicalQuery(name string) string {
-	best := ""
-	for w := range strings.FieldsSeq(name) {
-		if utf8.RuneCountInString(w) > utf8.RuneCountInString(best) {
-			best = w
-		}
-	}
-	if utf8.RuneCountInString(best) < 2 {
-		// Search needs 2 characters ("N" is a card): the whole name, if long
-		// enough, else nothing.
-		best = strings.Join(strings.Fields(name), " ")
-		if utf8.RuneCountInString(best) < 2 {
-			return ""
-		}
-	}
-	return strings.ToLower(best)
-}
-
-// fetchTargets builds the requests of the routes named in only (all four
-// when it is empty), in their usual order, and fetches each answer once
-// from catalogd at origin, compressed where catalogd compresses it when
-// acceptGzip is set. Other routes are not asked: their pages would count
-// in catalogd's memory.
-func fetchTargets(ctx context.Context, origin, token string, smp sample, seed uint64, acceptGzip bool, only []string) ([]route, error) {
+// hotSpotURIs are the request targets of hot-spot traffic, by route, in
+// the order they are sent.
+func hotSpotURIs(smp sample, seed uint64) map[string][]string {
 	rng := rand.New(rand.NewPCG(seed, 0x9a9e))
-	client := &http.Client{
-		Transport: &http.Transport{DisableCompression: true},
-		Timeout:   30 * time.Second,
-	}
-	// uris are each route's request targets, in the order they are sent.
 	uris := map[string][]string{}
 	for _, id := range smp.cardIDs {
-		uris[routeGetCard] = append(uris[routeGetCard], apiPath+"/catalog/cards/"+url.PathEscape(id))
+		uris[routeGetCard] = append(uris[routeGetCard], cardURI(id))
 	}
 	for _, set := range smp.sets {
 		if len(uris[routeListSetCards]) == sampleSets {
@@ -319,34 +275,119 @@ func fetchTargets(ctx context.Context, origin, token string, smp sample, seed ui
 		// internal/gen writes a set's cardCount as the number of its cards
 		// (its tests hold it to that): a page from the first to the last.
 		n := 1 + rng.Int64N((set.cards+setPageSize-1)/setPageSize)
-		uris[routeListSetCards] = append(uris[routeListSetCards], apiPath+"/catalog/sets/"+url.PathEscape(set.code)+"/cards?page="+strconv.FormatInt(n, 10)+"&pageSize="+strconv.Itoa(setPageSize))
+		uris[routeListSetCards] = append(uris[routeListSetCards], pageURI(set.code, n))
 	}
 	seen := map[string]bool{}
 	for _, q := range smp.queries {
 		if q != "" && !seen[q] {
 			seen[q] = true
-			uris[routeSearch] = append(uris[routeSearch], apiPath+"/catalog/search?q="+url.QueryEscape(q))
+			uris[routeSearch] = append(uris[routeSearch], searchURI(q))
 		}
 	}
 	uris[routeListSets] = []string{apiPath + "/catalog/sets"}
+	return uris
+}
 
-	var routes []route
-	for _, name := range routeNames {
-		if len(only) > 0 && !slices.Contains(only, name) {
+// longTailURIs are the request targets of long-tail traffic, by route:
+// every card, every page of every set, and up to longTailQueries distinct
+// queries, each route's in a seeded random order.
+func longTailURIs(smp sample, seed uint64) map[string][]string {
+	rng := rand.New(rand.NewPCG(seed, 0x7a11))
+	uris := map[string][]string{}
+	for _, c := range smp.cards {
+		uris[routeGetCard] = append(uris[routeGetCard], cardURI(c.id))
+	}
+	for _, set := range smp.sets {
+		for n := int64(1); n <= (set.cards+setPageSize-1)/setPageSize; n++ {
+			uris[routeListSetCards] = append(uris[routeListSetCards], pageURI(set.code, n))
+		}
+	}
+	for _, q := range distinctQueries(smp.cards, longTailQueries, rng) {
+		uris[routeSearch] = append(uris[routeSearch], searchURI(q))
+	}
+	for _, name := range routeNames { // in a fixed order, for the same draws
+		u := uris[name]
+		rng.Shuffle(len(u), func(i, j int) { u[i], u[j] = u[j], u[i] })
+	}
+	return uris
+}
+
+func cardURI(id string) string { return apiPath + "/catalog/cards/" + url.PathEscape(id) }
+
+func pageURI(code string, page int64) string {
+	return apiPath + "/catalog/sets/" + url.PathEscape(code) + "/cards?page=" + strconv.FormatInt(page, 10) + "&pageSize=" + strconv.Itoa(setPageSize)
+}
+
+func searchURI(q string) string { return apiPath + "/catalog/search?q=" + url.QueryEscape(q) }
+
+// distinctQueries returns up to n distinct queries of the kinds a search
+// box sends, made of the cards' names and numbers: the longest word of a
+// name, 2 to 6 letters of one of its words (a name being typed), the whole
+// name, or the longest word and the card's number. It gives up after 20 n
+// draws, so a catalogue too small for n queries yields fewer.
+func distinctQueries(cards []card, n int, rng *rand.Rand) []string {
+	seen := map[string]bool{}
+	var out []string
+	for draws := 0; len(out) < n && draws < 20*n && len(cards) > 0; draws++ {
+		c := cards[rng.IntN(len(cards))]
+		var q string
+		switch rng.IntN(4) {
+		case 0:
+			q = snapshot.TypicalQuery(c.name)
+		case 1:
+			q = snapshot.Fragment(c.name, rng)
+		case 2:
+			q = strings.Join(strings.Fields(c.name), " ")
+		case 3:
+			if num := snapshot.LeadingNumber(c.number); num != "" {
+				q = snapshot.TypicalQuery(c.name) + " " + num
+			}
+		}
+		q = strings.ToLower(strings.TrimSpace(q))
+		if l := utf8.RuneCountInString(q); l < 2 || l > 200 || seen[q] {
 			continue
 		}
-		if len(uris[name]) == 0 {
-			return nil, fmt.Errorf("%s: the catalogue gave no request to make", name)
+		seen[q] = true
+		out = append(out, q)
+	}
+	return out
+}
+
+// fetchTargets builds the requests of each kind of traffic in traffics for
+// the routes named in only (all four when it is empty), in their usual
+// order, and fetches each answer once from catalogd at origin, compressed
+// where catalogd compresses it when acceptGzip is set. Other routes are not
+// asked: their pages would count in catalogd's memory.
+func fetchTargets(ctx context.Context, origin, token string, smp sample, seed uint64, acceptGzip bool, traffics, only []string) ([]route, error) {
+	client := &http.Client{
+		Transport: &http.Transport{DisableCompression: true},
+		Timeout:   30 * time.Second,
+	}
+	var routes []route
+	for _, traffic := range traffics {
+		uris := hotSpotURIs(smp, seed)
+		if traffic == longTail {
+			uris = longTailURIs(smp, seed)
 		}
-		r := route{name: name}
-		for _, uri := range uris[name] {
-			t, err := fetchAnswer(ctx, client, origin, uri, token, acceptGzip)
-			if err != nil {
-				return nil, err
+		for _, name := range routeNames {
+			if len(only) > 0 && !slices.Contains(only, name) || traffic == longTail && name == routeListSets {
+				continue
 			}
-			r.targets = append(r.targets, t)
+			if len(uris[name]) == 0 {
+				return nil, fmt.Errorf("%s %s: the catalogue gave no request to make", traffic, name)
+			}
+			start := time.Now()
+			r := route{name: name, traffic: traffic}
+			for _, uri := range uris[name] {
+				t, err := fetchAnswer(ctx, client, origin, uri, token, acceptGzip)
+				if err != nil {
+					return nil, err
+				}
+				r.targets = append(r.targets, t)
+			}
+			logf("%s %s: %d answers fetched in %s", traffic, name, len(r.targets), since(start))
+			routes = append(routes, r)
 		}
-		routes = append(routes, r)
 	}
 	return routes, nil
 }

@@ -1,8 +1,11 @@
 package main
 
 import (
+	"math/rand/v2"
+	"net/url"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"unicode/utf8"
 
@@ -55,21 +58,6 @@ func TestSampleSnapshot(t *testing.T) {
 	}
 }
 
-func TestTypicalQuery(t *testing.T) {
-	for name, want := range map[string]string{
-		"Charizard ex":         "charizard",
-		"Professor's Research": "professor's",
-		"ピカチュウ":                "ピカチュウ",
-		"N":                    "",
-		"N A":                  "n a",
-		"Mr. Mime":             "mime",
-	} {
-		if got := typicalQuery(name); got != want {
-			t.Fatalf("typicalQuery(%q) = %q, want %q", name, got, want)
-		}
-	}
-}
-
 func TestRouteTargets(t *testing.T) {
 	if len(routeTargets) != len(routeNames) {
 		t.Fatalf("targets for %d routes, %d routes", len(routeTargets), len(routeNames))
@@ -78,5 +66,68 @@ func TestRouteTargets(t *testing.T) {
 		if routeTargets[name].minRatio <= 0 {
 			t.Fatalf("route %s has no throughput target", name)
 		}
+	}
+}
+
+// TestLongTailURIs checks that long-tail traffic asks for every card once,
+// every page of every set once, and distinct searchable queries, in an order
+// the seed fixes.
+func TestLongTailURIs(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "snapshot.json")
+	st, err := gen.WriteFile(path, gen.Options{Cards: 5000, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	smp, err := sampleSnapshot(path, st, 7)
+	if err != nil {
+		t.Fatal(err)
+	}
+	uris := longTailURIs(smp, 7)
+	pages := 0
+	for _, s := range smp.sets {
+		pages += int((s.cards + setPageSize - 1) / setPageSize)
+	}
+	for route, want := range map[string]int{routeGetCard: st.Cards, routeListSetCards: pages} {
+		if got := len(uris[route]); got != want {
+			t.Errorf("%s: %d requests, want %d", route, got, want)
+		}
+	}
+	if n := len(uris[routeSearch]); n < 5000 {
+		t.Errorf("%d queries from 5,000 cards, want at least 5,000", n)
+	}
+	for route, list := range uris {
+		seen := map[string]bool{}
+		for _, u := range list {
+			if seen[u] {
+				t.Fatalf("%s: %s asked twice", route, u)
+			}
+			seen[u] = true
+		}
+	}
+	for _, u := range uris[routeSearch] {
+		q, err := url.ParseQuery(strings.TrimPrefix(u, apiPath+"/catalog/search?"))
+		if n := utf8.RuneCountInString(q.Get("q")); err != nil || n < 2 || n > 200 {
+			t.Fatalf("%s: not a query of 2 to 200 characters (%v)", u, err)
+		}
+	}
+	again := longTailURIs(smp, 7)
+	if !slices.Equal(again[routeSearch], uris[routeSearch]) || !slices.Equal(again[routeGetCard], uris[routeGetCard]) || !slices.Equal(again[routeListSetCards], uris[routeListSetCards]) {
+		t.Fatal("the same seed gave different long-tail requests")
+	}
+	if _, ok := uris[routeListSets]; ok {
+		t.Fatal("long-tail traffic lists the sets")
+	}
+}
+
+// TestDistinctQueriesStopsOnASmallCatalogue checks that a catalogue with
+// fewer distinct queries than asked for gives what it has, without looping.
+func TestDistinctQueriesStopsOnASmallCatalogue(t *testing.T) {
+	cards := []card{{name: "Pikachu", number: "25"}}
+	got := distinctQueries(cards, 1000, rand.New(rand.NewPCG(1, 2)))
+	if len(got) == 0 || len(got) > 30 {
+		t.Fatalf("%d queries from one card: %q", len(got), got)
+	}
+	if !slices.Contains(got, "pikachu 25") || !slices.Contains(got, "pikachu") {
+		t.Fatalf("queries %q lack the name and the name with its number", got)
 	}
 }

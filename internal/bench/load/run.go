@@ -140,7 +140,7 @@ func run(ctx context.Context, o options) (err error) {
 	// with catalogd's binary and catalogue dropped from the page cache, so
 	// that the cgroup is charged for every page of them it reads.
 	var readies []time.Duration
-	var cat *process
+	var cat *procfs.Process
 	for i := range o.starts {
 		p, ready, err := startReady(ctx, addr, nil, sink.w, bin, serveArgs...)
 		if err != nil {
@@ -148,7 +148,7 @@ func run(ctx context.Context, o options) (err error) {
 		}
 		readies = append(readies, ready)
 		if i < o.starts-1 || cg != nil {
-			if err := p.stop(); err != nil {
+			if err := p.Stop(); err != nil {
 				return fmt.Errorf("catalogd serve: %w", err)
 			}
 			continue
@@ -165,14 +165,14 @@ func run(ctx context.Context, o options) (err error) {
 			return fmt.Errorf("catalogd serve in the memory cgroup: %w (log: %s)", err, catLog)
 		}
 	}
-	defer cat.stop()
-	idle, err := procfs.ReadMem(cat.pid())
+	defer cat.Stop()
+	idle, err := procfs.ReadMem(cat.Pid())
 	if err != nil {
 		return fmt.Errorf("catalogd's memory when ready: %w", err)
 	}
 	logf("catalogd ready in %s (%d starts), RSS when ready %.1f MB", fmtDurs(readies), len(readies), mb(idle.RSS))
 
-	routes, err := fetchTargets(ctx, "http://"+addr, token, smp, o.seed, o.gzip, o.routes)
+	routes, err := fetchTargets(ctx, "http://"+addr, token, smp, o.seed, o.gzip, o.traffic, o.routes)
 	if err != nil {
 		return err
 	}
@@ -194,7 +194,7 @@ func run(ctx context.Context, o options) (err error) {
 	if err != nil {
 		return fmt.Errorf("ceiling: %w (log: %s)", err, ceilLog.Name())
 	}
-	defer ceil.stop()
+	defer ceil.Stop()
 
 	servers := [2]target{{name: "catalogd", addr: addr, proc: cat, sink: sink}, {name: "ceiling", addr: ceilAddr, proc: ceil}}
 	rows, err := compare(ctx, &o, self, token, routes, servers)
@@ -220,7 +220,7 @@ func run(ctx context.Context, o options) (err error) {
 	// after the figures are out.
 	var errs []error
 	for _, s := range servers {
-		if err := s.proc.stop(); err != nil {
+		if err := s.proc.Stop(); err != nil {
 			errs = append(errs, fmt.Errorf("stopping %s: %w", s.name, err))
 		}
 	}
@@ -232,30 +232,31 @@ func run(ctx context.Context, o options) (err error) {
 func compare(ctx context.Context, o *options, self, token string, routes []route, servers [2]target) ([]row, error) {
 	var rows []row
 	for _, rt := range routes {
+		minRatio, maxP99 := goal(rt.traffic, rt.name)
 		for _, n := range o.conns {
-			r := row{route: rt.name, mode: strconv.Itoa(n) + " conns", closed: true, minRatio: routeTargets[rt.name].minRatio, bodyBytes: rt.meanBody()}
+			r := row{route: rt.name, traffic: rt.traffic, mode: strconv.Itoa(n) + " conns", closed: true, minRatio: minRatio, bodyBytes: rt.meanBody()}
 			if n == p99Conns {
-				r.maxP99 = routeTargets[rt.name].maxP99
+				r.maxP99 = maxP99
 			}
 			for i, s := range servers {
 				plan := drivePlan{Addr: s.addr, Token: token, Gzip: o.gzip, Mode: modeClosed, Conns: n, Warmup: o.warmup, Duration: o.duration, Targets: rt.driveTargets()}
 				perfData := ""
 				if o.perfDir != "" {
-					perfData = filepath.Join(o.perfDir, fmt.Sprintf("%s-%s-%d.perf.data", s.name, rt.name, n))
+					perfData = filepath.Join(o.perfDir, fmt.Sprintf("%s-%s-%s-%d.perf.data", s.name, rt.traffic, rt.name, n))
 				}
 				var err error
-				if r.res[i], err = measure(ctx, self, plan, s, o, rt.name+" "+r.mode, perfData); err != nil {
+				if r.res[i], err = measure(ctx, self, plan, s, o, rt.traffic+" "+rt.name+" "+r.mode, perfData); err != nil {
 					return nil, err
 				}
 			}
 			rows = append(rows, r)
 		}
-		rate := openRate(o.rate, rows, rt.name)
-		r := row{route: rt.name, mode: fmt.Sprintf("open %.0f/s", rate), bodyBytes: rt.meanBody()}
+		rate := openRate(o.rate, rows, rt.traffic, rt.name)
+		r := row{route: rt.name, traffic: rt.traffic, mode: fmt.Sprintf("open %.0f/s", rate), bodyBytes: rt.meanBody()}
 		for i, s := range servers {
 			plan := drivePlan{Addr: s.addr, Token: token, Gzip: o.gzip, Mode: modeOpen, Conns: o.openConns, Rate: rate, Warmup: o.warmup, Duration: o.duration, Targets: rt.driveTargets()}
 			var err error
-			if r.res[i], err = measure(ctx, self, plan, s, o, rt.name+" "+r.mode, ""); err != nil {
+			if r.res[i], err = measure(ctx, self, plan, s, o, rt.traffic+" "+rt.name+" "+r.mode, ""); err != nil {
 				return nil, err
 			}
 		}
@@ -268,7 +269,7 @@ func compare(ctx context.Context, o *options, self, token string, routes []route
 type target struct {
 	name string
 	addr string
-	proc *process
+	proc *procfs.Process
 	sink *logSink // nil when the server's output goes straight to a file
 }
 
@@ -294,7 +295,7 @@ func measure(ctx context.Context, self string, plan drivePlan, s target, o *opti
 		attemptData := fmt.Sprintf("%s.%d", perfData, a)
 		if perfData != "" {
 			secs := strconv.FormatFloat((plan.Warmup + plan.Duration).Seconds(), 'f', 1, 64)
-			perf = exec.CommandContext(ctx, "perf", "record", "-q", "-g", "-F", "999", "-p", strconv.Itoa(s.proc.pid()), "-o", attemptData, "--", "sleep", secs)
+			perf = exec.CommandContext(ctx, "perf", "record", "-q", "-g", "-F", "999", "-p", strconv.Itoa(s.proc.Pid()), "-o", attemptData, "--", "sleep", secs)
 			perf.Stderr = os.Stderr
 			if err := perf.Start(); err != nil {
 				return driveResult{}, fmt.Errorf("perf: %w", err)
@@ -309,7 +310,7 @@ func measure(ctx context.Context, self string, plan drivePlan, s target, o *opti
 		if err != nil {
 			return driveResult{}, fmt.Errorf("%s on %s: %w", what, s.name, err)
 		}
-		logf("%-24s %-8s %s  others %.0f%%", what, s.name, res.summary(), 100*res.disturbance())
+		logf("%-34s %-8s %s  others %.0f%%", what, s.name, res.summary(), 100*res.disturbance())
 		if a == 1 || res.disturbance() < best.disturbance() {
 			best = res
 			if perf != nil {
@@ -359,10 +360,10 @@ func waitQuiet(ctx context.Context, maxWait time.Duration) error {
 // openRate is the rate of a route's open-loop run: the rate asked for, but
 // at most half of the slower server's best closed-loop rate, so that both
 // can sustain it and the percentiles measure latency rather than a queue.
-func openRate(want float64, rows []row, route string) float64 {
+func openRate(want float64, rows []row, traffic, route string) float64 {
 	var best [2]float64
 	for _, r := range rows {
-		if r.route != route || !r.closed {
+		if r.route != route || r.traffic != traffic || !r.closed {
 			continue
 		}
 		for i := range r.res {

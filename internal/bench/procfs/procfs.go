@@ -2,11 +2,10 @@
 // catalogd as a process, share about the processes they start: building
 // catalogd, running it in an environment free of the caller's catalogd
 // settings, and reading what they measure of those processes from Linux's
-// /proc.
+// /proc, through github.com/prometheus/procfs.
 package procfs
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -14,7 +13,11 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
+	"sync"
+	"syscall"
 	"time"
+
+	"github.com/prometheus/procfs"
 )
 
 // Mem is the resident memory of a process (/proc/PID/status): all of it,
@@ -31,78 +34,40 @@ func (m *Mem) Max(o Mem) {
 
 // ReadMem reads the resident memory of process pid.
 func ReadMem(pid int) (Mem, error) {
-	path := "/proc/" + strconv.Itoa(pid) + "/status"
-	b, err := os.ReadFile(path)
+	p, err := procfs.NewProc(pid)
 	if err != nil {
 		return Mem{}, err
 	}
-	var m Mem
-	for line := range strings.SplitSeq(string(b), "\n") {
-		name, value, ok := strings.Cut(line, ":")
-		if !ok {
-			continue
-		}
-		var dst *int64
-		switch name {
-		case "VmRSS":
-			dst = &m.RSS
-		case "RssAnon":
-			dst = &m.Anon
-		case "RssFile":
-			dst = &m.File
-		default:
-			continue
-		}
-		kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(value), " kB"), 10, 64)
-		if err != nil {
-			return Mem{}, fmt.Errorf("%s: %s: %w", path, line, err)
-		}
-		*dst = kb << 10
+	st, err := p.NewStatus()
+	if err != nil {
+		return Mem{}, fmt.Errorf("memory of process %d: %w", pid, err)
 	}
-	if m.RSS == 0 {
-		return Mem{}, fmt.Errorf("%s: no VmRSS", path)
+	if st.VmRSS == 0 {
+		return Mem{}, fmt.Errorf("memory of process %d: no VmRSS", pid)
 	}
-	return m, nil
+	return Mem{RSS: int64(st.VmRSS), Anon: int64(st.RssAnon), File: int64(st.RssFile)}, nil
 }
-
-// clockTick is the unit of the times in /proc/PID/stat and /proc/stat:
-// USER_HZ, 100 on every Linux platform Go supports.
-const clockTick = 10 * time.Millisecond
 
 // CPU is the processor time process pid has used, user and system
 // (/proc/PID/stat).
 func CPU(pid int) (time.Duration, error) {
-	path := "/proc/" + strconv.Itoa(pid) + "/stat"
-	b, err := os.ReadFile(path)
+	fs, err := procfs.NewDefaultFS()
 	if err != nil {
 		return 0, err
 	}
-	d, err := statCPU(b)
-	if err != nil {
-		return 0, fmt.Errorf("%s: %w", path, err)
-	}
-	return d, nil
+	return cpu(fs, pid)
 }
 
-// statCPU reads utime and stime from the contents of a /proc/PID/stat.
-func statCPU(b []byte) (time.Duration, error) {
-	// The command name, in parentheses, may hold spaces and parentheses:
-	// count fields after the last closing parenthesis. utime and stime
-	// are fields 14 and 15.
-	i := bytes.LastIndexByte(b, ')')
-	if i < 0 {
-		return 0, errors.New("no command name")
-	}
-	f := strings.Fields(string(b[i+1:]))
-	if len(f) < 13 {
-		return 0, errors.New("too short")
-	}
-	utime, err1 := strconv.ParseInt(f[11], 10, 64)
-	stime, err2 := strconv.ParseInt(f[12], 10, 64)
-	if err := errors.Join(err1, err2); err != nil {
+func cpu(fs procfs.FS, pid int) (time.Duration, error) {
+	p, err := fs.Proc(pid)
+	if err != nil {
 		return 0, err
 	}
-	return time.Duration(utime+stime) * clockTick, nil
+	st, err := p.Stat()
+	if err != nil {
+		return 0, fmt.Errorf("processor time of process %d: %w", pid, err)
+	}
+	return seconds(st.CPUTime()), nil
 }
 
 // CPUBusy is the time each of the numbered CPUs has spent running tasks
@@ -110,57 +75,41 @@ func statCPU(b []byte) (time.Duration, error) {
 // reading of /proc/stat. Interrupt time is left out: the loopback network's
 // work lands there, whoever caused it.
 func CPUBusy(cpus ...string) ([]time.Duration, error) {
-	b, err := os.ReadFile("/proc/stat")
+	fs, err := procfs.NewDefaultFS()
+	if err != nil {
+		return nil, err
+	}
+	st, err := fs.Stat()
 	if err != nil {
 		return nil, err
 	}
 	busy := make([]time.Duration, len(cpus))
-	for i, cpu := range cpus {
-		if busy[i], err = cpuBusy(string(b), cpu); err != nil {
-			return nil, err
+	for i, c := range cpus {
+		n, err := strconv.ParseInt(c, 10, 64)
+		s, ok := st.CPU[n]
+		if err != nil || !ok {
+			return nil, fmt.Errorf("/proc/stat: no cpu%s", c)
 		}
+		busy[i] = seconds(s.User + s.Nice + s.System + s.Steal)
 	}
 	return busy, nil
 }
 
-// cpuBusy reads CPU cpu's busy time from the text of /proc/stat.
-func cpuBusy(stat, cpu string) (time.Duration, error) {
-	prefix := "cpu" + cpu + " "
-	for line := range strings.Lines(stat) {
-		if !strings.HasPrefix(line, prefix) {
-			continue
-		}
-		f := strings.Fields(line)
-		if len(f) < 9 {
-			break
-		}
-		var ticks int64
-		for _, i := range []int{1, 2, 3, 8} { // user nice system steal
-			v, err := strconv.ParseInt(f[i], 10, 64)
-			if err != nil {
-				return 0, fmt.Errorf("/proc/stat: %w", err)
-			}
-			ticks += v
-		}
-		return time.Duration(ticks) * clockTick, nil
-	}
-	return 0, fmt.Errorf("/proc/stat: no cpu%s", cpu)
-}
+func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
 
 // LoadAvg is the system's load averages over 1, 5 and 15 minutes, as
 // /proc/loadavg writes them.
 func LoadAvg() ([3]string, error) {
-	var avg [3]string
-	b, err := os.ReadFile("/proc/loadavg")
+	fs, err := procfs.NewDefaultFS()
 	if err != nil {
-		return avg, err
+		return [3]string{}, err
 	}
-	f := strings.Fields(string(b))
-	if len(f) < 3 {
-		return avg, fmt.Errorf("/proc/loadavg: %q", b)
+	avg, err := fs.LoadAvg()
+	if err != nil {
+		return [3]string{}, err
 	}
-	copy(avg[:], f)
-	return avg, nil
+	f := func(v float64) string { return strconv.FormatFloat(v, 'f', 2, 64) }
+	return [3]string{f(avg.Load1), f(avg.Load5), f(avg.Load15)}, nil
 }
 
 // ChildEnv is this process's environment without catalogd's own settings
@@ -207,4 +156,163 @@ func Command(ctx context.Context, bin string, args ...string) *exec.Cmd {
 // like Command.
 func Import(ctx context.Context, bin, db string, snapshots ...string) *exec.Cmd {
 	return Command(ctx, bin, append([]string{"import", "--db", db}, snapshots...)...)
+}
+
+// OpenFiles counts the open descriptors of process pid, and among them
+// those on a file whose path starts with prefix.
+func OpenFiles(pid int, prefix string) (fds, matching int, err error) {
+	p, err := procfs.NewProc(pid)
+	if err != nil {
+		return 0, 0, err
+	}
+	targets, err := p.FileDescriptorTargets()
+	for _, t := range targets {
+		if strings.HasPrefix(t, prefix) {
+			matching++
+		}
+	}
+	return len(targets), matching, err
+}
+
+// MappedFiles counts the distinct files whose path starts with prefix (a
+// file renamed over since counts apart) that process pid has mapped.
+func MappedFiles(pid int, prefix string) (int, error) {
+	p, err := procfs.NewProc(pid)
+	if err != nil {
+		return 0, err
+	}
+	maps, err := p.ProcMaps()
+	if err != nil {
+		return 0, err
+	}
+	files := map[[2]uint64]bool{}
+	for _, m := range maps {
+		if strings.HasPrefix(m.Pathname, prefix) {
+			files[[2]uint64{m.Dev, m.Inode}] = true
+		}
+	}
+	return len(files), nil
+}
+
+// MemSampler records the peak resident memory of a process.
+type MemSampler struct {
+	stop, done chan struct{}
+	peak       Mem
+}
+
+// SampleMem reads the memory of process pid every 10 ms, which costs the
+// process nothing and the caller a few microseconds a time, until Stop.
+func SampleMem(pid int) *MemSampler {
+	s := &MemSampler{stop: make(chan struct{}), done: make(chan struct{})}
+	go func() {
+		defer close(s.done)
+		t := time.NewTicker(10 * time.Millisecond)
+		defer t.Stop()
+		for {
+			if m, err := ReadMem(pid); err == nil {
+				s.peak.Max(m)
+			}
+			select {
+			case <-s.stop:
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	return s
+}
+
+// Stop ends the sampling and returns the peaks.
+func (s *MemSampler) Stop() Mem {
+	close(s.stop)
+	<-s.done
+	return s.peak
+}
+
+// Process is a server a harness started: its exit is watched, and Stop
+// tells a clean stop from a crash.
+type Process struct {
+	cmd  *exec.Cmd
+	done chan struct{} // closed once the process has exited
+	err  error         // how it exited, once done is closed
+
+	stopOnce sync.Once
+	stopErr  error // what the first Stop found
+}
+
+// stopGrace is how long Stop waits after SIGTERM: catalogd's own shutdown
+// grace is 20 s.
+const stopGrace = 30 * time.Second
+
+// Start starts cmd, which gets SIGKILL should the harness die first.
+// beforeWait, when not nil, runs before the process is waited for: reading
+// its pipes to the end, which exec.Cmd.Wait needs done first.
+func Start(cmd *exec.Cmd, beforeWait func()) (*Process, error) {
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	p := &Process{cmd: cmd, done: make(chan struct{})}
+	go func() {
+		if beforeWait != nil {
+			beforeWait()
+		}
+		p.err = cmd.Wait()
+		close(p.done)
+	}()
+	return p, nil
+}
+
+// Pid is the process's id.
+func (p *Process) Pid() int { return p.cmd.Process.Pid }
+
+// Done is closed once the process has exited; Err then says how.
+func (p *Process) Done() <-chan struct{} { return p.done }
+
+// Err is how the process exited, once Done is closed.
+func (p *Process) Err() error { return p.err }
+
+// Exited reports whether the process has exited.
+func (p *Process) Exited() bool {
+	select {
+	case <-p.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// Kill kills the process and waits for it.
+func (p *Process) Kill() {
+	p.cmd.Process.Kill()
+	<-p.done
+}
+
+// Stop sends SIGTERM and waits; after stopGrace, SIGKILL. A process that
+// had exited before, whatever its status, or that exits with a status other
+// than 0, did not stop cleanly; one that SIGTERM ends (a server that does
+// not catch it) did. Every call returns what the first one found.
+func (p *Process) Stop() error {
+	p.stopOnce.Do(func() { p.stopErr = p.terminate() })
+	return p.stopErr
+}
+
+func (p *Process) terminate() error {
+	if p.Exited() {
+		if p.err == nil {
+			return errors.New("exited with status 0 before it was stopped")
+		}
+		return fmt.Errorf("exited before it was stopped: %w", p.err)
+	}
+	p.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-p.done:
+	case <-time.After(stopGrace):
+		p.Kill()
+		return fmt.Errorf("did not stop within %s of SIGTERM", stopGrace)
+	}
+	if ee, ok := errors.AsType[*exec.ExitError](p.err); ok && ee.Exited() && ee.ExitCode() != 0 {
+		return fmt.Errorf("exited with status %d", ee.ExitCode())
+	}
+	return nil
 }

@@ -3,16 +3,38 @@ package procfs
 import (
 	"context"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
+
+	"github.com/prometheus/procfs"
 )
 
+// TestStatCPU reads a process's processor time from a /proc/PID/stat laid
+// out in a directory of its own.
 func TestStatCPU(t *testing.T) {
-	// A command name with a space and a parenthesis; utime 250, stime 50.
-	stat := "4242 (cat (x) y) S 1 4242 4242 0 -1 4194304 100 0 0 0 250 50 0 0 20 0 1 0 1000 1000000 200 18446744073709551615\n"
-	got, err := statCPU([]byte(stat))
+	cpuOf := func(stat string) (time.Duration, error) {
+		dir := t.TempDir()
+		if err := os.Mkdir(filepath.Join(dir, "4242"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "4242", "stat"), []byte(stat), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		fs, err := procfs.NewFS(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return cpu(fs, 4242)
+	}
+	// A whole line as Linux writes it, with a command name holding a space
+	// and a parenthesis; utime 250, stime 50.
+	stat := "4242 (cat (x) y) S 1 4242 4242 0 -1 4194304 100 0 0 0 250 50 0 0 20 0 1 0 1000 1000000 200 18446744073709551615 " +
+		"94643156889600 94643156909481 140723116884208 0 0 0 0 0 0 0 0 0 17 1 0 0 0 0 0 94643156925488 94643156927104 94643167117312 140723116890817 140723116890837 140723116890837 140723116892139 0\n"
+	got, err := cpuOf(stat)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -20,7 +42,7 @@ func TestStatCPU(t *testing.T) {
 		t.Fatalf("statCPU = %s, want %s", got, want)
 	}
 	for _, bad := range []string{"", "4242 cat S 1", "4242 (cat) S 1 2 3", "4242 (cat) S 1 4242 4242 0 -1 4194304 100 0 0 0 x 50 0"} {
-		if _, err := statCPU([]byte(bad)); err == nil {
+		if _, err := cpuOf(bad); err == nil {
 			t.Fatalf("statCPU(%q) did not fail", bad)
 		}
 	}
@@ -66,4 +88,53 @@ func TestImportEnv(t *testing.T) {
 	if !slices.Contains(cmd.Env, "LOAD_TEST_KEEP=1") {
 		t.Fatal("the import lost a variable that is not catalogd's")
 	}
+}
+
+// TestOpenAndMappedFiles checks the counts on this process, with a file it
+// opened and mapped.
+func TestOpenAndMappedFiles(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "catalog.db")
+	if err := os.WriteFile(path, make([]byte, 8192), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	data, err := syscall.Mmap(int(f.Fd()), 0, 8192, syscall.PROT_READ, syscall.MAP_SHARED)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer syscall.Munmap(data)
+	fds, open, err := OpenFiles(os.Getpid(), path)
+	if err != nil || open != 1 || fds < 2 {
+		t.Fatalf("OpenFiles = %d, %d, %v; want the file once among more descriptors", fds, open, err)
+	}
+	if n, err := MappedFiles(os.Getpid(), path); err != nil || n != 1 {
+		t.Fatalf("MappedFiles = %d, %v; want 1", n, err)
+	}
+	if n, err := MappedFiles(os.Getpid(), path+".other"); err != nil || n != 0 {
+		t.Fatalf("MappedFiles of another name = %d, %v; want 0", n, err)
+	}
+}
+
+// TestSampleMem samples this process while it holds more memory than
+// before, and checks that the peak saw it.
+func TestSampleMem(t *testing.T) {
+	before, err := ReadMem(os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := SampleMem(os.Getpid())
+	held := make([]byte, 64<<20)
+	for i := range held {
+		held[i] = 1
+	}
+	time.Sleep(50 * time.Millisecond)
+	peak := s.Stop()
+	if peak.Anon < before.Anon+32<<20 || peak.RSS < peak.Anon {
+		t.Fatalf("peak %+v after touching 64 MiB, before %+v", peak, before)
+	}
+	held[0] = 0
 }

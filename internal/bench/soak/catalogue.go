@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/catalogd/catalogd/internal/bench/snapshot"
 	"github.com/catalogd/catalogd/internal/gen"
 )
 
@@ -22,16 +23,6 @@ const (
 	codeMark = "~"
 )
 
-// record is what the soak reads of a generated set or card.
-type record struct {
-	ID      string `json:"id"`
-	Code    string `json:"code"` // sets
-	Zone    string `json:"zone"`
-	Name    string `json:"name"`
-	SetCode string `json:"setCode"` // cards
-	Number  string `json:"number"`  // cards
-}
-
 // setTarget is a core set requests may name.
 type setTarget struct {
 	id, code string
@@ -42,7 +33,7 @@ type setTarget struct {
 // same ids: the records requests are made for.
 type core struct {
 	path  string // the generated snapshot, before any mark
-	cards []record
+	cards []snapshot.Record
 	sets  []setTarget
 }
 
@@ -59,7 +50,7 @@ func writeCore(path string, cards int, seed uint64) (*core, error) {
 	defer f.Close()
 	c := &core{path: path}
 	at := map[string]int{} // zone + "/" + code -> index in c.sets
-	err = readSnapshot(bufio.NewReaderSize(f, 1<<20), func(member string, _ json.RawMessage, r record) error {
+	err = snapshot.Read(bufio.NewReaderSize(f, 1<<20), func(member string, _ json.RawMessage, r snapshot.Record) error {
 		if member == "sets" {
 			at[r.Zone+"/"+r.Code] = len(c.sets)
 			c.sets = append(c.sets, setTarget{id: r.ID, code: r.Code})
@@ -70,7 +61,7 @@ func writeCore(path string, cards int, seed uint64) (*core, error) {
 			return fmt.Errorf("card %q: no set %q in zone %q", r.ID, r.SetCode, r.Zone)
 		}
 		c.sets[i].cards++
-		c.cards = append(c.cards, record{ID: r.ID, Zone: r.Zone, Name: r.Name, SetCode: r.SetCode, Number: r.Number})
+		c.cards = append(c.cards, snapshot.Record{ID: r.ID, Zone: r.Zone, Name: r.Name, SetCode: r.SetCode, Number: r.Number})
 		return nil
 	}, false)
 	if err != nil {
@@ -140,7 +131,7 @@ func writeSnapshot(path string, r io.Reader, edit func(member string, rec map[st
 		var members []string // in the order met
 		count := 0
 		w.WriteString("{")
-		err := readSnapshot(r, func(member string, raw json.RawMessage, _ record) error {
+		err := snapshot.Read(r, func(member string, raw json.RawMessage, _ snapshot.Record) error {
 			if len(members) == 0 || members[len(members)-1] != member {
 				if len(members) > 0 {
 					w.WriteString("\n],")
@@ -209,48 +200,6 @@ func setString(rec map[string]json.RawMessage, name, s string) error {
 	b, err := json.Marshal(s)
 	rec[name] = b
 	return err
-}
-
-// readSnapshot streams the records of a snapshot to fn, with the member
-// ("sets" or "cards") they are in, their raw JSON when keepRaw is set, and
-// the fields the soak reads.
-func readSnapshot(r io.Reader, fn func(member string, raw json.RawMessage, rec record) error, keepRaw bool) error {
-	dec := json.NewDecoder(r)
-	if _, err := dec.Token(); err != nil { // {
-		return err
-	}
-	for dec.More() {
-		tok, err := dec.Token()
-		if err != nil {
-			return err
-		}
-		member, _ := tok.(string)
-		if member != "sets" && member != "cards" {
-			return fmt.Errorf("unexpected member %v", tok)
-		}
-		if _, err := dec.Token(); err != nil { // [
-			return err
-		}
-		for dec.More() {
-			var raw json.RawMessage
-			var rec record
-			if keepRaw {
-				err = dec.Decode(&raw)
-			} else {
-				err = dec.Decode(&rec)
-			}
-			if err != nil {
-				return err
-			}
-			if err := fn(member, raw, rec); err != nil {
-				return err
-			}
-		}
-		if _, err := dec.Token(); err != nil { // ]
-			return err
-		}
-	}
-	return nil
 }
 
 // writeFile creates path and has write fill it through a buffer.

@@ -4,9 +4,9 @@ import (
 	"math/rand/v2"
 	"net/url"
 	"strconv"
-	"strings"
 	"sync"
-	"unicode"
+
+	"github.com/catalogd/catalogd/internal/bench/snapshot"
 )
 
 // kind is a route of the mix.
@@ -97,14 +97,14 @@ func (p *picker) pick(r *rand.Rand) request {
 // searchQuery is a fragment of a real card name, sometimes with the card's
 // printed number as a second term, its zone, its set or a limit.
 func (p *picker) searchQuery(r *rand.Rand) string {
-	var c record
+	var c snapshot.Record
 	var q string
 	for q == "" {
 		c = p.core.cards[r.IntN(len(p.core.cards))]
-		q = fragment(c.Name, r)
+		q = snapshot.Fragment(c.Name, r)
 	}
 	if r.IntN(10) == 0 {
-		if n := leadingNumber(c.Number); n != "" {
+		if n := snapshot.LeadingNumber(c.Number); n != "" {
 			q += " " + n
 		}
 	}
@@ -122,39 +122,6 @@ func (p *picker) searchQuery(r *rand.Rand) string {
 		v.Set("limit", strconv.Itoa(1+r.IntN(100)))
 	}
 	return v.Encode()
-}
-
-// fragment is 2 to 6 consecutive characters of one word of name, or ""
-// when the word chosen is shorter than 2.
-func fragment(name string, r *rand.Rand) string {
-	words := strings.Fields(name)
-	if len(words) == 0 {
-		return ""
-	}
-	w := []rune(words[r.IntN(len(words))])
-	if len(w) < 2 {
-		return ""
-	}
-	n := 2 + r.IntN(min(len(w), 6)-1)
-	i := r.IntN(len(w) - n + 1)
-	f := string(w[i : i+n])
-	if strings.TrimFunc(f, unicode.IsSpace) != f {
-		return ""
-	}
-	return f
-}
-
-// leadingNumber is the first run of digits of a printed number.
-func leadingNumber(s string) string {
-	i := strings.IndexFunc(s, func(r rune) bool { return r >= '0' && r <= '9' })
-	if i < 0 {
-		return ""
-	}
-	j := i
-	for j < len(s) && s[j] >= '0' && s[j] <= '9' {
-		j++
-	}
-	return s[i:j]
 }
 
 // remember keeps req's answer, its ETag from generation, for repeats.

@@ -17,10 +17,6 @@ import (
 	"github.com/catalogd/catalogd/internal/bench/procfs"
 )
 
-// stopGrace is how long catalogd may take to exit after SIGTERM: its own
-// shutdown grace is 20 s.
-const stopGrace = 30 * time.Second
-
 // restDelay is how long the soak waits after the last answer before it
 // samples the server at rest.
 const restDelay = 3 * time.Second
@@ -86,13 +82,13 @@ func run(ctx context.Context, o options, out io.Writer) (passed bool, err error)
 		return false, err
 	}
 	defer func() {
-		if !srv.exited() {
-			srv.kill()
+		if !srv.Exited() {
+			srv.Kill()
 		}
 	}()
 	metricsClient := &http.Client{Timeout: 5 * time.Second}
-	smp := &sampler{pid: srv.pid(), db: c.db, metrics: srv.metrics, client: metricsClient}
-	p.printf("serving    %s (pid %d), metrics %s\n", srv.api, srv.pid(), srv.metrics)
+	smp := &sampler{pid: srv.Pid(), db: c.db, metrics: srv.metrics, client: metricsClient}
+	p.printf("serving    %s (pid %d), metrics %s\n", srv.api, srv.Pid(), srv.metrics)
 	p.printf("traffic    %.0f requests/s over %d connections for %s; an import every %s (%d in all)\n\n",
 		o.rate, o.conns, o.duration, o.reimport, o.imports())
 
@@ -175,15 +171,16 @@ func run(ctx context.Context, o options, out io.Writer) (passed bool, err error)
 	p.printf("at rest, %s after the last answer:\n", restDelay)
 	p.sample(rest)
 
-	crashed := srv.exited()
 	var stopTook time.Duration
 	var stopErr error
-	if crashed {
-		stopErr = fmt.Errorf("catalogd exited before SIGTERM: %v", srv.err)
+	if srv.Exited() {
+		stopErr = fmt.Errorf("catalogd exited before SIGTERM: %v", srv.Err())
 	} else {
-		stopTook, stopErr = srv.stop(stopGrace)
+		t := time.Now()
+		stopErr = srv.Stop()
+		stopTook = time.Since(t)
 	}
-	<-srv.done
+	<-srv.Done()
 
 	r := report{
 		o: o, interrupted: ctx.Err() != nil, start: start, elapsed: elapsed,

@@ -65,11 +65,11 @@ func (s *sampler) take(ctx context.Context, at, span time.Duration, c counts) sa
 		return sm
 	}
 	sm.rss, sm.anon, sm.file = mem.RSS, mem.Anon, mem.File
-	if sm.fds, sm.catalogueFDs, err = openFiles(s.pid, s.db); err != nil {
+	if sm.fds, sm.catalogueFDs, err = procfs.OpenFiles(s.pid, s.db); err != nil {
 		sm.err = err
 		return sm
 	}
-	if sm.mapped, err = mappedCatalogues(s.pid, s.db); err != nil {
+	if sm.mapped, err = procfs.MappedFiles(s.pid, s.db); err != nil {
 		sm.err = err
 		return sm
 	}

@@ -9,11 +9,9 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"os/exec"
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/catalogd/catalogd/internal/bench/procfs"
@@ -21,13 +19,11 @@ import (
 
 // server is catalogd serve --dev, started by the soak.
 type server struct {
-	cmd     *exec.Cmd
+	*procfs.Process
 	api     string // the base URL of the API
 	token   string
 	metrics string // the URL of /metrics
 	log     *serverLog
-	done    chan struct{} // closed once the process has exited
-	err     error         // how it exited, once done is closed
 }
 
 // startServer starts bin serve --dev on db, its log going to logPath, and
@@ -38,7 +34,6 @@ func startServer(ctx context.Context, bin, db, logPath string) (*server, error) 
 		return nil, err
 	}
 	cmd := procfs.Command(context.Background(), bin, "serve", "--dev", "--addr", "127.0.0.1:0", "--db", db, "--metrics-addr", "127.0.0.1:0")
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		logFile.Close()
@@ -49,14 +44,20 @@ func startServer(ctx context.Context, bin, db, logPath string) (*server, error) 
 		logFile.Close()
 		return nil, err
 	}
-	if err := cmd.Start(); err != nil {
+	// The two readers below are counted before the process starts, so
+	// that Wait cannot run before they are done.
+	var wg sync.WaitGroup
+	wg.Add(2)
+	p, err := procfs.Start(cmd, func() {
+		wg.Wait() // the pipes are read to the end before Wait closes them
+		logFile.Close()
+	})
+	if err != nil {
 		logFile.Close()
 		return nil, err
 	}
-	s := &server{cmd: cmd, done: make(chan struct{}), log: newServerLog(logFile)}
+	s := &server{Process: p, log: newServerLog(logFile)}
 	banner := make(chan map[string]string, 1)
-	var wg sync.WaitGroup
-	wg.Add(2)
 	go func() {
 		defer wg.Done()
 		banner <- readBanner(stdout)
@@ -65,12 +66,6 @@ func startServer(ctx context.Context, bin, db, logPath string) (*server, error) 
 	go func() {
 		defer wg.Done()
 		s.log.read(stderr)
-	}()
-	go func() {
-		wg.Wait() // the pipes are read to the end before Wait closes them
-		s.err = cmd.Wait()
-		logFile.Close()
-		close(s.done)
 	}()
 
 	timeout := time.NewTimer(60 * time.Second)
@@ -82,8 +77,8 @@ func startServer(ctx context.Context, bin, db, logPath string) (*server, error) 
 	case <-ctx.Done():
 	}
 	if s.api == "" || s.token == "" {
-		s.kill()
-		return nil, fmt.Errorf("catalogd serve --dev printed no API and token (its log: %s): %v", logPath, s.err)
+		s.Kill()
+		return nil, fmt.Errorf("catalogd serve --dev printed no API and token (its log: %s): %v", logPath, s.Err())
 	}
 	// The "serving" line comes before the start message.
 	for range 100 {
@@ -93,7 +88,7 @@ func startServer(ctx context.Context, bin, db, logPath string) (*server, error) 
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	s.kill()
+	s.Kill()
 	return nil, fmt.Errorf("catalogd serve logged no metrics_addr (its log: %s)", logPath)
 }
 
@@ -114,38 +109,6 @@ func readBanner(r io.Reader) map[string]string {
 		}
 	}
 	return b
-}
-
-func (s *server) pid() int { return s.cmd.Process.Pid }
-
-func (s *server) exited() bool {
-	select {
-	case <-s.done:
-		return true
-	default:
-		return false
-	}
-}
-
-func (s *server) kill() {
-	s.cmd.Process.Kill()
-	<-s.done
-}
-
-// stop sends SIGTERM and waits up to grace for the process to exit. It
-// returns how long that took and the process's error (nil for status 0).
-func (s *server) stop(grace time.Duration) (time.Duration, error) {
-	start := time.Now()
-	if err := s.cmd.Process.Signal(syscall.SIGTERM); err != nil {
-		return 0, err
-	}
-	select {
-	case <-s.done:
-		return time.Since(start), s.err
-	case <-time.After(grace):
-		s.kill()
-		return time.Since(start), fmt.Errorf("still running %s after SIGTERM; killed", grace)
-	}
 }
 
 // serverLog copies catalogd's JSON log to a file and keeps what the soak
@@ -287,38 +250,4 @@ func scrape(ctx context.Context, client *http.Client, url string) (map[string]fl
 		return nil, err
 	}
 	return out, nil
-}
-
-// openFiles counts the process's open descriptors, and among them those
-// on a catalogue file at db (the current one, or one renamed over since).
-func openFiles(pid int, db string) (fds, catalogues int, err error) {
-	dir := fmt.Sprintf("/proc/%d/fd", pid)
-	ents, err := os.ReadDir(dir)
-	if err != nil {
-		return 0, 0, err
-	}
-	for _, e := range ents {
-		if target, err := os.Readlink(dir + "/" + e.Name()); err == nil && strings.HasPrefix(target, db) {
-			catalogues++
-		}
-	}
-	return len(ents), catalogues, nil
-}
-
-// mappedCatalogues counts the distinct catalogue files at db (the current
-// one, or one renamed over since) that the process has mapped.
-func mappedCatalogues(pid int, db string) (int, error) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/maps", pid))
-	if err != nil {
-		return 0, err
-	}
-	inodes := map[string]bool{}
-	for line := range strings.SplitSeq(string(b), "\n") {
-		// address perms offset dev inode pathname
-		f := strings.Fields(line)
-		if len(f) >= 6 && strings.HasPrefix(f[5], db) {
-			inodes[f[3]+":"+f[4]] = true
-		}
-	}
-	return len(inodes), nil
 }

@@ -1,0 +1,47 @@
+package snapshot
+
+import (
+	"math/rand/v2"
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
+
+func TestTypicalQuery(t *testing.T) {
+	for name, want := range map[string]string{
+		"Charizard ex":         "charizard",
+		"Professor's Research": "professor's",
+		"ピカチュウ":                "ピカチュウ",
+		"N":                    "",
+		"N A":                  "n a",
+		"Mr. Mime":             "mime",
+	} {
+		if got := TypicalQuery(name); got != want {
+			t.Fatalf("TypicalQuery(%q) = %q, want %q", name, got, want)
+		}
+	}
+}
+
+func TestLeadingNumber(t *testing.T) {
+	for number, want := range map[string]string{"025/165": "025", "SV-P 101": "101", "TG12": "12", "H": ""} {
+		if got := LeadingNumber(number); got != want {
+			t.Errorf("LeadingNumber(%q) = %q, want %q", number, got, want)
+		}
+	}
+}
+
+// TestFragment checks that a fragment is 2 to 6 consecutive characters of
+// one word of the name.
+func TestFragment(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	name := "Pikachu ex ピカチュウ"
+	for range 200 {
+		f := Fragment(name, rng)
+		if n := utf8.RuneCountInString(f); n < 2 || n > 6 || strings.Contains(f, " ") || !strings.Contains(name, f) {
+			t.Fatalf("Fragment(%q) = %q", name, f)
+		}
+	}
+	if f := Fragment("N", rng); f != "" {
+		t.Fatalf("Fragment of a one-letter name = %q, want none", f)
+	}
+}
