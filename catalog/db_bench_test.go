@@ -1,6 +1,7 @@
 package catalog_test
 
 import (
+	"bytes"
 	"encoding/json"
 	"math/rand/v2"
 	"slices"
@@ -43,13 +44,7 @@ func cardIDs(b *testing.B, db *catalog.DB) (cards []string, sets map[string]int6
 		for page := int64(1); ; page++ {
 			n := 0
 			total, err := db.SetCards(s.ID, page, 200, func(card []byte) {
-				var c struct {
-					ID string `json:"id"`
-				}
-				if err := json.Unmarshal(card, &c); err != nil {
-					b.Fatal(err)
-				}
-				cards = append(cards, c.ID)
+				cards = append(cards, cardID(b, card))
 				n++
 			})
 			if err != nil {
@@ -65,6 +60,23 @@ func cardIDs(b *testing.B, db *catalog.DB) (cards []string, sets map[string]int6
 		b.Fatal("no cards")
 	}
 	return cards, sets
+}
+
+// cardID returns the id of a card's canonical JSON, which starts with it:
+// decoding ten million cards whole would take minutes.
+func cardID(b *testing.B, card []byte) string {
+	rest, ok := bytes.CutPrefix(card, []byte(`{"id":"`))
+	end := bytes.IndexByte(rest, '"')
+	if ok && end >= 0 && bytes.IndexByte(rest[:end], '\\') < 0 {
+		return string(rest[:end])
+	}
+	var c struct {
+		ID string `json:"id"`
+	}
+	if err := json.Unmarshal(card, &c); err != nil {
+		b.Fatal(err)
+	}
+	return c.ID
 }
 
 // idsRead holds what cardIDs read, by file.
