@@ -26,6 +26,11 @@ type DB struct {
 	setsByID   map[string]*storedSet
 	setsByCode map[string][]*storedSet // zones in resolution order
 	setList    [4][]byte               // JSON arrays: all zones, then by zone index
+	setOrder   []*storedSet            // every set, in list order
+
+	exportOnce  sync.Once // measures the cards of each set for Export
+	exportSizes []int64   // by position in setOrder: the bytes of its cards' JSON
+	exportErr   error
 
 	// zoneOrdinals are the ordinals of the search index entries of each
 	// zone, by zone index (see postings.go).
@@ -185,6 +190,7 @@ func (db *DB) load(tx *bolt.Tx) error {
 		slices.SortFunc(list, func(a, b *storedSet) int { return ZoneIndex(a.Zone) - ZoneIndex(b.Zone) })
 	}
 	slices.SortFunc(all, compareSetOrder)
+	db.setOrder = all
 	db.setList[0] = appendSetArray(nil, all, "")
 	for i, z := range Zones() {
 		db.setList[i+1] = appendSetArray(nil, all, z)

@@ -29,6 +29,9 @@ func (s *Server) routes(docs map[string]*staticFile) *httprouter.Router {
 	s.get(r, "listSetCards", api+setsPath+"/:code"+cardsOfSetSuffix, s.authenticated(s.handleListSetCards()))
 	s.get(r, "getCard", api+cardsPath+"/*cardId", s.authenticated(s.handleGetCard()))
 	s.get(r, "search", api+"/catalog/search", s.authenticated(s.handleSearch()))
+	// The export is streamed and compressed by its handler, which serves
+	// ranges of the compressed bytes too.
+	s.get(r, "exportCatalog", api+"/catalog/export", s.authenticated(s.handleExport()))
 	// Stateless MCP takes POST only; the router answers other methods 405.
 	r.Handler(http.MethodPost, api+"/mcp", s.named("mcp", s.authenticated(s.gzip(s.handleMCP()))))
 
