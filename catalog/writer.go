@@ -48,6 +48,9 @@ type Writer struct {
 	lastSet    []byte            // set prefix
 	zoneCards  [3]int64
 
+	prev *DB // the catalogue this one replaces, when Follow was called
+	keep int // the steps of history to keep
+
 	numbers *sorter
 	sortKey []byte            // of the card being added in numbers
 	folded  map[string]string // recent names and their Fold
@@ -157,7 +160,7 @@ func (w *Writer) begin() error {
 		return fmt.Errorf("write catalogue %s: %w", w.path, err)
 	}
 	w.tx = tx
-	for _, name := range [][]byte{bucketMeta, bucketSets, bucketCards, bucketNumbers, bucketPostings} {
+	for _, name := range [][]byte{bucketMeta, bucketSets, bucketCards, bucketNumbers, bucketPostings, bucketChanges} {
 		b, err := tx.CreateBucketIfNotExists(name)
 		if err != nil {
 			return fmt.Errorf("write catalogue %s: bucket %s: %w", w.path, name, err)
@@ -444,6 +447,9 @@ func (w *Writer) Finish(info Info) (_ Info, err error) {
 			return info, err
 		}
 		zoneSets[ZoneIndex(s.Zone)]++
+	}
+	if err := w.writeChanges(&info); err != nil {
+		return info, err
 	}
 
 	info.Zones = info.Zones[:0]

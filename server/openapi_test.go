@@ -462,6 +462,7 @@ func TestOpenAPIDocumentIsValid(t *testing.T) {
 		"GET /catalog/cards/{cardId}":    "getCard",
 		"GET /catalog/search":            "searchCards",
 		"GET /catalog/export":            "exportCatalog",
+		"GET /catalog/changes":           "listChanges",
 	}
 	got := map[string]string{}
 	for path, item := range doc.Paths.Map() {
