@@ -109,7 +109,7 @@ func runImport(cmd *cobra.Command, e *env, cfg importer.Config) error {
 	fmt.Fprintf(e.stdout, "imported %d sets and %d cards into %s, generation %s (%s)\n", sets, cards, res.Path, res.Info.Generation, took)
 	if n := len(res.Info.History); n > 0 {
 		last := res.Info.History[n-1]
-		fmt.Fprintf(e.stdout, "%s changed since generation %s; changes kept since %s\n", countOf(int(last.Changes), "record"), last.From, countOf(n, "earlier generation"))
+		fmt.Fprintf(e.stdout, "%s changed since generation %s; GET /catalog/changes answers since the last %s\n", countOf(int(last.Changes), "record"), last.From, countOf(n, "generation"))
 	}
 	if res.Unfollowed != nil {
 		fmt.Fprintf(e.stderr, "catalogd: warning: the new catalogue starts a history of its own, as the one it replaced could not be read: %v\n", res.Unfollowed)
