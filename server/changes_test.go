@@ -285,7 +285,7 @@ func cloneState(st catalogState) catalogState { return maps.Clone(st) }
 // keeps, applied to a copy of it, give the active catalogue exactly, in
 // every zone, whatever the page size; an older generation is 410.
 func TestChangesBringEveryKeptGenerationUpToDate(t *testing.T) {
-	for seed := uint64(1); seed <= 4; seed++ {
+	for seed := uint64(1); seed <= 3; seed++ {
 		t.Run(fmt.Sprint("seed", seed), func(t *testing.T) {
 			const keep = 4
 			h := newHistory(t, seed, keep)
@@ -309,7 +309,7 @@ func TestChangesBringEveryKeptGenerationUpToDate(t *testing.T) {
 					continue
 				}
 				for _, zone := range []string{"", "intl", "jp", "chn"} {
-					limit := 1 + (i+len(zone))%3
+					limit := 1 + (i+len(zone))%4
 					if zone == "" && i%2 == 0 {
 						limit = 1000
 					}
@@ -326,7 +326,7 @@ func TestChangesBringEveryKeptGenerationUpToDate(t *testing.T) {
 // which then follows the README's loop: it finishes its pages, syncs again
 // from the meta.to of its first page, and holds the active catalogue.
 func TestChangesAcrossAnImport(t *testing.T) {
-	for seed := uint64(10); seed <= 13; seed++ {
+	for seed := uint64(10); seed <= 12; seed++ {
 		t.Run(fmt.Sprint("seed", seed), func(t *testing.T) {
 			h := newHistory(t, seed, 30)
 			for range 3 {

@@ -148,33 +148,34 @@ func exportedIDs(t testing.TB, export []byte) (sets, cards []string) {
 }
 
 // sampleRequests is a sample of the requests of every endpoint over the
-// sets and cards of an export: every 19th set's first pages, every 211th
+// sets and cards of an export: every 29th set's first pages, every 401st
 // card, and searches, with zone when not "".
 func sampleRequests(sets, cards []string, zone string) []string {
 	var reqs []string
-	for i := 0; i < len(sets); i += 19 {
+	for i := 0; i < len(sets); i += 29 {
 		p := "/catalog/sets/" + url.PathEscape(sets[i]) + "/cards"
 		reqs = append(reqs, p, p+"?page=2&pageSize=7", p+"?pageSize=200")
 	}
-	for i := 0; i < len(cards); i += 211 {
+	for i := 0; i < len(cards); i += 401 {
 		reqs = append(reqs, "/catalog/cards/"+url.PathEscape(cards[i]))
 	}
 	z := ""
 	if zone != "" {
 		z = "&zone=" + zone
 	}
-	for _, q := range []string{"pikachu", "ピカチュウ", "charizard 4", "皮卡丘", "25", "ex"} {
+	for _, q := range []string{"pikachu", "ピカチュウ", "charizard 4", "皮卡丘"} {
 		reqs = append(reqs, "/catalog/search?limit=100&q="+url.QueryEscape(q)+z)
 	}
 	return reqs
 }
 
 // sameAnswers fails unless a and b answer every request with the same
-// status and bytes.
+// status and bytes. (The other tests check answers against the OpenAPI
+// document; here only the bytes matter.)
 func sameAnswers(t *testing.T, a, b *fixture, reqs []string) {
 	t.Helper()
 	for _, target := range reqs {
-		ra, rb := a.get(target), b.get(target)
+		ra, rb := a.raw(target), b.raw(target)
 		if ra.status != rb.status || !bytes.Equal(ra.body, rb.body) {
 			t.Errorf("GET %s: the original answers %d %.200s\nthe copy answers %d %.200s", target, ra.status, ra.body, rb.status, rb.body)
 		}
@@ -208,20 +209,20 @@ func TestExportRoundTrip(t *testing.T) {
 	if len(sets) != 564 || len(cards) != 43811 {
 		t.Fatalf("export holds %d sets and %d cards, want 564 and 43811", len(sets), len(cards))
 	}
+	// The compressed download decompresses to the plain one, byte for
+	// byte, so one import of it stands for both: it is the compressed one,
+	// which the import must also recognise.
 	reqs := append(sampleRequests(sets, cards, ""), "/catalog/sets", "/catalog/sets/SV8/cards", "/catalog/export?zone=jp")
-	for name, snapshot := range map[string][]byte{"export.json": plain.body, "export.json.gz": compressed.body} {
-		t.Run(name, func(t *testing.T) {
-			cp := newFixtureAt(t, importBytes(t, snapshot, name), nil)
-			sameAnswers(t, orig, cp, reqs)
-			again := cp.raw("/catalog/export")
-			if !bytes.Equal(again.body, plain.body) {
-				t.Error("the copy's export differs from the original's")
-			}
-		})
+	cp := newFixtureAt(t, importBytes(t, compressed.body, "export.json.gz"), nil)
+	sameAnswers(t, orig, cp, reqs)
+	if again := cp.raw("/catalog/export"); !bytes.Equal(again.body, plain.body) {
+		t.Error("the copy's export differs from the original's")
+	}
+	if again := cp.raw("/catalog/export", "Accept-Encoding", "gzip"); !bytes.Equal(again.body, compressed.body) {
+		t.Error("the copy's compressed export differs from the original's")
 	}
 
 	t.Run("zone", func(t *testing.T) {
-		orig.get("/catalog/export?zone=chn").wantStatus(t, http.StatusOK) // checked against the OpenAPI document
 		jp := orig.raw("/catalog/export?zone=jp", "Accept-Encoding", "gzip")
 		jp.wantStatus(t, http.StatusOK)
 		zsets, zcards := exportedIDs(t, gunzipOne(t, jp.body))
@@ -346,6 +347,10 @@ func TestExportParameters(t *testing.T) {
 	r.wantStatus(t, http.StatusBadRequest)
 	if !strings.Contains(string(r.body), `"parameter":"zone"`) {
 		t.Errorf("400 does not name zone: %s", r.body)
+	}
+	for _, zone := range []string{"", "?zone=chn"} {
+		f.get("/catalog/export"+zone).wantStatus(t, http.StatusOK) // checked against the OpenAPI document
+		f.do(http.MethodGet, "/catalog/export"+zone, "Accept-Encoding", "gzip").wantStatus(t, http.StatusOK)
 	}
 	head := f.do(http.MethodHead, "/catalog/export")
 	head.wantStatus(t, http.StatusOK)
