@@ -4,7 +4,7 @@
 // touched by a new import, the time the import's comparison adds and the
 // time per page of GET /catalog/changes.
 //
-//	go run ./internal/bench/syncbench -cards 1000000 -touch 1,50
+//	go run ./internal/bench/syncbench -cards 1000000 -touch 1,50 -runs 3
 //
 // The comparison's cost is the difference between importing the changed
 // snapshot over a copy of the catalogue with --history 0 (nothing
@@ -39,7 +39,12 @@ func main() {
 	cards := flag.Int("cards", 1_000_000, "cards in the generated snapshot")
 	touch := flag.String("touch", "1,50", "percentages of cards a new import changes, comma-separated")
 	keep := flag.Bool("keep", false, "keep the working directory")
+	runs := flag.Int("runs", 1, "import each changed snapshot this many times with and without the comparison")
 	flag.Parse()
+	if *runs < 1 {
+		fmt.Fprintln(os.Stderr, "syncbench: -runs must be at least 1")
+		os.Exit(2)
+	}
 	var shares []int
 	for _, f := range strings.Split(*touch, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(f))
@@ -49,13 +54,13 @@ func main() {
 		}
 		shares = append(shares, n)
 	}
-	if err := run(*cards, shares, *keep); err != nil {
+	if err := run(*cards, shares, *keep, *runs); err != nil {
 		fmt.Fprintln(os.Stderr, "syncbench:", err)
 		os.Exit(1)
 	}
 }
 
-func run(cards int, shares []int, keep bool) error {
+func run(cards int, shares []int, keep bool, runs int) error {
 	dir, err := os.MkdirTemp("", "catalogd-syncbench-")
 	if err != nil {
 		return err
@@ -89,18 +94,24 @@ func run(cards int, shares []int, keep bool) error {
 		if err := touchCards(base, changed, pct); err != nil {
 			return err
 		}
-		var took [2]importFigures
-		for i, history := range []int{0, 30} {
-			cp := filepath.Join(dir, fmt.Sprintf("touch%d-%d.db", pct, history))
-			if err := copyFile(db, cp); err != nil {
-				return err
+		// Alternating which goes first, so that neither always has the
+		// page cache the other left.
+		for r := range runs {
+			var took [2]importFigures
+			for j := range 2 {
+				i := (j + r) % 2
+				history := []int{0, 30}[i]
+				cp := filepath.Join(dir, fmt.Sprintf("touch%d-%d.db", pct, history))
+				if err := copyFile(db, cp); err != nil {
+					return err
+				}
+				if took[i], err = importTimed(bin, cp, changed, history); err != nil {
+					return err
+				}
 			}
-			if took[i], err = importTimed(bin, cp, changed, history); err != nil {
-				return err
-			}
+			fmt.Printf("import %3d%%     --history 0: %s wall, %s CPU; --history 30: %s wall, %s CPU; the comparison adds %s wall, %s CPU\n",
+				pct, took[0].wall, took[0].cpu, took[1].wall, took[1].cpu, (took[1].wall - took[0].wall).Round(time.Millisecond), (took[1].cpu - took[0].cpu).Round(time.Millisecond))
 		}
-		fmt.Printf("import %3d%%     --history 0: %s wall, %s CPU; --history 30: %s wall, %s CPU; the comparison adds %s wall, %s CPU\n",
-			pct, took[0].wall, took[0].cpu, took[1].wall, took[1].cpu, (took[1].wall - took[0].wall).Round(time.Millisecond), (took[1].cpu - took[0].cpu).Round(time.Millisecond))
 		if err := benchChanges(bin, filepath.Join(dir, fmt.Sprintf("touch%d-30.db", pct)), gen0, pct); err != nil {
 			return err
 		}
