@@ -16,12 +16,11 @@ import (
 // encoded per download, and the layout below lets a reader start at any
 // offset without reading what comes before.
 type Export struct {
-	db     *DB
-	head   []byte // {"sets":[...],"cards":[
-	sets   []exportSet
-	cards  int64 // bytes of the cards, commas included
-	size   int64
-	hasAny bool
+	db    *DB
+	head  []byte // {"sets":[...],"cards":[
+	sets  []exportSet
+	cards int64 // bytes of the cards, commas included
+	size  int64
 }
 
 // exportSet is one set with cards in an Export: where its cards start,
