@@ -109,6 +109,9 @@ type Change struct {
 // and is given everything else again, as it is then; a record added after
 // the list started and removed before the next sync would otherwise stay.
 func (db *DB) Changes(q ChangesQuery, fn func(Change) error) (string, error) {
+	if q.Limit < 1 {
+		return "", fmt.Errorf("changes since %q: limit %d: give 1 or more", q.Since, q.Limit)
+	}
 	from, ok := db.sinceStep(q.Since)
 	if !ok {
 		return "", fmt.Errorf("generation %q is %w", q.Since, ErrOutsideHistory)
@@ -187,7 +190,12 @@ func (db *DB) appendRecord(dst []byte, kind byte, id string) ([]byte, error) {
 		}
 		return s.AppendJSON(dst), nil
 	}
-	return db.AppendCard(dst, id)
+	dst, err := db.AppendCard(dst, id)
+	if err != nil {
+		// Not ErrNotFound: the request named no card, the file is wrong.
+		return dst, fmt.Errorf("card %q of the list of changes: %v", id, err)
+	}
+	return dst, nil
 }
 
 // changeWalk merges the change lists of consecutive steps by key.
