@@ -20,24 +20,33 @@ const defaultDB = "./catalog.db"
 
 func newImportCommand(e *env) *cobra.Command {
 	var (
-		db     string
-		dryRun bool
+		db      string
+		dryRun  bool
+		history int
 	)
 	cmd := &cobra.Command{
-		Use:   "import [--db PATH] [--dry-run] SNAPSHOT...",
+		Use:   "import [--db PATH] [--dry-run] [--history N] SNAPSHOT...",
 		Short: "Validate snapshots and replace the catalogue with them",
 		Long: `import reads one or more JSON catalogue snapshots ('-' is standard input,
 gzip is detected), validates every record and replaces the catalogue file
 atomically. Together the snapshots form the whole new catalogue. If any record
 is invalid, every problem found (up to 100) is reported and the current
-catalogue is left exactly as it was.`,
+catalogue is left exactly as it was.
+
+The new catalogue is compared, record by record, with the one it replaces,
+and carries the changes of the last --history imports, which
+GET /catalog/changes serves to partners that keep a copy.`,
 		Args: minArgs(1, "snapshot file (or '-' for standard input)"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runImport(cmd, e, db, dryRun, args)
+			if history < 0 {
+				return usageErrorf("import: --history %d: give 0 or more imports", history)
+			}
+			return runImport(cmd, e, importer.Config{DB: db, Inputs: args, Stdin: e.stdin, DryRun: dryRun, History: history})
 		},
 	}
 	cmd.Flags().StringVar(&db, "db", defaultDB, "catalogue file to replace")
 	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "validate and build, but leave the catalogue as it is")
+	cmd.Flags().IntVar(&history, "history", defaultHistory, "imports whose changes the catalogue keeps for GET /catalog/changes (0: none)")
 	return cmd
 }
 
@@ -48,12 +57,16 @@ catalogue is left exactly as it was.`,
 // environment wins.
 const importMemoryLimit = 160 << 20
 
-func runImport(cmd *cobra.Command, e *env, db string, dryRun bool, inputs []string) error {
+// defaultHistory is the imports whose changes a catalogue keeps: a month of
+// daily imports, so that a partner syncing monthly never has to start over.
+const defaultHistory = 30
+
+func runImport(cmd *cobra.Command, e *env, cfg importer.Config) error {
+	db := cfg.DB
 	start := time.Now()
 	if debug.SetMemoryLimit(-1) == math.MaxInt64 {
 		defer debug.SetMemoryLimit(debug.SetMemoryLimit(importMemoryLimit))
 	}
-	cfg := importer.Config{DB: db, Inputs: inputs, Stdin: e.stdin, DryRun: dryRun}
 	bar := newProgress(e.stderr)
 	if bar != nil {
 		cfg.Progress = func(read, total int64) {
@@ -94,6 +107,13 @@ func runImport(cmd *cobra.Command, e *env, db string, dryRun bool, inputs []stri
 		return nil
 	}
 	fmt.Fprintf(e.stdout, "imported %d sets and %d cards into %s, generation %s (%s)\n", sets, cards, res.Path, res.Info.Generation, took)
+	if n := len(res.Info.History); n > 0 {
+		last := res.Info.History[n-1]
+		fmt.Fprintf(e.stdout, "%s changed since generation %s; GET /catalog/changes answers since the last %s\n", countOf(int(last.Changes), "record"), last.From, countOf(n, "generation"))
+	}
+	if res.Unfollowed != nil {
+		fmt.Fprintf(e.stderr, "catalogd: warning: the new catalogue starts a history of its own, as the one it replaced could not be read: %v\n", res.Unfollowed)
+	}
 	return nil
 }
 

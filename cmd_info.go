@@ -62,6 +62,21 @@ func printInfo(e *env, db string, info catalog.Info) error {
 		cards += z.Cards
 	}
 	fmt.Fprintf(w, "total\t%d\t%d\t\n", sets, cards)
+	if err := w.Flush(); err != nil {
+		return err
+	}
+	return printHistory(e, info)
+}
+
+// printHistory lists the generations GET /catalog/changes answers since=
+// for, oldest first, each with the records the next import changed.
+func printHistory(e *env, info catalog.Info) error {
+	w := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintf(w, "changes since (%s kept):\n", countOf(len(info.History), "import"))
+	for _, s := range info.History {
+		fmt.Fprintf(w, "  %s\t%s changed by the import of %s\n", s.From, countOf(int(s.Changes), "record"), s.To)
+	}
+	fmt.Fprintf(w, "  %s\tthis generation\n", info.Generation)
 	return w.Flush()
 }
 

@@ -89,6 +89,46 @@ func TestImportRealCatalogueAndInfo(t *testing.T) {
 	}
 }
 
+// TestImportKeepsHistory imports four times into one file with
+// CATALOGD_HISTORY=2: the second import changed nothing, the file keeps the
+// changes of the last two imports, and info lists the generations a sync
+// can start from, the first import's no longer.
+func TestImportKeepsHistory(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "catalog.db")
+	env := map[string]string{"CATALOGD_HISTORY": "2"}
+	var gens []string
+	for i, in := range []string{"data/sample.json", "data/sample.json", "server/testdata/odd.json", "data/sample.json"} {
+		code, out, errOut := runCLI(t, env, "import", "--db", db, in)
+		if code != exitOK {
+			t.Fatalf("import %d: exit %d\n%s", i, code, errOut)
+		}
+		gens = append(gens, regexp.MustCompile(`generation (\S+) `).FindStringSubmatch(out)[1])
+		if i == 1 && !strings.Contains(out, "0 records changed since generation "+gens[0]) {
+			t.Errorf("re-import of the same snapshot: %q", out)
+		}
+	}
+	code, out, errOut := runCLI(t, nil, "info", "--db", db)
+	if code != exitOK {
+		t.Fatalf("info: exit %d\n%s", code, errOut)
+	}
+	for _, want := range []string{
+		`changes since \(2 imports kept\):`,
+		regexp.QuoteMeta(gens[1]) + `\s+\d+ records changed by the import of ` + regexp.QuoteMeta(gens[2]),
+		regexp.QuoteMeta(gens[2]) + `\s+\d+ records changed by the import of ` + regexp.QuoteMeta(gens[3]),
+		regexp.QuoteMeta(gens[3]) + `\s+this generation`,
+	} {
+		if !regexp.MustCompile(want).MatchString(out) {
+			t.Errorf("info output lacks %s:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, gens[0]+" ") {
+		t.Errorf("info lists %s, older than the two imports kept:\n%s", gens[0], out)
+	}
+	if code, _, errOut := runCLI(t, nil, "import", "--db", db, "--history", "-1", "data/sample.json"); code != exitUsage {
+		t.Errorf("--history -1: exit %d, want %d\n%s", code, exitUsage, errOut)
+	}
+}
+
 func TestEnvironmentVariablesSetFlags(t *testing.T) {
 	dir := t.TempDir()
 	db := filepath.Join(dir, "env.db")

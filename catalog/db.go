@@ -21,6 +21,10 @@ type DB struct {
 	path string
 	info Info
 
+	exportOnce sync.Once // measures the cards of each set for Export
+	exportSets []measuredSet
+	exportErr  error
+
 	// zoneOrdinals are the ordinals of the search index entries of each
 	// zone, by zone index (see postings.go).
 	zoneOrdinals [3]ordinalRange

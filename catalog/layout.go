@@ -89,6 +89,9 @@ type Info struct {
 	ImportedAt time.Time   `json:"importedAt"`
 	Sources    []Source    `json:"sources"`
 	Zones      []ZoneCount `json:"zones"`
+	// History is the imports whose changes the file holds, oldest first;
+	// the last one made this generation (docs/CONTRACT.md, Changes).
+	History []HistoryStep `json:"history,omitempty"`
 }
 
 // Source is one snapshot file an import read.

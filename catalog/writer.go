@@ -56,6 +56,9 @@ type Writer struct {
 	zoneSets  [3]int64
 	zoneCards [3]int64
 
+	prev *DB // the catalogue this one replaces, when Follow was called
+	keep int // the steps of history to keep
+
 	numbers     *sorter
 	sortKey     []byte            // of the card being added in numbers
 	longestName int               // bytes of the longest folded name
@@ -169,7 +172,7 @@ func (w *Writer) begin() error {
 		return fmt.Errorf("write catalogue %s: %w", w.path, err)
 	}
 	w.tx = tx
-	for _, name := range [][]byte{bucketMeta, bucketSets, bucketSetCodes, bucketSetOrder, bucketSetLists, bucketCards, bucketNumbers, bucketPostings} {
+	for _, name := range [][]byte{bucketMeta, bucketSets, bucketSetCodes, bucketSetOrder, bucketSetLists, bucketCards, bucketNumbers, bucketPostings, bucketChanges} {
 		b, err := tx.CreateBucketIfNotExists(name)
 		if err != nil {
 			return fmt.Errorf("write catalogue %s: bucket %s: %w", w.path, name, err)
@@ -488,6 +491,9 @@ func (w *Writer) Finish(info Info) (_ Info, err error) {
 		return info, err
 	}
 	if err := w.writeSetLists(); err != nil {
+		return info, err
+	}
+	if err := w.writeChanges(&info); err != nil {
 		return info, err
 	}
 

@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"hash"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -34,6 +35,12 @@ type Config struct {
 	// read nor written, and another import may run beside it.
 	DryRun bool
 
+	// History is how many imports' changes the new catalogue keeps
+	// (docs/CONTRACT.md, Changes), this one included: it compares itself
+	// with the catalogue at DB, when there is one. 0 keeps none and
+	// compares nothing; a dry run compares nothing either.
+	History int
+
 	// Progress, when set, is called now and then with the bytes read so far
 	// and the total, which is -1 when not known (standard input).
 	Progress func(read, total int64)
@@ -51,6 +58,10 @@ type Result struct {
 	Info   catalog.Info
 	Path   string // the catalogue written; empty for a dry run
 	DryRun bool
+	// Unfollowed says why the catalogue at DB could not be compared with
+	// the new one, which then starts a history of its own; nil when it was
+	// compared, or when there was none.
+	Unfollowed error
 }
 
 // Import reads every input, validates it and, unless cfg.DryRun, replaces
@@ -101,6 +112,18 @@ func Import(ctx context.Context, cfg Config) (Result, error) {
 		w.Abort()
 		return Result{}, err
 	}
+	var unfollowed error
+	if !cfg.DryRun && cfg.History > 0 {
+		prev, err := catalog.Open(dbPath)
+		switch {
+		case err == nil:
+			defer prev.Close()
+			w.Follow(prev, cfg.History)
+		case errors.Is(err, fs.ErrNotExist):
+		default:
+			unfollowed = err
+		}
+	}
 	if info, err = w.Finish(info); err != nil {
 		return Result{}, fmt.Errorf("import: %w", err)
 	}
@@ -115,7 +138,7 @@ func Import(ctx context.Context, cfg Config) (Result, error) {
 	if err := syncDir(dir); err != nil {
 		return Result{}, fmt.Errorf("import: %w", err)
 	}
-	return Result{Info: info, Path: dbPath}, nil
+	return Result{Info: info, Path: dbPath, Unfollowed: unfollowed}, nil
 }
 
 // lockImports serialises imports into one catalogue, so that two never race

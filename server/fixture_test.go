@@ -88,7 +88,13 @@ func newFixture(t testing.TB) *fixture {
 // its metrics) before the Server is built.
 func newFixtureWith(t testing.TB, configure func(*Config)) *fixture {
 	t.Helper()
-	db, err := catalog.Open(sampleCatalogue(t))
+	return newFixtureAt(t, sampleCatalogue(t), configure)
+}
+
+// newFixtureAt is newFixtureWith over the catalogue file at path.
+func newFixtureAt(t testing.TB, path string, configure func(*Config)) *fixture {
+	t.Helper()
+	db, err := catalog.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}

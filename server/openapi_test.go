@@ -461,6 +461,8 @@ func TestOpenAPIDocumentIsValid(t *testing.T) {
 		"GET /catalog/sets/{code}/cards": "listSetCards",
 		"GET /catalog/cards/{cardId}":    "getCard",
 		"GET /catalog/search":            "searchCards",
+		"GET /catalog/export":            "exportCatalog",
+		"GET /catalog/changes":           "listChanges",
 	}
 	got := map[string]string{}
 	for path, item := range doc.Paths.Map() {

@@ -70,6 +70,8 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 			detail = "invalid parameter " + params[0].Parameter + ": " + params[0].Detail
 		}
 		writeProblem(w, http.StatusBadRequest, detail, params...)
+	case errors.Is(err, catalog.ErrOutsideHistory):
+		writeProblem(w, http.StatusGone, err.Error()+", which holds the changes of its last imports only: download /catalog/export and sync from its Catalog-Generation")
 	case errors.Is(err, catalog.ErrNotFound):
 		writeProblem(w, http.StatusNotFound, err.Error()+" in the active catalogue")
 	default:

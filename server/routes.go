@@ -29,6 +29,10 @@ func (s *Server) routes(docs map[string]*staticFile) *httprouter.Router {
 	s.get(r, "listSetCards", api+setsPath+"/:code"+cardsOfSetSuffix, s.authenticated(s.handleListSetCards()))
 	s.get(r, "getCard", api+cardsPath+"/*cardId", s.authenticated(s.handleGetCard()))
 	s.get(r, "search", api+"/catalog/search", s.authenticated(s.handleSearch()))
+	// The export is streamed and compressed by its handler, which serves
+	// ranges of the compressed bytes too.
+	s.get(r, "exportCatalog", api+"/catalog/export", s.authenticated(s.handleExport()))
+	s.get(r, "listChanges", api+"/catalog/changes", s.authenticated(s.handleListChanges()))
 	// Stateless MCP takes POST only; the router answers other methods 405.
 	r.Handler(http.MethodPost, api+"/mcp", s.named("mcp", s.authenticated(s.gzip(s.handleMCP()))))
 

@@ -200,6 +200,7 @@ type catalogueState struct {
 	answers      *answerSet // nil without an answer cache
 	setsGzipOnce sync.Once
 	setsGzip     []byte
+	exportGzips  exportGzips
 }
 
 // state returns the server's state of db.

@@ -1,0 +1,476 @@
+package catalog
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"slices"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// The change lists (docs/CONTRACT.md, Changes). Each import that replaces a
+// catalogue is a step of its history, numbered from 1; the file holds the
+// last steps, each a list of what it changed, in the bucket
+//
+//	changes    step (4 bytes, big-endian), then the kind byte (changeSet
+//	           before changeCard), then the id -> the zone byte of the
+//	           record before the step, then after it; zoneNone when there
+//	           was none, or is none
+//
+// so that one cursor per step walks its list by kind and id, and a walk
+// that merges the lists of the steps after a generation meets each record
+// once, with what it was before the first of them and is after the last.
+// Info.History says which generation each step came from and led to. A file
+// without the bucket has no history; the bucket is optional so that files
+// written before it still open.
+var bucketChanges = []byte("changes")
+
+// The kinds of records in change keys, in the order their changes are
+// listed.
+const (
+	changeSet  byte = 1
+	changeCard byte = 2
+)
+
+// zoneNone marks the absence of a record in a change.
+const zoneNone byte = 0xFF
+
+// HistoryStep is one import of a catalogue file's history: it replaced
+// generation From with To, changing Changes records.
+type HistoryStep struct {
+	Step    uint32 `json:"step"`
+	From    string `json:"from"`
+	To      string `json:"to"`
+	Changes int64  `json:"changes"`
+}
+
+// ErrOutsideHistory means a generation is neither the active one nor one
+// the file holds the changes since.
+var ErrOutsideHistory = errors.New("not in the history of the catalogue")
+
+// ErrBadCursor means a changes cursor is not one this catalogue made.
+var ErrBadCursor = errors.New("not a cursor of the list of changes")
+
+// SyncGenerations returns the generations Changes answers for, oldest
+// first: the one each kept step came from, then the active one.
+func (db *DB) SyncGenerations() []string {
+	var gens []string
+	for _, s := range db.info.History {
+		gens = append(gens, s.From)
+	}
+	return append(gens, db.info.Generation)
+}
+
+// sinceStep returns the index in History of the first step after
+// generation gen, len(History) for the active generation.
+func (db *DB) sinceStep(gen string) (int, bool) {
+	if gen == db.info.Generation {
+		return len(db.info.History), true
+	}
+	for i, s := range db.info.History {
+		if s.From == gen {
+			return i, true
+		}
+	}
+	return 0, false
+}
+
+// ChangesQuery asks for one page of the changes since a generation.
+type ChangesQuery struct {
+	Since string
+	Zone  string // "" for every zone
+	After string // the cursor of the previous page, "" for the first
+	Limit int
+}
+
+// Change is one entry of a list of changes: Record is the set's or card's
+// JSON as served, nil for a removal. Valid only during the call it is
+// passed to.
+type Change struct {
+	Kind   string // "set" or "card"
+	ID     string
+	Record []byte
+}
+
+// Changes calls fn with at most q.Limit changes from generation q.Since to
+// the active one (sets, then cards, each by id; a record once, as it is
+// now), after the cursor q.After, and returns the cursor of the next page,
+// "" after the last.
+//
+// A cursor remembers the generation its list started at. When another
+// catalogue has been swapped in since, the rest of the list is given as seen
+// from that generation: a record that did not exist then is given only as
+// removed, if it existed at q.Since, and otherwise not at all. The client
+// is then to sync again from that generation (docs/CONTRACT.md, Changes),
+// and is given everything else again, as it is then; a record added after
+// the list started and removed before the next sync would otherwise stay.
+func (db *DB) Changes(q ChangesQuery, fn func(Change) error) (string, error) {
+	if q.Limit < 1 {
+		return "", fmt.Errorf("changes since %q: limit %d: give 1 or more", q.Since, q.Limit)
+	}
+	from, ok := db.sinceStep(q.Since)
+	if !ok {
+		return "", fmt.Errorf("generation %q is %w", q.Since, ErrOutsideHistory)
+	}
+	pin, after := db.info.Generation, []byte(nil)
+	if q.After != "" {
+		var err error
+		if pin, after, err = decodeCursor(q.After); err != nil {
+			return "", err
+		}
+	}
+	pinStep, ok := db.sinceStep(pin)
+	if !ok {
+		return "", fmt.Errorf("generation %q, where this list of changes started, is %w", pin, ErrOutsideHistory)
+	}
+	pinStep = max(pinStep, from)
+	zone := zoneNone
+	if q.Zone != "" {
+		zone = zoneByte(q.Zone)
+	}
+	in := func(z byte) bool { return z != zoneNone && (zone == zoneNone || z == zone) }
+
+	var next string
+	err := db.db.View(func(tx *bolt.Tx) error {
+		b := tx.Bucket(bucketChanges)
+		if b == nil || from == len(db.info.History) {
+			return nil
+		}
+		w := newChangeWalk(b, db.info.History[from:], after)
+		n := 0
+		var last []byte
+		var rec []byte
+		for w.next() {
+			before, now := in(w.before), in(w.after)
+			if pinStep < len(db.info.History) && !in(w.beforeStep(pinStep-from)) {
+				now = false // absent when the list started: see above
+			}
+			if !before && !now {
+				continue
+			}
+			if n == q.Limit {
+				next = encodeCursor(pin, last)
+				return nil
+			}
+			c := Change{Kind: "set", ID: string(w.key[1:])}
+			if w.key[0] == changeCard {
+				c.Kind = "card"
+			}
+			if now {
+				var err error
+				if rec, err = db.appendRecord(rec[:0], w.key[0], c.ID); err != nil {
+					return err
+				}
+				c.Record = rec
+			}
+			if err := fn(c); err != nil {
+				return err
+			}
+			last = append(last[:0], w.key...)
+			n++
+		}
+		return nil
+	})
+	if err != nil {
+		return "", fmt.Errorf("changes since %q: %w", q.Since, err)
+	}
+	return next, nil
+}
+
+// appendRecord appends the JSON of the set or card id as served.
+func (db *DB) appendRecord(dst []byte, kind byte, id string) ([]byte, error) {
+	if kind == changeSet {
+		err := db.read(func(r *reader) error {
+			s, ok, err := setByID(r.setCursor, id)
+			if err == nil && !ok {
+				err = fmt.Errorf("set %q of the list of changes is missing", id)
+			}
+			dst = append(dst, s.json...)
+			return err
+		})
+		return dst, err
+	}
+	dst, err := db.AppendCard(dst, id)
+	if err != nil {
+		// Not ErrNotFound: the request named no card, the file is wrong.
+		return dst, fmt.Errorf("card %q of the list of changes: %v", id, err)
+	}
+	return dst, nil
+}
+
+// changeWalk merges the change lists of consecutive steps by key.
+type changeWalk struct {
+	steps   []HistoryStep
+	cursors []*bolt.Cursor
+	keys    [][]byte // the current key of each cursor, without its step; nil when done
+	vals    [][]byte
+
+	key           []byte // the record met, kind and id
+	before, after byte   // its zone before the first step and after the last
+	seen          []int  // the steps that changed it, as indexes into steps
+	seenBefore    []byte // its zone before each of them
+}
+
+func newChangeWalk(b *bolt.Bucket, steps []HistoryStep, after []byte) *changeWalk {
+	w := &changeWalk{steps: steps}
+	for _, s := range steps {
+		c := b.Cursor()
+		var seek [4]byte
+		binary.BigEndian.PutUint32(seek[:], s.Step)
+		k, v := c.Seek(append(seek[:], after...))
+		if after != nil && k != nil && bytes.Equal(k[4:], after) && bytes.HasPrefix(k, seek[:]) {
+			k, v = c.Next()
+		}
+		w.cursors = append(w.cursors, c)
+		w.keys = append(w.keys, nil)
+		w.vals = append(w.vals, nil)
+		w.set(len(w.cursors)-1, s.Step, k, v)
+	}
+	return w
+}
+
+func (w *changeWalk) set(i int, step uint32, k, v []byte) {
+	if len(k) < 5 || binary.BigEndian.Uint32(k) != step || len(v) != 2 {
+		w.keys[i] = nil
+		return
+	}
+	w.keys[i], w.vals[i] = k[4:], v
+}
+
+// next moves to the next record any step changed.
+func (w *changeWalk) next() bool {
+	var min []byte
+	for _, k := range w.keys {
+		if k != nil && (min == nil || bytes.Compare(k, min) < 0) {
+			min = k
+		}
+	}
+	if min == nil {
+		return false
+	}
+	w.key = append(w.key[:0], min...)
+	w.seen, w.seenBefore = w.seen[:0], w.seenBefore[:0]
+	for i, k := range w.keys {
+		if k == nil || !bytes.Equal(k, w.key) {
+			continue
+		}
+		if len(w.seen) == 0 {
+			w.before = w.vals[i][0]
+		}
+		w.after = w.vals[i][1]
+		w.seen = append(w.seen, i)
+		w.seenBefore = append(w.seenBefore, w.vals[i][0])
+		nk, nv := w.cursors[i].Next()
+		w.set(i, w.steps[i].Step, nk, nv)
+	}
+	return true
+}
+
+// beforeStep returns the zone of the record before step i: what the first
+// step at or after i that changed it found, or what the last one left.
+func (w *changeWalk) beforeStep(i int) byte {
+	for j, s := range w.seen {
+		if s >= i {
+			return w.seenBefore[j]
+		}
+	}
+	return w.after
+}
+
+// encodeCursor makes the cursor after the record key of a list that
+// started at generation pin.
+func encodeCursor(pin string, key []byte) string {
+	b := binary.AppendUvarint(nil, uint64(len(pin)))
+	b = append(append(b, pin...), key...)
+	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+func decodeCursor(s string) (string, []byte, error) {
+	b, err := base64.RawURLEncoding.DecodeString(s)
+	if err != nil {
+		return "", nil, fmt.Errorf("cursor %s: %w", Quote(s), ErrBadCursor)
+	}
+	n, used := binary.Uvarint(b)
+	if used <= 0 || n > uint64(len(b)-used) {
+		return "", nil, fmt.Errorf("cursor %s: %w", Quote(s), ErrBadCursor)
+	}
+	pin, key := string(b[used:used+int(n)]), b[used+int(n):]
+	if len(key) < 2 || (key[0] != changeSet && key[0] != changeCard) {
+		return "", nil, fmt.Errorf("cursor %s: %w", Quote(s), ErrBadCursor)
+	}
+	return pin, key, nil
+}
+
+// Follow makes the catalogue being written the next generation of prev,
+// which stays open until Finish returns: Finish compares the two, record by
+// record, and the new file holds the changes of the last keep imports, this
+// one included. keep 0 keeps none, and compares nothing.
+func (w *Writer) Follow(prev *DB, keep int) {
+	w.prev, w.keep = prev, keep
+}
+
+// writeChanges writes the kept steps of prev's history and the step from
+// prev to this catalogue, and sets info.History. It runs in Finish, once
+// every card and set is in the open transaction: the comparison walks both
+// files' cards by id, and what it finds goes through a sorter, which holds
+// a bounded buffer and spills to disk, before it is put (putting commits
+// now and then, which would end the walk's cursors).
+func (w *Writer) writeChanges(info *Info) error {
+	info.History = nil
+	if w.prev == nil || w.keep <= 0 {
+		return nil
+	}
+	prev := w.prev
+	kept := prev.info.History[max(0, len(prev.info.History)-(w.keep-1)):]
+	step := uint32(1)
+	if n := len(prev.info.History); n > 0 {
+		step = prev.info.History[n-1].Step + 1
+	}
+	diff := newSorter(filepath.Dir(w.path), sortMemory)
+	defer diff.close()
+	var key [4]byte
+	binary.BigEndian.PutUint32(key[:], step)
+	var count int64
+	add := func(kind byte, id []byte, before, after byte) error {
+		count++
+		k := append(append(append(w.key[:0], key[:]...), kind), id...)
+		w.key = k
+		return diff.add(k, []byte{before, after})
+	}
+	if err := w.diffSets(add); err != nil {
+		return err
+	}
+	if err := w.diffCards(add); err != nil {
+		return err
+	}
+
+	// The kept steps of prev, then this one: keys in order.
+	if len(kept) > 0 {
+		err := prev.db.View(func(tx *bolt.Tx) error {
+			b := tx.Bucket(bucketChanges)
+			if b == nil {
+				return errors.New("the history lists steps the file does not hold")
+			}
+			var first [4]byte
+			binary.BigEndian.PutUint32(first[:], kept[0].Step)
+			c := b.Cursor()
+			for k, v := c.Seek(first[:]); k != nil; k, v = c.Next() {
+				if err := w.putOrdered(bucketChanges, k, v); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return fmt.Errorf("write catalogue %s: copy the history of %s: %w", w.path, prev.Path(), err)
+		}
+	}
+	err := diff.each(func(k, v []byte) error { return w.putOrdered(bucketChanges, k, v) })
+	if err != nil {
+		return fmt.Errorf("write catalogue %s: changes: %w", w.path, err)
+	}
+	info.History = append(slices.Clone(kept), HistoryStep{Step: step, From: prev.Generation(), To: info.Generation, Changes: count})
+	return nil
+}
+
+// diffSets walks the sets of both files at once, by id, and compares the
+// JSON of each set in both.
+func (w *Writer) diffSets(add func(kind byte, id []byte, before, after byte) error) error {
+	newSets := w.tx.Bucket(bucketSets).Cursor()
+	return w.prev.read(func(r *reader) error {
+		oldSets := r.tx.Bucket(bucketSets).Cursor()
+		ok, ov := oldSets.First()
+		nk, nv := newSets.First()
+		for ok != nil || nk != nil {
+			c := 0
+			switch {
+			case ok == nil:
+				c = 1
+			case nk == nil:
+				c = -1
+			default:
+				c = bytes.Compare(ok, nk)
+			}
+			var old, cur storedSet
+			var err error
+			if c <= 0 {
+				old, err = readStoredSet(ov)
+			}
+			if err == nil && c >= 0 {
+				cur, err = readStoredSet(nv)
+			}
+			switch {
+			case err != nil:
+			case c < 0: // only in prev: removed
+				err = add(changeSet, ok, old.zone(), zoneNone)
+				ok, ov = oldSets.Next()
+			case c > 0: // only in the new one: added
+				err = add(changeSet, nk, zoneNone, cur.zone())
+				nk, nv = newSets.Next()
+			default:
+				if !bytes.Equal(old.json, cur.json) {
+					err = add(changeSet, nk, old.zone(), cur.zone())
+				}
+				ok, ov = oldSets.Next()
+				nk, nv = newSets.Next()
+			}
+			if err != nil {
+				return fmt.Errorf("write catalogue %s: changes: %w", w.path, err)
+			}
+		}
+		return nil
+	})
+}
+
+// diffCards walks the id index of both files' cards at once, and compares
+// the JSON of each card in both.
+func (w *Writer) diffCards(add func(kind byte, id []byte, before, after byte) error) error {
+	cards := w.tx.Bucket(bucketCards)
+	newIDs, newCards := cards.Cursor(), cards.Cursor()
+	return w.prev.read(func(r *reader) error {
+		oldIDs, oldCards := r.tx.Bucket(bucketCards).Cursor(), r.cardCursor
+		start := []byte{keyCardID}
+		ok, ov := oldIDs.Seek(start)
+		nk, nv := newIDs.Seek(start)
+		var key []byte
+		for ok != nil || nk != nil {
+			var c int
+			switch {
+			case ok == nil:
+				c = 1
+			case nk == nil:
+				c = -1
+			default:
+				c = bytes.Compare(ok, nk)
+			}
+			var err error
+			switch {
+			case c < 0: // only in prev: removed
+				err = add(changeCard, ok[1:], ov[0], zoneNone)
+				ok, ov = oldIDs.Next()
+			case c > 0: // only in the new one: added
+				err = add(changeCard, nk[1:], zoneNone, nv[0])
+				nk, nv = newIDs.Next()
+			default:
+				id := nk[1:]
+				key = appendLocatedCardKey(key[:0], ov, string(id))
+				_, a := oldCards.Seek(key)
+				key = appendLocatedCardKey(key[:0], nv, string(id))
+				_, b := newCards.Seek(key)
+				if !bytes.Equal(a, b) {
+					err = add(changeCard, id, ov[0], nv[0])
+				}
+				ok, ov = oldIDs.Next()
+				nk, nv = newIDs.Next()
+			}
+			if err != nil {
+				return fmt.Errorf("write catalogue %s: changes: %w", w.path, err)
+			}
+		}
+		return nil
+	})
+}

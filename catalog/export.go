@@ -1,0 +1,249 @@
+package catalog
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+)
+
+// Export is the snapshot of the catalogue, or of one zone of it, that
+// GET /catalog/export serves and catalogd import reads back
+// (docs/CONTRACT.md, Partner sync): {"sets":[...],"cards":[...]}, the sets in
+// list order, the cards set by set in that order, each set's in
+// printed-number order. Its bytes are the stored JSON, joined: nothing is
+// encoded per download, and the layout below lets a reader start at any
+// offset without reading what comes before.
+type Export struct {
+	db    *DB
+	head  []byte // {"sets":[...],"cards":[
+	sets  []exportSet
+	cards int64 // bytes of the cards, commas included
+	size  int64
+}
+
+// exportSet is one set with cards in an Export: where its cards start,
+// relative to the first card, and what they take, each card's comma
+// included (the first card of the export has none).
+type exportSet struct {
+	prefix []byte // of its cards' keys
+	start  int64
+	size   int64
+}
+
+// measuredSet is one set of the catalogue, in list order, with the bytes
+// of its cards' JSON.
+type measuredSet struct {
+	prefix []byte
+	total  int64
+	size   int64
+}
+
+var exportTail = []byte("]}")
+
+// Export returns the export of zone, or of every zone when zone is "". The
+// first call measures every set's cards, one walk of the cards; later calls
+// cost a pass over the sets.
+func (db *DB) Export(zone string) (*Export, error) {
+	if zone != "" && ZoneIndex(zone) < 0 {
+		return nil, fmt.Errorf("export: zone %q: %w", zone, ErrNotFound)
+	}
+	db.exportOnce.Do(func() { db.exportSets, db.exportErr = db.measureSets() })
+	if db.exportErr != nil {
+		return nil, db.exportErr
+	}
+	sets, err := db.SetList(zone)
+	if err != nil {
+		return nil, fmt.Errorf("export: %w", err)
+	}
+	e := &Export{db: db}
+	e.head = append([]byte(`{"sets":`), bytes.Join(sets, nil)...)
+	e.head = append(e.head, `,"cards":[`...)
+	z := ZoneIndex(zone)
+	for _, s := range db.exportSets {
+		if zone != "" && int(s.prefix[0]) != z || s.total == 0 {
+			continue
+		}
+		size := s.size + s.total // a comma before each card
+		if len(e.sets) == 0 {
+			size-- // but the first
+		}
+		e.sets = append(e.sets, exportSet{prefix: s.prefix, start: e.cards, size: size})
+		e.cards += size
+	}
+	e.size = int64(len(e.head)) + e.cards + int64(len(exportTail))
+	return e, nil
+}
+
+// measureSets returns every set, in list order, with the bytes of its
+// cards' JSON: one walk of the cards, whose result the DB keeps (a few
+// dozen bytes a set).
+func (db *DB) measureSets() ([]measuredSet, error) {
+	var sets []measuredSet
+	err := db.read(func(r *reader) error {
+		c := r.cardCursor
+		return r.eachSetInOrder(func(id []byte, s storedSet) error {
+			var n, count int64
+			for k, v := c.Seek(s.prefix); bytes.HasPrefix(k, s.prefix); k, v = c.Next() {
+				n += int64(len(v))
+				count++
+			}
+			if count != s.total {
+				return fmt.Errorf("set %q: %d cards stored, %d counted", id, count, s.total)
+			}
+			sets = append(sets, measuredSet{prefix: bytes.Clone(s.prefix), total: s.total, size: n})
+			return nil
+		})
+	})
+	if err != nil {
+		return nil, fmt.Errorf("export: measure the cards: %w", err)
+	}
+	return sets, nil
+}
+
+// Size is the length of the export in bytes.
+func (e *Export) Size() int64 { return e.size }
+
+// Generation is the generation the export is of.
+func (e *Export) Generation() string { return e.db.Generation() }
+
+// Open returns a reader of the export, which holds one read transaction of
+// the catalogue until it is closed. It reads the cards in place, a card at
+// a time, so it holds one card in memory whatever the catalogue's size.
+func (e *Export) Open() (*ExportReader, error) {
+	r, err := e.db.getReader()
+	if err != nil {
+		return nil, fmt.Errorf("export: %w", err)
+	}
+	return &ExportReader{e: e, r: r, set: -1}, nil
+}
+
+// ExportReader reads an Export; it is an io.ReadSeeker. It is not safe for
+// concurrent use.
+type ExportReader struct {
+	e   *Export
+	r   *reader
+	off int64 // the next byte to read
+
+	// The card being read: unit is its comma and JSON, which start at
+	// unitOff in the cards; set is the index of its set in e.sets, and the
+	// cursor is on it. set is -1 when no card is loaded.
+	set     int
+	unit    []byte
+	unitOff int64
+}
+
+// Read reads the export from the current offset.
+func (x *ExportReader) Read(p []byte) (int, error) {
+	if x.r == nil {
+		return 0, errors.New("export: read after close")
+	}
+	e := x.e
+	if x.off >= e.size {
+		return 0, io.EOF
+	}
+	head := int64(len(e.head))
+	n := 0
+	for n < len(p) && x.off < e.size {
+		var m int
+		switch {
+		case x.off < head:
+			m = copy(p[n:], e.head[x.off:])
+		case x.off >= head+e.cards:
+			m = copy(p[n:], exportTail[x.off-head-e.cards:])
+		default:
+			c, err := x.cardBytes(x.off - head)
+			if err != nil {
+				return n, err
+			}
+			m = copy(p[n:], c)
+		}
+		n += m
+		x.off += int64(m)
+	}
+	return n, nil
+}
+
+// cardBytes returns the rest of the card unit (comma and JSON) holding
+// offset off of the cards, loading it: the next card when off is where the
+// loaded one ends, else by a seek to the set that holds off and a walk
+// through its cards.
+func (x *ExportReader) cardBytes(off int64) ([]byte, error) {
+	if x.set >= 0 && off >= x.unitOff && off < x.unitOff+int64(len(x.unit)) {
+		return x.unit[off-x.unitOff:], nil
+	}
+	if x.set < 0 || off != x.unitOff+int64(len(x.unit)) || !x.next() {
+		x.seekSet(off)
+	}
+	for off >= x.unitOff+int64(len(x.unit)) {
+		if !x.next() {
+			return nil, fmt.Errorf("export: no card at offset %d of the cards: the catalogue does not match its measure", off)
+		}
+	}
+	return x.unit[off-x.unitOff:], nil
+}
+
+// seekSet loads the first card of the set that holds offset off of the
+// cards.
+func (x *ExportReader) seekSet(off int64) {
+	sets := x.e.sets
+	i := sort.Search(len(sets), func(i int) bool { return sets[i].start+sets[i].size > off })
+	x.set = i
+	x.unitOff = sets[i].start
+	_, v := x.r.cardCursor.Seek(sets[i].prefix)
+	x.load(v, i > 0)
+}
+
+// next loads the card after the loaded one, in its set or the next; it
+// reports false after the last card.
+func (x *ExportReader) next() bool {
+	sets := x.e.sets
+	start := x.unitOff + int64(len(x.unit))
+	k, v := x.r.cardCursor.Next()
+	if !bytes.HasPrefix(k, sets[x.set].prefix) {
+		if x.set+1 >= len(sets) {
+			return false
+		}
+		x.set++
+		_, v = x.r.cardCursor.Seek(sets[x.set].prefix)
+	}
+	x.unitOff = start
+	x.load(v, true)
+	return true
+}
+
+func (x *ExportReader) load(card []byte, comma bool) {
+	x.unit = x.unit[:0]
+	if comma {
+		x.unit = append(x.unit, ',')
+	}
+	x.unit = append(x.unit, card...)
+}
+
+// Seek sets the offset of the next Read.
+func (x *ExportReader) Seek(offset int64, whence int) (int64, error) {
+	switch whence {
+	case io.SeekStart:
+	case io.SeekCurrent:
+		offset += x.off
+	case io.SeekEnd:
+		offset += x.e.size
+	default:
+		return x.off, fmt.Errorf("export: seek: whence %d", whence)
+	}
+	if offset < 0 {
+		return x.off, fmt.Errorf("export: seek to %d, before the start", offset)
+	}
+	x.off = offset
+	return offset, nil
+}
+
+// Close releases the reader's transaction.
+func (x *ExportReader) Close() error {
+	if x.r != nil {
+		x.e.db.putReader(x.r)
+		x.r = nil
+	}
+	return nil
+}

@@ -1,0 +1,90 @@
+package server
+
+import (
+	"errors"
+	"net/http"
+
+	"github.com/catalogd/catalogd/catalog"
+)
+
+// Limits of listChanges (docs/CONTRACT.md, Changes).
+const (
+	defaultChangesLimit = 500
+	maxChangesLimit     = 1000
+)
+
+// handleListChanges answers listChanges: one page of what changed from a
+// generation to the active one.
+func (s *Server) handleListChanges() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s.answer(w, r, func() (builder, error) {
+			q, err := parseQuery(r.URL.RawQuery)
+			if err != nil {
+				return nil, err
+			}
+			since, ok := q.get("since")
+			if !ok && len(q.errs) == 0 || ok && since == "" {
+				q.fail("since", "is required: the generation the copy holds, from the Catalog-Generation of its export or the meta.to of its last sync")
+			}
+			cq := catalog.ChangesQuery{
+				Since: since,
+				Zone:  q.zone("zone"),
+				Limit: int(q.int("limit", defaultChangesLimit, 1, maxChangesLimit)),
+			}
+			if after, ok := q.get("after"); ok {
+				if after == "" {
+					q.fail("after", "must not be empty: pass the meta.next of the previous page as it is")
+				}
+				cq.After = after
+			}
+			if err := q.err(); err != nil {
+				return nil, err
+			}
+			return func(b []byte, db *catalog.DB) ([]byte, error) {
+				b, err := appendChanges(b, db, cq)
+				if errors.Is(err, catalog.ErrBadCursor) {
+					return b, paramErrors{{Parameter: "after", Detail: "is not a cursor of this list: pass the meta.next of the previous page as it is"}}
+				}
+				return b, err
+			}, nil
+		})
+	})
+}
+
+// appendChanges appends {"data": [Change], "meta": {"from", "to", "next"}}.
+func appendChanges(b []byte, db *catalog.DB, q catalog.ChangesQuery) ([]byte, error) {
+	b = append(b, `{"data":[`...)
+	n := 0
+	next, err := db.Changes(q, func(c catalog.Change) error {
+		if n > 0 {
+			b = append(b, ',')
+		}
+		n++
+		b = append(b, `{"kind":"`...)
+		b = append(b, c.Kind...)
+		b = append(b, `","id":`...)
+		b = catalog.AppendJSONString(b, c.ID)
+		if c.Record == nil {
+			b = append(b, `,"op":"remove"}`...)
+			return nil
+		}
+		b = append(b, `,"op":"upsert","record":`...)
+		b = append(b, c.Record...)
+		b = append(b, '}')
+		return nil
+	})
+	if err != nil {
+		return b, err
+	}
+	b = append(b, `],"meta":{"from":`...)
+	b = catalog.AppendJSONString(b, q.Since)
+	b = append(b, `,"to":`...)
+	b = catalog.AppendJSONString(b, db.Generation())
+	b = append(b, `,"next":`...)
+	if next == "" {
+		b = append(b, "null"...)
+	} else {
+		b = catalog.AppendJSONString(b, next)
+	}
+	return append(b, `}}`...), nil
+}

@@ -1,0 +1,412 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"math/rand/v2"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/catalogd/catalogd/catalog"
+	"github.com/catalogd/catalogd/importer"
+)
+
+// history is a catalogue that a test changes at random and imports again
+// and again into one file, remembering every generation's records.
+type history struct {
+	t      *testing.T
+	rng    *rand.Rand
+	dir    string
+	db     string
+	keep   int
+	sets   map[string]*catalog.Set
+	cards  map[string]*catalog.Card
+	nextID int
+	gens   []string                // every generation imported, oldest first
+	states map[string]catalogState // by generation
+}
+
+// catalogState is a whole catalogue as a copy holds it: the JSON of every
+// set and card, by kind and id.
+type catalogState map[string]string
+
+func newHistory(t *testing.T, seed uint64, keep int) *history {
+	dir := t.TempDir()
+	return &history{
+		t: t, rng: rand.New(rand.NewPCG(seed, 1)), dir: dir, db: filepath.Join(dir, "catalog.db"), keep: keep,
+		sets: map[string]*catalog.Set{}, cards: map[string]*catalog.Card{}, states: map[string]catalogState{},
+	}
+}
+
+func (h *history) id(prefix string) string {
+	h.nextID++
+	return fmt.Sprintf("%s%d", prefix, h.nextID)
+}
+
+var testZones = catalog.Zones()
+
+func (h *history) addSet() *catalog.Set {
+	code := h.id("S")
+	s := &catalog.Set{ID: "set/" + code, Code: code, Name: "Set " + code, Zone: testZones[h.rng.IntN(3)], CardCount: int64(h.rng.IntN(50))}
+	if h.rng.IntN(2) == 0 {
+		s.ReleasedOn = catalog.Some(fmt.Sprintf("20%02d-%02d-%02d", h.rng.IntN(25), 1+h.rng.IntN(12), 1+h.rng.IntN(28)))
+	}
+	h.sets[s.ID] = s
+	return s
+}
+
+func (h *history) addCard(s *catalog.Set, id string) {
+	c := &catalog.Card{ID: id, Name: fmt.Sprintf("Card %d", h.rng.IntN(1000)), Language: "en", Variant: catalog.DefaultVariant}
+	h.place(c, s)
+	c.Number = fmt.Sprint(1 + h.rng.IntN(300))
+	h.cards[id] = c
+}
+
+// place puts c in set s.
+func (h *history) place(c *catalog.Card, s *catalog.Set) {
+	c.SetName, c.SetCode, c.Zone = s.Name, s.Code, s.Zone
+}
+
+func (h *history) randomSet() *catalog.Set {
+	ids := slices.Sorted(maps.Keys(h.sets))
+	return h.sets[ids[h.rng.IntN(len(ids))]]
+}
+
+func (h *history) randomCards(n int) []*catalog.Card {
+	ids := slices.Sorted(maps.Keys(h.cards))
+	h.rng.Shuffle(len(ids), func(i, j int) { ids[i], ids[j] = ids[j], ids[i] })
+	var out []*catalog.Card
+	for _, id := range ids[:min(n, len(ids))] {
+		out = append(out, h.cards[id])
+	}
+	return out
+}
+
+// change makes random adds, edits and removals of sets and cards.
+func (h *history) change() {
+	r := h.rng
+	for range 1 + r.IntN(3) {
+		s := h.addSet()
+		for range r.IntN(6) {
+			h.addCard(s, h.id("card-"))
+		}
+	}
+	if len(h.sets) > 3 && r.IntN(2) == 0 { // remove a set and its cards
+		s := h.randomSet()
+		delete(h.sets, s.ID)
+		for id, c := range h.cards {
+			if c.Zone == s.Zone && c.SetCode == s.Code {
+				delete(h.cards, id)
+			}
+		}
+	}
+	if r.IntN(2) == 0 { // rename a set: its cards change too
+		s := h.randomSet()
+		s.Name += "'"
+		for _, c := range h.cards {
+			if c.Zone == s.Zone && c.SetCode == s.Code {
+				c.SetName = s.Name
+			}
+		}
+	}
+	for _, c := range h.randomCards(1 + r.IntN(4)) { // edit
+		switch r.IntN(4) {
+		case 0:
+			c.Name += "!"
+		case 1:
+			c.Number = fmt.Sprint(1 + r.IntN(300)) // moves it within its set
+		case 2:
+			c.Rarity = catalog.Some("Rare")
+		case 3:
+			h.place(c, h.randomSet()) // perhaps to another zone
+		}
+	}
+	for _, c := range h.randomCards(r.IntN(3)) { // remove
+		delete(h.cards, c.ID)
+	}
+	if r.IntN(3) == 0 && h.nextID > 5 { // an id used before, perhaps removed
+		h.addCard(h.randomSet(), fmt.Sprintf("card-%d", 1+r.IntN(h.nextID)))
+	}
+}
+
+// importNow imports the catalogue as it is and remembers the generation.
+func (h *history) importNow() string {
+	h.t.Helper()
+	snap := struct {
+		Sets  []*catalog.Set  `json:"sets"`
+		Cards []*catalog.Card `json:"cards"`
+	}{append([]*catalog.Set{}, slices.Collect(maps.Values(h.sets))...), append([]*catalog.Card{}, slices.Collect(maps.Values(h.cards))...)}
+	b, err := json.Marshal(snap)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	in := filepath.Join(h.dir, "snapshot.json")
+	if err := os.WriteFile(in, b, 0o600); err != nil {
+		h.t.Fatal(err)
+	}
+	res, err := importer.Import(context.Background(), importer.Config{DB: h.db, Inputs: []string{in}, History: h.keep})
+	if err != nil {
+		h.t.Fatalf("import: %v", err)
+	}
+	gen := res.Info.Generation
+	h.gens = append(h.gens, gen)
+	db, err := catalog.Open(h.db)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	defer db.Close()
+	h.states[gen] = readState(h.t, db)
+	return gen
+}
+
+// readState reads a catalogue's records through its export.
+func readState(t testing.TB, db *catalog.DB) catalogState {
+	t.Helper()
+	e, err := db.Export("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := e.Open()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	var snap struct{ Sets, Cards []json.RawMessage }
+	if err := json.NewDecoder(r).Decode(&snap); err != nil {
+		t.Fatal(err)
+	}
+	st := catalogState{}
+	for kind, recs := range map[string][]json.RawMessage{"set": snap.Sets, "card": snap.Cards} {
+		for _, rec := range recs {
+			var id struct{ ID string }
+			json.Unmarshal(rec, &id)
+			st[kind+" "+id.ID] = string(rec)
+		}
+	}
+	return st
+}
+
+// inZone is the part of st that a copy of one zone holds.
+func (st catalogState) inZone(zone string) catalogState {
+	out := catalogState{}
+	for k, v := range st {
+		if zone == "" || strings.Contains(v, `"zone":"`+zone+`"`) {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+// changesPage is one answer of listChanges.
+type changesPage struct {
+	Data []struct {
+		Kind, ID, Op string
+		Record       json.RawMessage
+	}
+	Meta struct {
+		From, To string
+		Next     *string
+	}
+}
+
+// syncOnce follows the README's loop once: every page from since, each
+// applied to the copy as it comes; between pages, between(n) may swap in
+// a new catalogue. It returns the to of the first page, the next since.
+// Unless a catalogue is swapped in while it pages, or it follows such a
+// sync, every remove names a record the copy holds; otherwise a record
+// can be sent again, removed again included, which the copy ignores.
+func syncOnce(t *testing.T, f *fixture, copy catalogState, since, zone string, limit int, strictRemoves bool, between func(page int)) string {
+	t.Helper()
+	var after, first string
+	for page := 0; ; page++ {
+		q := url.Values{"since": {since}, "limit": {fmt.Sprint(limit)}}
+		if zone != "" {
+			q.Set("zone", zone)
+		}
+		if after != "" {
+			q.Set("after", after)
+		}
+		r := f.get("/catalog/changes?" + q.Encode())
+		r.wantStatus(t, http.StatusOK)
+		var p changesPage
+		r.json(t, &p)
+		if len(p.Data) > limit {
+			t.Fatalf("%d changes on a page of %d", len(p.Data), limit)
+		}
+		if page == 0 {
+			first = p.Meta.To
+		}
+		for _, c := range p.Data {
+			switch c.Op {
+			case "upsert":
+				copy[c.Kind+" "+c.ID] = string(c.Record)
+			case "remove":
+				if _, ok := copy[c.Kind+" "+c.ID]; !ok && strictRemoves {
+					t.Errorf("remove of %s %s, which the copy does not hold", c.Kind, c.ID)
+				}
+				delete(copy, c.Kind+" "+c.ID)
+			}
+		}
+		if p.Meta.Next == nil {
+			return first
+		}
+		after = *p.Meta.Next
+		if between != nil {
+			between(page)
+		}
+	}
+}
+
+func diffStates(t *testing.T, what string, got, want catalogState) {
+	t.Helper()
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("%s: %s is %.120q, want %.120q", what, k, got[k], v)
+		}
+	}
+	for k := range got {
+		if _, ok := want[k]; !ok {
+			t.Errorf("%s: %s is in the copy, not in the catalogue", what, k)
+		}
+	}
+}
+
+func cloneState(st catalogState) catalogState { return maps.Clone(st) }
+
+// TestChangesBringEveryKeptGenerationUpToDate is the property of the list of
+// changes: over random histories, the changes since any generation the file
+// keeps, applied to a copy of it, give the active catalogue exactly, in
+// every zone, whatever the page size; an older generation is 410.
+func TestChangesBringEveryKeptGenerationUpToDate(t *testing.T) {
+	for seed := uint64(1); seed <= 3; seed++ {
+		t.Run(fmt.Sprint("seed", seed), func(t *testing.T) {
+			const keep = 4
+			h := newHistory(t, seed, keep)
+			for range 7 {
+				h.change()
+				h.importNow()
+			}
+			f := newFixtureAt(t, h.db, nil)
+			active := h.states[h.gens[len(h.gens)-1]]
+			kept := f.live.Current().SyncGenerations()
+			if len(kept) != keep+1 || !slices.Equal(kept, h.gens[len(h.gens)-keep-1:]) {
+				t.Fatalf("the file keeps %v, want the last %d generations of %v", kept, keep+1, h.gens)
+			}
+			for i, gen := range h.gens {
+				if !slices.Contains(kept, gen) {
+					r := f.get("/catalog/changes?since=" + gen)
+					r.wantStatus(t, http.StatusGone)
+					if !strings.Contains(string(r.body), "/catalog/export") {
+						t.Errorf("410 does not say to export: %s", r.body)
+					}
+					continue
+				}
+				for _, zone := range []string{"", "intl", "jp", "chn"} {
+					limit := 1 + (i+len(zone))%4
+					if zone == "" && i%2 == 0 {
+						limit = 1000
+					}
+					copy := cloneState(h.states[gen].inZone(zone))
+					syncOnce(t, f, copy, gen, zone, limit, true, nil)
+					diffStates(t, fmt.Sprintf("since %s (#%d) zone %q limit %d", gen, i, zone, limit), copy, active.inZone(zone))
+				}
+			}
+		})
+	}
+}
+
+// TestChangesAcrossAnImport swaps new catalogues in while a client pages,
+// which then follows the README's loop: it finishes its pages, syncs again
+// from the meta.to of its first page, and holds the active catalogue.
+func TestChangesAcrossAnImport(t *testing.T) {
+	for seed := uint64(10); seed <= 12; seed++ {
+		t.Run(fmt.Sprint("seed", seed), func(t *testing.T) {
+			h := newHistory(t, seed, 30)
+			for range 3 {
+				h.change()
+				h.importNow()
+			}
+			f := newFixtureAt(t, h.db, nil)
+			for _, zone := range []string{"", "jp"} {
+				since := h.gens[0]
+				copy := cloneState(h.states[since].inZone(zone))
+				next := syncOnce(t, f, copy, since, zone, 2, false, func(page int) {
+					if page > 1 {
+						return
+					}
+					// Many changes, so that some land before the cursor
+					// and some after it.
+					for range 3 {
+						h.change()
+					}
+					h.importNow()
+					db, err := catalog.Open(h.db)
+					if err != nil {
+						t.Fatal(err)
+					}
+					f.live.Swap(db)
+				})
+				if next == f.live.Current().Generation() {
+					t.Fatal("no import was swapped in while paging")
+				}
+				syncOnce(t, f, copy, next, zone, 3, false, nil)
+				diffStates(t, fmt.Sprintf("zone %q after a sync across two imports", zone), copy, h.states[f.live.Current().Generation()].inZone(zone))
+			}
+		})
+	}
+}
+
+func TestChangesOfTheSameSnapshotAreEmpty(t *testing.T) {
+	h := newHistory(t, 99, 30)
+	h.change()
+	first := h.importNow()
+	second := h.importNow()
+	f := newFixtureAt(t, h.db, nil)
+	r := f.get("/catalog/changes?since=" + first)
+	r.wantStatus(t, http.StatusOK)
+	want := `{"data":[],"meta":{"from":"` + first + `","to":"` + second + `","next":null}}`
+	if string(r.body) != want {
+		t.Errorf("changes between two imports of one snapshot: %s, want %s", r.body, want)
+	}
+	if h := f.live.Current().Info().History; len(h) != 1 || h[0].Changes != 0 {
+		t.Errorf("history %+v, want one step of no changes", h)
+	}
+	r = f.get("/catalog/changes?since=" + second)
+	r.wantStatus(t, http.StatusOK)
+}
+
+func TestChangesParameters(t *testing.T) {
+	h := newHistory(t, 7, 30)
+	h.change()
+	first := h.importNow()
+	h.change()
+	h.importNow()
+	f := newFixtureAt(t, h.db, nil)
+	for target, param := range map[string]string{
+		"/catalog/changes":                                  "since",
+		"/catalog/changes?since=":                           "since",
+		"/catalog/changes?since=" + first + "&limit=0":      "limit",
+		"/catalog/changes?since=" + first + "&limit=1001":   "limit",
+		"/catalog/changes?since=" + first + "&after=%21%21": "after",
+		"/catalog/changes?since=" + first + "&after=":       "after",
+		"/catalog/changes?since=" + first + "&after=AAAA":   "after",
+		"/catalog/changes?since=" + first + "&zone=mars":    "zone",
+	} {
+		r := f.get(target)
+		r.wantStatus(t, http.StatusBadRequest)
+		if !strings.Contains(string(r.body), `"parameter":"`+param+`"`) {
+			t.Errorf("%s: the 400 does not name %s: %s", target, param, r.body)
+		}
+	}
+	f.get("/catalog/changes?since=19990101T000000Z-00000000").wantStatus(t, http.StatusGone)
+	r := f.get("/catalog/changes?since=" + first + "&limit=1")
+	r.wantStatus(t, http.StatusOK)
+	f.do(http.MethodGet, "/catalog/changes?since="+first+"&limit=1", "If-None-Match", r.header.Get("ETag")).wantStatus(t, http.StatusNotModified)
+}

@@ -1,0 +1,325 @@
+package server
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"net/http"
+	"sort"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/catalogd/catalogd/catalog"
+	"github.com/klauspost/compress/flate"
+)
+
+// handleExport answers exportCatalog: the whole catalogue, or one zone, as
+// a snapshot catalogd import reads back (docs/CONTRACT.md, Partner sync).
+// The body streams from the catalogue file, so a download holds a buffer
+// whatever the catalogue's size. net/http's ServeContent does the
+// conditional and range requests (If-None-Match, Range, If-Range, 416) over
+// a reader that can start anywhere.
+func (s *Server) handleExport() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		q, err := parseQuery(r.URL.RawQuery)
+		var zone string
+		if err == nil {
+			zone = q.zone("zone")
+			err = q.err()
+		}
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		db, release := s.catalog.Acquire()
+		defer release()
+		export, err := db.Export(zone)
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		plain, err := export.Open()
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		defer plain.Close()
+
+		valid := etag(db, []byte("exportCatalog?zone="+zone))
+		h := w.Header()
+		h["Content-Type"] = jsonContentType
+		h["Cache-Control"] = privateCache
+		h[GenerationHeader] = valid[1:2:2]
+		varyOnAcceptEncoding(h)
+		var body io.ReadSeeker = plain
+		out := &exportWriter{ResponseWriter: w, rc: http.NewResponseController(w)}
+		tag := valid.tag()
+		if acceptsGzip(r) {
+			layout, err := s.exportGzipLayout(db, zone, export)
+			if err != nil {
+				s.writeError(w, r, err)
+				return
+			}
+			body = &gzipExportReader{plain: plain, layout: layout}
+			out.encodedSize = layout.size
+			tag = gzipTag(tag)
+			h["Content-Encoding"] = gzipEncoding
+		}
+		h["Etag"] = []string{tag}
+		http.ServeContent(out, r, "", time.Time{}, body)
+	})
+}
+
+// exportStall is how long a download may make no progress before the
+// connection is dropped. An export takes longer than the server's write
+// timeout, which bounds whole answers; the deadline moves with each write
+// instead.
+const exportStall = 30 * time.Second
+
+// exportWriter moves the connection's write deadline forward on each
+// write, and turns the plain-text errors of ServeContent (416, 412) into
+// problems like every other error of the API.
+type exportWriter struct {
+	http.ResponseWriter
+	rc      *http.ResponseController
+	problem bool // a problem was written: drop ServeContent's text
+
+	// encodedSize is the length of the compressed representation, when it
+	// is the one sent: ServeContent gives no Content-Length to an encoded
+	// body, and a download's progress and resumption want one.
+	encodedSize int64
+}
+
+func (w *exportWriter) WriteHeader(status int) {
+	if status < 400 {
+		if w.encodedSize > 0 {
+			setEncodedLength(w.Header(), status, w.encodedSize)
+		}
+		w.ResponseWriter.WriteHeader(status)
+		return
+	}
+	detail := "the request's preconditions do not hold for the current export"
+	if status == http.StatusRequestedRangeNotSatisfiable {
+		detail = "the range is past the end of the export, whose length Content-Range gives; download it again from the start"
+	}
+	w.problem = true
+	writeProblem(w.ResponseWriter, status, detail)
+}
+
+func (w *exportWriter) Write(p []byte) (int, error) {
+	if w.problem {
+		return len(p), nil
+	}
+	// Not every connection has deadlines; then the server's own limits
+	// apply.
+	_ = w.rc.SetWriteDeadline(time.Now().Add(exportStall))
+	return w.ResponseWriter.Write(p)
+}
+
+// setEncodedLength sets the Content-Length of a 200 or of a single range
+// of a compressed body of size bytes.
+func setEncodedLength(h http.Header, status int, size int64) {
+	switch status {
+	case http.StatusOK:
+		h.Set("Content-Length", strconv.FormatInt(size, 10))
+	case http.StatusPartialContent:
+		var first, last, total int64
+		if _, err := fmt.Sscanf(h.Get("Content-Range"), "bytes %d-%d/%d", &first, &last, &total); err == nil {
+			h.Set("Content-Length", strconv.FormatInt(last-first+1, 10))
+		}
+	}
+}
+
+func (w *exportWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// The compressed export is one gzip member whose deflate stream is made of
+// chunks compressed independently: each chunk of exportChunk bytes of the
+// plain export is compressed by a fresh compressor and ends with a flush,
+// the last with the final block. Its bytes depend only on the plain export,
+// so they are the same on every request and every replica of a version,
+// which a strong ETag and a resumed download need; and a range is served by
+// compressing from the chunk it starts in, not from the start. The sizes of
+// the chunks are learnt once per catalogue and zone, by the first request
+// that asks, with the trailer's checksum.
+const (
+	exportChunk = 512 << 10
+	exportLevel = flate.BestSpeed
+)
+
+// gzipHeader is a gzip member header without a name or time, made by an
+// unknown OS (RFC 1952): fixed, so that the bytes depend on the content
+// alone.
+var gzipHeader = []byte{0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 0xff}
+
+// gzipLayout is where each chunk of a compressed export lies.
+type gzipLayout struct {
+	ends  []int64 // the end of each chunk in the compressed stream
+	crc   uint32  // of the plain export
+	plain int64   // its size
+	size  int64   // of the compressed stream
+}
+
+// exportGzips holds the layouts of a catalogue's compressed exports, by
+// zone index plus one (0 for every zone).
+type exportGzips struct {
+	slots [4]struct {
+		once   sync.Once
+		layout *gzipLayout
+		err    error
+	}
+}
+
+// exportGzipLayout returns the layout of db's compressed export of zone,
+// compressing it once to learn it.
+func (s *Server) exportGzipLayout(db *catalog.DB, zone string, export *catalog.Export) (*gzipLayout, error) {
+	slot := &s.state(db).exportGzips.slots[catalog.ZoneIndex(zone)+1]
+	slot.once.Do(func() { slot.layout, slot.err = measureGzip(export) })
+	return slot.layout, slot.err
+}
+
+// measureGzip compresses the export, counting the bytes of each chunk.
+func measureGzip(export *catalog.Export) (*gzipLayout, error) {
+	plain, err := export.Open()
+	if err != nil {
+		return nil, err
+	}
+	defer plain.Close()
+	l := &gzipLayout{plain: export.Size()}
+	c := newChunkCompressor()
+	pos := int64(len(gzipHeader))
+	for i := int64(0); i*exportChunk < l.plain; i++ {
+		chunk, err := c.compress(plain, l.plain, i)
+		if err != nil {
+			return nil, err
+		}
+		l.crc = crc32.Update(l.crc, crc32.IEEETable, c.plain)
+		pos += int64(len(chunk))
+		l.ends = append(l.ends, pos)
+	}
+	l.size = pos + 8
+	return l, nil
+}
+
+// chunkCompressor compresses chunks of a plain export, with buffers reused
+// from one chunk to the next.
+type chunkCompressor struct {
+	zw    *flate.Writer
+	plain []byte // the chunk last compressed
+	out   bytes.Buffer
+}
+
+func newChunkCompressor() *chunkCompressor {
+	zw, _ := flate.NewWriter(nil, exportLevel) // a valid level has no error
+	return &chunkCompressor{zw: zw, plain: make([]byte, 0, exportChunk)}
+}
+
+// compress returns chunk i of the compressed stream of plain, whose size is
+// size. The result is valid until the next call.
+func (c *chunkCompressor) compress(plain io.ReadSeeker, size, i int64) ([]byte, error) {
+	start := i * exportChunk
+	n := min(exportChunk, size-start)
+	if _, err := plain.Seek(start, io.SeekStart); err != nil {
+		return nil, err
+	}
+	c.plain = c.plain[:n]
+	if _, err := io.ReadFull(plain, c.plain); err != nil {
+		return nil, fmt.Errorf("export: read chunk %d: %w", i, err)
+	}
+	c.out.Reset()
+	c.zw.Reset(&c.out)
+	c.zw.Write(c.plain) // a bytes.Buffer does not fail
+	if start+n == size {
+		c.zw.Close()
+	} else {
+		c.zw.Flush()
+	}
+	return c.out.Bytes(), nil
+}
+
+// gzipExportReader reads the compressed export; it is an io.ReadSeeker.
+type gzipExportReader struct {
+	plain  io.ReadSeeker
+	layout *gzipLayout
+	off    int64
+
+	c       *chunkCompressor
+	chunk   []byte // the compressed chunk loaded, which starts at chunkAt
+	chunkAt int64
+	trailer [8]byte
+}
+
+func (g *gzipExportReader) Read(p []byte) (int, error) {
+	l := g.layout
+	if g.off >= l.size {
+		return 0, io.EOF
+	}
+	n := 0
+	for n < len(p) && g.off < l.size {
+		var src []byte
+		switch {
+		case g.off < int64(len(gzipHeader)):
+			src = gzipHeader[g.off:]
+		case g.off >= l.size-8:
+			binary.LittleEndian.PutUint32(g.trailer[:4], l.crc)
+			binary.LittleEndian.PutUint32(g.trailer[4:], uint32(l.plain))
+			src = g.trailer[g.off-(l.size-8):]
+		default:
+			chunk, err := g.load()
+			if err != nil {
+				return n, err
+			}
+			src = chunk
+		}
+		m := copy(p[n:], src)
+		n += m
+		g.off += int64(m)
+	}
+	return n, nil
+}
+
+// load returns the rest of the compressed chunk that holds g.off,
+// compressing it unless it is loaded.
+func (g *gzipExportReader) load() ([]byte, error) {
+	if g.chunk != nil && g.off >= g.chunkAt && g.off < g.chunkAt+int64(len(g.chunk)) {
+		return g.chunk[g.off-g.chunkAt:], nil
+	}
+	l := g.layout
+	i := sort.Search(len(l.ends), func(i int) bool { return l.ends[i] > g.off })
+	if g.c == nil {
+		g.c = newChunkCompressor()
+	}
+	chunk, err := g.c.compress(g.plain, l.plain, int64(i))
+	if err != nil {
+		return nil, err
+	}
+	g.chunkAt = int64(len(gzipHeader))
+	if i > 0 {
+		g.chunkAt = l.ends[i-1]
+	}
+	if g.chunkAt+int64(len(chunk)) != l.ends[i] {
+		return nil, errors.New("export: a compressed chunk differs from its measure")
+	}
+	g.chunk = chunk
+	return g.chunk[g.off-g.chunkAt:], nil
+}
+
+func (g *gzipExportReader) Seek(offset int64, whence int) (int64, error) {
+	switch whence {
+	case io.SeekStart:
+	case io.SeekCurrent:
+		offset += g.off
+	case io.SeekEnd:
+		offset += g.layout.size
+	default:
+		return g.off, fmt.Errorf("export: seek: whence %d", whence)
+	}
+	if offset < 0 {
+		return g.off, fmt.Errorf("export: seek to %d, before the start", offset)
+	}
+	g.off = offset
+	return offset, nil
+}

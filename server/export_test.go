@@ -1,0 +1,362 @@
+package server
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/catalogd/catalogd/catalog"
+	"github.com/catalogd/catalogd/importer"
+)
+
+var (
+	realOnce sync.Once
+	realPath string
+	realErr  error
+)
+
+// realCatalogue imports testdata/catalogue-real.json.gz, the whole real
+// catalogue, once for the package: its compressed export spans many chunks.
+func realCatalogue(t testing.TB) string {
+	t.Helper()
+	db := sampleCatalogue(t) // makes sampleDir, removed by TestMain
+	realOnce.Do(func() {
+		realPath = filepath.Join(filepath.Dir(db), "real.db")
+		_, realErr = importer.Import(context.Background(), importer.Config{DB: realPath, Inputs: []string{"../testdata/catalogue-real.json.gz"}})
+	})
+	if realErr != nil {
+		t.Fatalf("real catalogue: %v", realErr)
+	}
+	return realPath
+}
+
+// raw sends a GET with the token and the headers, and returns the answer
+// as sent: a compressed body stays compressed.
+func (f *fixture) raw(target string, header ...string) *response {
+	f.t.Helper()
+	req, err := http.NewRequest(http.MethodGet, f.base+target, nil)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+f.token)
+	req.Header.Set("Accept-Encoding", "identity")
+	for i := 0; i+1 < len(header); i += 2 {
+		req.Header.Set(header[i], header[i+1])
+	}
+	resp, err := f.http.Client().Do(req)
+	if err != nil {
+		f.t.Fatalf("GET %s: %v", target, err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		f.t.Fatalf("GET %s: read body: %v", target, err)
+	}
+	return &response{status: resp.StatusCode, header: resp.Header, body: body}
+}
+
+// interrupted starts a download and drops the connection after n bytes of
+// the body, as a network failure would; it returns the bytes received and
+// the response's ETag.
+func (f *fixture) interrupted(target string, n int, header ...string) ([]byte, string) {
+	f.t.Helper()
+	req, err := http.NewRequest(http.MethodGet, f.base+target, nil)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+f.token)
+	for i := 0; i+1 < len(header); i += 2 {
+		req.Header.Set(header[i], header[i+1])
+	}
+	// A client of its own, so that the dropped connection is not reused.
+	client := &http.Client{Transport: &http.Transport{DisableCompression: true}}
+	defer client.CloseIdleConnections()
+	resp, err := client.Do(req)
+	if err != nil {
+		f.t.Fatalf("GET %s: %v", target, err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		f.t.Fatalf("GET %s: status %d", target, resp.StatusCode)
+	}
+	got := make([]byte, n)
+	if _, err := io.ReadFull(resp.Body, got); err != nil {
+		f.t.Fatalf("GET %s: read %d bytes: %v", target, n, err)
+	}
+	resp.Body.Close() // before the end: the transport drops the connection
+	return got, resp.Header.Get("ETag")
+}
+
+// gunzipOne decompresses one gzip member, the whole body: a second
+// member would be left unread and fail the comparison.
+func gunzipOne(t testing.TB, b []byte) []byte {
+	t.Helper()
+	zr, err := gzip.NewReader(bytes.NewReader(b))
+	if err != nil {
+		t.Fatalf("not gzip: %v", err)
+	}
+	zr.Multistream(false)
+	out, err := io.ReadAll(zr)
+	if err != nil {
+		t.Fatalf("gzip does not decompress: %v", err)
+	}
+	return out
+}
+
+// importBytes imports a downloaded export into a new catalogue file.
+func importBytes(t testing.TB, snapshot []byte, name string) string {
+	t.Helper()
+	dir := t.TempDir()
+	in := filepath.Join(dir, name)
+	if err := os.WriteFile(in, snapshot, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	db := filepath.Join(dir, "catalog.db")
+	if _, err := importer.Import(context.Background(), importer.Config{DB: db, Inputs: []string{in}}); err != nil {
+		t.Fatalf("import the export: %v", err)
+	}
+	return db
+}
+
+// exportedIDs reads the ids of the sets and cards of an export.
+func exportedIDs(t testing.TB, export []byte) (sets, cards []string) {
+	t.Helper()
+	var snap struct {
+		Sets  []struct{ ID string } `json:"sets"`
+		Cards []struct{ ID string } `json:"cards"`
+	}
+	if err := json.Unmarshal(export, &snap); err != nil {
+		t.Fatalf("export is not a snapshot: %v", err)
+	}
+	for _, s := range snap.Sets {
+		sets = append(sets, s.ID)
+	}
+	for _, c := range snap.Cards {
+		cards = append(cards, c.ID)
+	}
+	return sets, cards
+}
+
+// sampleRequests is a sample of the requests of every endpoint over the
+// sets and cards of an export: every 29th set's first pages, every 401st
+// card, and searches, with zone when not "".
+func sampleRequests(sets, cards []string, zone string) []string {
+	var reqs []string
+	for i := 0; i < len(sets); i += 29 {
+		p := "/catalog/sets/" + url.PathEscape(sets[i]) + "/cards"
+		reqs = append(reqs, p, p+"?page=2&pageSize=7", p+"?pageSize=200")
+	}
+	for i := 0; i < len(cards); i += 401 {
+		reqs = append(reqs, "/catalog/cards/"+url.PathEscape(cards[i]))
+	}
+	z := ""
+	if zone != "" {
+		z = "&zone=" + zone
+	}
+	for _, q := range []string{"pikachu", "ピカチュウ", "charizard 4", "皮卡丘"} {
+		reqs = append(reqs, "/catalog/search?limit=100&q="+url.QueryEscape(q)+z)
+	}
+	return reqs
+}
+
+// sameAnswers fails unless a and b answer every request with the same
+// status and bytes. (The other tests check answers against the OpenAPI
+// document; here only the bytes matter.)
+func sameAnswers(t *testing.T, a, b *fixture, reqs []string) {
+	t.Helper()
+	for _, target := range reqs {
+		ra, rb := a.raw(target), b.raw(target)
+		if ra.status != rb.status || !bytes.Equal(ra.body, rb.body) {
+			t.Errorf("GET %s: the original answers %d %.200s\nthe copy answers %d %.200s", target, ra.status, ra.body, rb.status, rb.body)
+		}
+	}
+}
+
+func TestExportRoundTrip(t *testing.T) {
+	orig := newFixtureAt(t, realCatalogue(t), nil)
+
+	plain := orig.raw("/catalog/export")
+	plain.wantStatus(t, http.StatusOK)
+	if ct := plain.header.Get("Content-Type"); ct != "application/json" {
+		t.Errorf("Content-Type %q", ct)
+	}
+	if g := plain.header.Get(GenerationHeader); g != orig.live.Current().Generation() {
+		t.Errorf("Catalog-Generation %q, want %q", g, orig.live.Current().Generation())
+	}
+	compressed := orig.raw("/catalog/export", "Accept-Encoding", "gzip")
+	compressed.wantStatus(t, http.StatusOK)
+	if ce := compressed.header.Get("Content-Encoding"); ce != "gzip" {
+		t.Fatalf("Content-Encoding %q, want gzip", ce)
+	}
+	if len(compressed.body) >= len(plain.body)/3 {
+		t.Errorf("compressed export is %d bytes of %d", len(compressed.body), len(plain.body))
+	}
+	if !bytes.Equal(gunzipOne(t, compressed.body), plain.body) {
+		t.Fatal("the compressed export does not decompress to the plain one")
+	}
+
+	sets, cards := exportedIDs(t, plain.body)
+	if len(sets) != 564 || len(cards) != 43811 {
+		t.Fatalf("export holds %d sets and %d cards, want 564 and 43811", len(sets), len(cards))
+	}
+	// The compressed download decompresses to the plain one, byte for
+	// byte, so one import of it stands for both: it is the compressed one,
+	// which the import must also recognise.
+	reqs := append(sampleRequests(sets, cards, ""), "/catalog/sets", "/catalog/sets/SV8/cards", "/catalog/export?zone=jp")
+	cp := newFixtureAt(t, importBytes(t, compressed.body, "export.json.gz"), nil)
+	sameAnswers(t, orig, cp, reqs)
+	if again := cp.raw("/catalog/export"); !bytes.Equal(again.body, plain.body) {
+		t.Error("the copy's export differs from the original's")
+	}
+	if again := cp.raw("/catalog/export", "Accept-Encoding", "gzip"); !bytes.Equal(again.body, compressed.body) {
+		t.Error("the copy's compressed export differs from the original's")
+	}
+
+	t.Run("zone", func(t *testing.T) {
+		chn := orig.raw("/catalog/export?zone=chn", "Accept-Encoding", "gzip")
+		chn.wantStatus(t, http.StatusOK)
+		zsets, zcards := exportedIDs(t, gunzipOne(t, chn.body))
+		if len(zsets) != 146 || len(zcards) != 7484 {
+			t.Fatalf("chn export holds %d sets and %d cards, want 146 and 7484", len(zsets), len(zcards))
+		}
+		cp := newFixtureAt(t, importBytes(t, chn.body, "chn.json.gz"), nil)
+		sameAnswers(t, orig, cp, append(sampleRequests(zsets, zcards, "chn"), "/catalog/export?zone=chn"))
+		// The copy holds the chn zone alone: its list of sets is the
+		// original's chn sets.
+		var all, copied struct{ Data []catalog.Set }
+		orig.get("/catalog/sets").json(t, &all)
+		cp.get("/catalog/sets").json(t, &copied)
+		var want []catalog.Set
+		for _, s := range all.Data {
+			if s.Zone == "chn" {
+				want = append(want, s)
+			}
+		}
+		if fmt.Sprint(want) != fmt.Sprint(copied.Data) {
+			t.Errorf("the chn copy lists %d sets, want the original's %d chn sets in order", len(copied.Data), len(want))
+		}
+		cp.get("/catalog/cards/intl-base1-4").wantStatus(t, http.StatusNotFound)
+	})
+}
+
+func TestExportResume(t *testing.T) {
+	f := newFixtureAt(t, realCatalogue(t), nil)
+	for _, enc := range []string{"identity", "gzip"} {
+		t.Run(enc, func(t *testing.T) {
+			whole := f.raw("/catalog/export", "Accept-Encoding", enc)
+			whole.wantStatus(t, http.StatusOK)
+			tag := whole.header.Get("ETag")
+			if ar := whole.header.Get("Accept-Ranges"); ar != "bytes" {
+				t.Errorf("Accept-Ranges %q", ar)
+			}
+			if cl := whole.header.Get("Content-Length"); cl != strconv.Itoa(len(whole.body)) {
+				t.Errorf("Content-Length %s for %d bytes", cl, len(whole.body))
+			}
+			size := len(whole.body)
+			// Cut in the first compressed chunk, past several, and one
+			// byte before the end.
+			for _, cut := range []int{1000, size/2 + 17, size - 1} {
+				got, firstTag := f.interrupted("/catalog/export", cut, "Accept-Encoding", enc)
+				if firstTag != tag {
+					t.Fatalf("ETag %s, then %s", tag, firstTag)
+				}
+				rest := f.raw("/catalog/export", "Accept-Encoding", enc, "Range", fmt.Sprintf("bytes=%d-", cut), "If-Range", tag)
+				rest.wantStatus(t, http.StatusPartialContent)
+				if cr, want := rest.header.Get("Content-Range"), fmt.Sprintf("bytes %d-%d/%d", cut, size-1, size); cr != want {
+					t.Errorf("Content-Range %q, want %q", cr, want)
+				}
+				if !bytes.Equal(append(got, rest.body...), whole.body) {
+					t.Errorf("cut at %d: the resumed download differs from the whole one", cut)
+				}
+			}
+			// A range in the middle, as a parallel downloader asks.
+			mid := f.raw("/catalog/export", "Accept-Encoding", enc, "Range", fmt.Sprintf("bytes=%d-%d", size/3, size/3+99999))
+			mid.wantStatus(t, http.StatusPartialContent)
+			if !bytes.Equal(mid.body, whole.body[size/3:size/3+100000]) {
+				t.Error("a middle range differs from those bytes of the whole")
+			}
+
+			bad := f.raw("/catalog/export", "Accept-Encoding", enc, "Range", fmt.Sprintf("bytes=%d-", size))
+			bad.wantStatus(t, http.StatusRequestedRangeNotSatisfiable)
+			if cr, want := bad.header.Get("Content-Range"), fmt.Sprintf("bytes */%d", size); cr != want {
+				t.Errorf("416 Content-Range %q, want %q", cr, want)
+			}
+			if ct := bad.header.Get("Content-Type"); ct != "application/problem+json" {
+				t.Errorf("416 Content-Type %q", ct)
+			}
+
+			notModified := f.raw("/catalog/export", "Accept-Encoding", enc, "If-None-Match", tag)
+			notModified.wantStatus(t, http.StatusNotModified)
+
+			// A stale If-Range gets the whole representation.
+			stale := f.raw("/catalog/export", "Accept-Encoding", enc, "Range", "bytes=1000-", "If-Range", `"an-older-generation"`)
+			stale.wantStatus(t, http.StatusOK)
+			if !bytes.Equal(stale.body, whole.body) {
+				t.Error("a stale If-Range did not get the whole export")
+			}
+		})
+	}
+}
+
+// TestExportResumeAcrossImports swaps a new catalogue in between the
+// interrupted download and its resumption: If-Range then sends the whole
+// new export.
+func TestExportResumeAcrossImports(t *testing.T) {
+	f := newFixtureAt(t, realCatalogue(t), nil)
+	for _, enc := range []string{"identity", "gzip"} {
+		got, tag := f.interrupted("/catalog/export", 5000, "Accept-Encoding", enc)
+		if len(got) != 5000 {
+			t.Fatal("short read")
+		}
+		next, err := catalog.Open(sampleCatalogue(t))
+		if err != nil {
+			t.Fatal(err)
+		}
+		old := f.live.Current()
+		f.live.Swap(next)
+		rest := f.raw("/catalog/export", "Accept-Encoding", enc, "Range", "bytes=5000-", "If-Range", tag)
+		rest.wantStatus(t, http.StatusOK)
+		fresh := f.raw("/catalog/export", "Accept-Encoding", enc)
+		if !bytes.Equal(rest.body, fresh.body) || rest.header.Get("ETag") != fresh.header.Get("ETag") || rest.header.Get("ETag") == tag {
+			t.Errorf("%s: after a new import, If-Range got %d bytes tagged %s, want the whole new export tagged %s", enc, len(rest.body), rest.header.Get("ETag"), fresh.header.Get("ETag"))
+		}
+		if g := rest.header.Get(GenerationHeader); g != next.Generation() {
+			t.Errorf("Catalog-Generation %q, want %q", g, next.Generation())
+		}
+		back, err := catalog.Open(old.Path())
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.live.Swap(back)
+	}
+}
+
+func TestExportParameters(t *testing.T) {
+	f := newFixture(t)
+	r := f.get("/catalog/export?zone=mars")
+	r.wantStatus(t, http.StatusBadRequest)
+	if !strings.Contains(string(r.body), `"parameter":"zone"`) {
+		t.Errorf("400 does not name zone: %s", r.body)
+	}
+	for _, zone := range []string{"", "?zone=chn"} {
+		f.get("/catalog/export"+zone).wantStatus(t, http.StatusOK) // checked against the OpenAPI document
+		f.do(http.MethodGet, "/catalog/export"+zone, "Accept-Encoding", "gzip").wantStatus(t, http.StatusOK)
+	}
+	head := f.do(http.MethodHead, "/catalog/export")
+	head.wantStatus(t, http.StatusOK)
+	if len(head.body) != 0 || head.header.Get("Content-Length") == "" {
+		t.Errorf("HEAD: %d bytes of body, Content-Length %q", len(head.body), head.header.Get("Content-Length"))
+	}
+	f.token = ""
+	f.get("/catalog/export").wantStatus(t, http.StatusUnauthorized)
+}
