@@ -131,27 +131,43 @@ func (s *sorter) each(fn func(key, value []byte) error) error {
 	}
 	// The buffer is no longer needed: free it for what fn builds.
 	s.data, s.index = nil, nil
-	h := make(runHeap, 0, len(s.runs))
-	for _, f := range s.runs {
+	return mergeSortedRuns(s.runs, 256<<10,
+		func(_ int, r *bufio.Reader) *runReader { return &runReader{r: r} },
+		func(a, b *runReader) bool { return bytes.Compare(a.key, b.key) < 0 },
+		func(r *runReader) error { return fn(r.key, r.value) })
+}
+
+// runCursor reads the entries of one run in order.
+type runCursor interface {
+	// next moves to the next entry; false at the end of the run.
+	next() (bool, error)
+}
+
+// mergeSortedRuns merges sorted runs: it rewinds each file, reads it through a
+// cursor that open makes on a buffer of bufSize, and calls emit with the
+// cursor whose entry is the least by less, until every run is spent.
+func mergeSortedRuns[C runCursor](runs []*os.File, bufSize int, open func(run int, r *bufio.Reader) C, less func(a, b C) bool, emit func(C) error) error {
+	h := runHeap[C]{less: less}
+	for i, f := range runs {
 		if _, err := f.Seek(0, io.SeekStart); err != nil {
-			return fmt.Errorf("rewind sort run: %w", err)
+			return fmt.Errorf("rewind a sorted run: %w", err)
 		}
-		r := &runReader{r: bufio.NewReaderSize(f, 256<<10)}
-		ok, err := r.next()
+		c := open(i, bufio.NewReaderSize(f, bufSize))
+		ok, err := c.next()
 		if err != nil {
 			return err
 		}
 		if ok {
-			h = append(h, r)
+			h.cursors = append(h.cursors, c)
 		}
 	}
 	heap.Init(&h)
-	for len(h) > 0 {
-		r := h[0]
-		if err := fn(r.key, r.value); err != nil {
+	for len(h.cursors) > 0 {
+		c := h.cursors[0]
+		if err := emit(c); err != nil {
 			return err
 		}
-		ok, err := r.next()
+		ok, err := c.next()
 		if err != nil {
 			return err
 		}
@@ -201,15 +217,18 @@ func (r *runReader) next() (bool, error) {
 	return true, nil
 }
 
-type runHeap []*runReader
+// runHeap orders the cursors of runs by their entries.
+type runHeap[C runCursor] struct {
+	cursors []C
+	less    func(a, b C) bool
+}
 
-func (h runHeap) Len() int           { return len(h) }
-func (h runHeap) Less(i, j int) bool { return bytes.Compare(h[i].key, h[j].key) < 0 }
-func (h runHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
-func (h *runHeap) Push(x any)        { *h = append(*h, x.(*runReader)) }
-func (h *runHeap) Pop() any {
-	old := *h
-	r := old[len(old)-1]
-	*h = old[:len(old)-1]
-	return r
+func (h *runHeap[C]) Len() int           { return len(h.cursors) }
+func (h *runHeap[C]) Less(i, j int) bool { return h.less(h.cursors[i], h.cursors[j]) }
+func (h *runHeap[C]) Swap(i, j int)      { h.cursors[i], h.cursors[j] = h.cursors[j], h.cursors[i] }
+func (h *runHeap[C]) Push(x any)         { h.cursors = append(h.cursors, x.(C)) }
+func (h *runHeap[C]) Pop() any {
+	c := h.cursors[len(h.cursors)-1]
+	h.cursors = h.cursors[:len(h.cursors)-1]
+	return c
 }

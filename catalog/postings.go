@@ -3,7 +3,6 @@ package catalog
 import (
 	"bufio"
 	"bytes"
-	"container/heap"
 	"encoding/binary"
 	"fmt"
 	"io"
@@ -324,35 +323,18 @@ func (b *postingBuilder) write(put func(key, value []byte) error) error {
 			return err
 		}
 	}
-	h := make(chunkHeap, 0, len(b.runs))
-	for i, f := range b.runs {
-		if _, err := f.Seek(0, io.SeekStart); err != nil {
-			return fmt.Errorf("search index: rewind a temporary file: %w", err)
-		}
-		r := &chunkReader{r: bufio.NewReaderSize(f, 64<<10), run: i}
-		ok, err := r.next()
-		if err != nil {
-			return err
-		}
-		if ok {
-			h = append(h, r)
-		}
-	}
-	heap.Init(&h)
-	for len(h) > 0 {
-		r := h[0]
-		if err := lw.chunk(r.key, &r.chunk); err != nil {
-			return err
-		}
-		ok, err := r.next()
-		if err != nil {
-			return err
-		}
-		if ok {
-			heap.Fix(&h, 0)
-		} else {
-			heap.Pop(&h)
-		}
+	// A list's chunks come out in run order, which is ordinal order.
+	err := mergeSortedRuns(b.runs, 64<<10,
+		func(run int, r *bufio.Reader) *chunkReader { return &chunkReader{r: r, run: run} },
+		func(a, b *chunkReader) bool {
+			if c := bytes.Compare(a.key, b.key); c != 0 {
+				return c < 0
+			}
+			return a.run < b.run
+		},
+		func(r *chunkReader) error { return lw.chunk(r.key, &r.chunk) })
+	if err != nil {
+		return err
 	}
 	return lw.end()
 }
@@ -478,26 +460,6 @@ func (r *chunkReader) next() (bool, error) {
 		return false, fmt.Errorf("search index: read a temporary file: %w", err)
 	}
 	return true, nil
-}
-
-// chunkHeap orders the runs by their next key, then by run: a list's chunks
-// come out in run order, which is ordinal order.
-type chunkHeap []*chunkReader
-
-func (h chunkHeap) Len() int { return len(h) }
-func (h chunkHeap) Less(i, j int) bool {
-	if c := bytes.Compare(h[i].key, h[j].key); c != 0 {
-		return c < 0
-	}
-	return h[i].run < h[j].run
-}
-func (h chunkHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
-func (h *chunkHeap) Push(x any)   { *h = append(*h, x.(*chunkReader)) }
-func (h *chunkHeap) Pop() any {
-	old := *h
-	r := old[len(old)-1]
-	*h = old[:len(old)-1]
-	return r
 }
 
 // ordinals walks a list of ordinals in increasing order.
