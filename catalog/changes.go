@@ -382,45 +382,29 @@ func (w *Writer) writeChanges(info *Info) error {
 func (w *Writer) diffSets(add func(kind byte, id []byte, before, after byte) error) error {
 	newSets := w.tx.Bucket(bucketSets).Cursor()
 	return w.prev.read(func(r *reader) error {
-		oldSets := r.tx.Bucket(bucketSets).Cursor()
-		ok, ov := oldSets.First()
-		nk, nv := newSets.First()
-		for ok != nil || nk != nil {
-			c := 0
-			switch {
-			case ok == nil:
-				c = 1
-			case nk == nil:
-				c = -1
-			default:
-				c = bytes.Compare(ok, nk)
-			}
+		err := walkBoth(r.tx.Bucket(bucketSets).Cursor(), newSets, nil, func(id, ov, nv []byte) error {
+			before, after := zoneNone, zoneNone
 			var old, cur storedSet
 			var err error
-			if c <= 0 {
-				old, err = readStoredSet(ov)
-			}
-			if err == nil && c >= 0 {
-				cur, err = readStoredSet(nv)
-			}
-			switch {
-			case err != nil:
-			case c < 0: // only in prev: removed
-				err = add(changeSet, ok, old.zone(), zoneNone)
-				ok, ov = oldSets.Next()
-			case c > 0: // only in the new one: added
-				err = add(changeSet, nk, zoneNone, cur.zone())
-				nk, nv = newSets.Next()
-			default:
-				if !bytes.Equal(old.json, cur.json) {
-					err = add(changeSet, nk, old.zone(), cur.zone())
+			if ov != nil {
+				if old, err = readStoredSet(ov); err != nil {
+					return err
 				}
-				ok, ov = oldSets.Next()
-				nk, nv = newSets.Next()
+				before = old.zone()
 			}
-			if err != nil {
-				return fmt.Errorf("write catalogue %s: changes: %w", w.path, err)
+			if nv != nil {
+				if cur, err = readStoredSet(nv); err != nil {
+					return err
+				}
+				after = cur.zone()
 			}
+			if ov != nil && nv != nil && bytes.Equal(old.json, cur.json) {
+				return nil
+			}
+			return add(changeSet, id, before, after)
+		})
+		if err != nil {
+			return fmt.Errorf("write catalogue %s: changes: %w", w.path, err)
 		}
 		return nil
 	})
@@ -433,44 +417,72 @@ func (w *Writer) diffCards(add func(kind byte, id []byte, before, after byte) er
 	newIDs, newCards := cards.Cursor(), cards.Cursor()
 	return w.prev.read(func(r *reader) error {
 		oldIDs, oldCards := r.tx.Bucket(bucketCards).Cursor(), r.cardCursor
-		start := []byte{keyCardID}
-		ok, ov := oldIDs.Seek(start)
-		nk, nv := newIDs.Seek(start)
 		var key []byte
-		for ok != nil || nk != nil {
-			var c int
+		// The id keys (keyCardID + id, to the locator) are the last of
+		// the bucket.
+		err := walkBoth(oldIDs, newIDs, []byte{keyCardID}, func(k, ov, nv []byte) error {
+			id := k[1:]
 			switch {
-			case ok == nil:
-				c = 1
-			case nk == nil:
-				c = -1
-			default:
-				c = bytes.Compare(ok, nk)
+			case nv == nil: // only in prev: removed
+				return add(changeCard, id, ov[0], zoneNone)
+			case ov == nil: // only in the new one: added
+				return add(changeCard, id, zoneNone, nv[0])
 			}
-			var err error
-			switch {
-			case c < 0: // only in prev: removed
-				err = add(changeCard, ok[1:], ov[0], zoneNone)
-				ok, ov = oldIDs.Next()
-			case c > 0: // only in the new one: added
-				err = add(changeCard, nk[1:], zoneNone, nv[0])
-				nk, nv = newIDs.Next()
-			default:
-				id := nk[1:]
-				key = appendLocatedCardKey(key[:0], ov, string(id))
-				_, a := oldCards.Seek(key)
-				key = appendLocatedCardKey(key[:0], nv, string(id))
-				_, b := newCards.Seek(key)
-				if !bytes.Equal(a, b) {
-					err = add(changeCard, id, ov[0], nv[0])
-				}
-				ok, ov = oldIDs.Next()
-				nk, nv = newIDs.Next()
+			key = appendLocatedCardKey(key[:0], ov, string(id))
+			_, a := oldCards.Seek(key)
+			key = appendLocatedCardKey(key[:0], nv, string(id))
+			_, b := newCards.Seek(key)
+			if bytes.Equal(a, b) {
+				return nil
 			}
-			if err != nil {
-				return fmt.Errorf("write catalogue %s: changes: %w", w.path, err)
-			}
+			return add(changeCard, id, ov[0], nv[0])
+		})
+		if err != nil {
+			return fmt.Errorf("write catalogue %s: changes: %w", w.path, err)
 		}
 		return nil
 	})
+}
+
+// walkBoth walks the keys of two cursors in order from start (nil: the
+// first) to the end, at once, and calls fn with each key and its value in
+// the old and in the new walk; a value is nil where the key is only in the
+// other. Values must not be empty.
+func walkBoth(old, cur *bolt.Cursor, start []byte, fn func(k, ov, nv []byte) error) error {
+	first := func(c *bolt.Cursor) ([]byte, []byte) {
+		if start == nil {
+			return c.First()
+		}
+		return c.Seek(start)
+	}
+	ok, ov := first(old)
+	nk, nv := first(cur)
+	for ok != nil || nk != nil {
+		c := 0
+		switch {
+		case ok == nil:
+			c = 1
+		case nk == nil:
+			c = -1
+		default:
+			c = bytes.Compare(ok, nk)
+		}
+		var err error
+		switch {
+		case c < 0:
+			err = fn(ok, ov, nil)
+			ok, ov = old.Next()
+		case c > 0:
+			err = fn(nk, nil, nv)
+			nk, nv = cur.Next()
+		default:
+			err = fn(nk, ov, nv)
+			ok, ov = old.Next()
+			nk, nv = cur.Next()
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
