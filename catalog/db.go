@@ -31,6 +31,10 @@ type DB struct {
 	// longestName is the bytes of the longest folded name: a longer term
 	// is in no name.
 	longestName int
+	// denseList is the length from which the search takes lists a window
+	// at a time (see windowed); always denseListDefault but in tests,
+	// which check both walks.
+	denseList uint64
 
 	// readers holds idle read transactions. Beginning one takes two
 	// exclusive locks inside bbolt and half a dozen allocations, more than
@@ -162,6 +166,7 @@ func (db *DB) load(tx *bolt.Tx) error {
 		return errors.New("read the longest name: missing or malformed")
 	}
 	db.longestName = int(min(longest, math.MaxInt32))
+	db.denseList = denseListDefault
 	for _, name := range [][]byte{bucketSets, bucketSetCodes, bucketSetOrder, bucketSetLists, bucketCards, bucketNumbers, bucketPostings} {
 		if tx.Bucket(name) == nil {
 			return fmt.Errorf("bucket %s missing", name)

@@ -28,9 +28,10 @@ import (
 //	           a 4-byte big-endian offset, then the entries back to back. An
 //	           entry is the zone byte, then the card id, the set code and
 //	           NumberKey(number), each uvarint-prefixed, then the folded name
-//	postings   posting lists, each under its list key: a kind byte ("g"
-//	           a bigram of folded names, "r" one character of them, "n" a
-//	           NumberKey, "s" a zone byte and set code), then that term,
+//	postings   posting lists, each under its list key: a kind byte ("t"
+//	           a trigram of folded names, "g" a bigram of them, "r" one
+//	           character of them, "n" a NumberKey, "s" a zone byte and set
+//	           code), then that term,
 //	           uvarint-length-prefixed. The list key -> uvarint count of
 //	           the list; list key + 4-byte big-endian last ordinal of a
 //	           block -> the block: its first ordinal, then the others as
@@ -72,8 +73,8 @@ const indexBlockSize = 16
 //
 // catalogd/1 stored each card twice (by id and by set); catalogd/2 stores it
 // once and maps ids to it; catalogd/3 orders the search index by zone and
-// stores posting lists in blocks.
-const formatVersion = "catalogd/3"
+// stores posting lists in blocks; catalogd/4 adds lists of trigrams.
+const formatVersion = "catalogd/4"
 
 // Errors of the catalogue. Callers compare with errors.Is.
 var (

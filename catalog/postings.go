@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"math/bits"
 	"os"
 	"slices"
 	"strings"
@@ -18,9 +19,12 @@ import (
 // The search index has two parts (see layout.go). The numbers bucket holds
 // one entry per card, found by its ordinal: its position in the order zone,
 // printed-number key, id. A zone is a range of ordinals, and within it
-// ordinals are in result order. The postings bucket maps a bigram of folded
-// names, a single character of them, a normalized printed number, or a set
-// to the ordered list of the ordinals of its cards.
+// ordinals are in result order. The postings bucket maps a trigram of
+// folded names, a bigram, a single character, a normalized printed number,
+// or a set to the ordered list of the ordinals of its cards. A term is
+// looked up by its trigrams when it has three characters or more: they are
+// far rarer than bigrams, so a term made of common bigrams (arararar) still
+// walks a short list.
 //
 // A list longer than postingBlockSize ordinals is stored in blocks of that
 // many, each under the key of the list followed by its last ordinal, so
@@ -29,10 +33,11 @@ import (
 // range is one seek away. The key of the list itself holds its length,
 // which planning reads, and a shorter list whole.
 const (
-	postingGram   byte = 'g' // + two characters of a folded name
-	postingRune   byte = 'r' // + one character of a folded name
-	postingNumber byte = 'n' // + the key of a normalized printed number
-	postingSet    byte = 's' // + zone byte + set code
+	postingTrigram byte = 't' // + three characters of a folded name
+	postingGram    byte = 'g' // + two characters of a folded name
+	postingRune    byte = 'r' // + one character of a folded name
+	postingNumber  byte = 'n' // + the key of a normalized printed number
+	postingSet     byte = 's' // + zone byte + set code
 )
 
 // postingBlockSize is the most ordinals in one block of a list: a seek
@@ -92,7 +97,7 @@ type postingBuilder struct {
 	limit int
 	mem   int // bytes held by lists, estimated
 	lists map[string]*postingChunk
-	// chars holds the lists of bigrams and characters, most of the
+	// chars holds the lists of grams (characters, bigrams, trigrams), most of the
 	// lists and of the lookups, by packChars: a map of integers finds
 	// them faster than one of strings.
 	chars map[uint64]*postingChunk
@@ -117,36 +122,40 @@ func newPostingBuilder(dir string, limit int) *postingBuilder {
 	return &postingBuilder{dir: dir, limit: limit, lists: make(map[string]*postingChunk), chars: make(map[uint64]*postingChunk), names: make(map[string][]*postingChunk)}
 }
 
-// packChars packs one or two characters, each of at most 21 bits, into the
-// key of their list in postingBuilder.chars; ok is false for a character
-// that is not valid UTF-8, which keeps its bytes.
+// gramKinds is the kind of the list of a gram of one, two and three
+// characters.
+var gramKinds = [...]byte{1: postingRune, 2: postingGram, 3: postingTrigram}
+
+// packChars packs one to three characters, each of at most 21 bits, into
+// the key of their list in postingBuilder.chars, with a bit above them
+// that tells how many there are; ok is false for a character that is not
+// valid UTF-8, which keeps its bytes.
 func packChars(text []byte) (packed uint64, ok bool) {
-	r1, n1 := utf8.DecodeRune(text)
-	if r1 == utf8.RuneError && n1 < 2 {
-		return 0, false
+	n := 0
+	for len(text) > 0 {
+		r, w := utf8.DecodeRune(text)
+		if r == utf8.RuneError && w < 2 {
+			return 0, false
+		}
+		packed = packed<<21 | uint64(r)
+		text, n = text[w:], n+1
 	}
-	if n1 == len(text) {
-		return uint64(r1), true
-	}
-	r2, n2 := utf8.DecodeRune(text[n1:])
-	if r2 == utf8.RuneError && n2 < 2 {
-		return 0, false
-	}
-	return 1<<42 | uint64(r1)<<21 | uint64(r2), true
+	return packed | 1<<(21*n), true
 }
 
 // appendPackedKey appends the list key of packed, from packChars.
 func appendPackedKey(dst []byte, packed uint64) []byte {
-	var text [2 * utf8.UTFMax]byte
-	if packed>>42 == 0 {
-		return appendListKey(dst, postingRune, utf8.AppendRune(text[:0], rune(packed)))
+	n := (bits.Len64(packed) - 1) / 21
+	var text [3 * utf8.UTFMax]byte
+	t := text[:0]
+	for i := n - 1; i >= 0; i-- {
+		t = utf8.AppendRune(t, rune(packed>>(21*i)&(1<<21-1)))
 	}
-	t := utf8.AppendRune(text[:0], rune(packed>>21&(1<<21-1)))
-	return appendListKey(dst, postingGram, utf8.AppendRune(t, rune(packed&(1<<21-1))))
+	return appendListKey(dst, gramKinds[n], t)
 }
 
-// charList returns the list of kind (postingGram or postingRune) and text,
-// making it when there is none.
+// charList returns the list of the gram text, of kind postingRune,
+// postingGram or postingTrigram, making it when there is none.
 func (b *postingBuilder) charList(kind byte, text []byte) *postingChunk {
 	packed, ok := packChars(text)
 	if !ok {
@@ -191,12 +200,11 @@ func (b *postingBuilder) addCard(ord uint32, e *indexEntry) error {
 	b.mem += b.numberList.add(ord)
 	lists, ok := b.names[string(e.name)]
 	if !ok {
-		eachBigram(e.name, func(gram []byte) {
-			lists = append(lists, b.charList(postingGram, gram))
-		})
-		eachRune(e.name, func(r []byte) {
-			lists = append(lists, b.charList(postingRune, r))
-		})
+		for n := 1; n <= 3; n++ {
+			eachGram(e.name, n, func(gram []byte) {
+				lists = append(lists, b.charList(gramKinds[n], gram))
+			})
+		}
 		if len(b.names) >= nameCacheSize {
 			clear(b.names)
 		}
@@ -209,31 +217,25 @@ func (b *postingBuilder) addCard(ord uint32, e *indexEntry) error {
 	return nil
 }
 
-// eachBigram calls fn with every pair of neighbouring characters of a folded
-// name or term that holds no space: terms never do, so such pairs are never
-// looked up.
-func eachBigram(text []byte, fn func(gram []byte)) {
+// eachGram calls fn with every run of n neighbouring characters of a
+// folded name or term that holds no space: terms never do, so such runs
+// are never looked up.
+func eachGram(text []byte, n int, fn func(gram []byte)) {
 	for len(text) > 0 {
-		r1, n1 := utf8.DecodeRune(text)
-		if n1 == len(text) {
-			return
+		end, spaced := 0, false
+		for i := 0; i < n; i++ {
+			if end == len(text) {
+				return
+			}
+			_, w := utf8.DecodeRune(text[end:])
+			spaced = spaced || text[end] == ' '
+			end += w
 		}
-		_, n2 := utf8.DecodeRune(text[n1:])
-		if r1 != ' ' && text[n1] != ' ' {
-			fn(text[:n1+n2])
+		if !spaced {
+			fn(text[:end])
 		}
-		text = text[n1:]
-	}
-}
-
-// eachRune calls fn with every character of a folded name but spaces.
-func eachRune(text []byte, fn func(r []byte)) {
-	for len(text) > 0 {
-		_, n := utf8.DecodeRune(text)
-		if text[0] != ' ' {
-			fn(text[:n])
-		}
-		text = text[n:]
+		_, w := utf8.DecodeRune(text)
+		text = text[w:]
 	}
 }
 
@@ -339,6 +341,28 @@ func (b *postingBuilder) write(put func(key, value []byte) error) error {
 	return lw.end()
 }
 
+// The blocks of a long list come in two forms, told by their first byte.
+// Where a list holds at least bitmapMin ordinals of an aligned window of
+// windowSize, the window is one bitmap: a walk ANDs it a word at a time and
+// a seek into it is a scan of bits, where deltas would be decoded one by
+// one. Elsewhere, blocks hold up to postingBlockSize ordinals as deltas.
+const (
+	// blockDeltas + the first ordinal, then the others as deltas, all
+	// uvarints.
+	blockDeltas byte = 0
+	// blockBitmap + the window's first ordinal, 4 bytes big-endian, then
+	// a bit for each ordinal of the window, 64 to a little-endian word.
+	blockBitmap byte = 1
+)
+
+// bitmapMin is the fewest ordinals of a window stored as a bitmap: at this
+// density the bitmap is at most four times the deltas it replaces, and
+// lists this dense are the ones a conjunction of common terms walks.
+const bitmapMin = windowSize / 32
+
+// bitmapBlockLen is the length of a bitmap block's value.
+const bitmapBlockLen = 1 + 4 + windowSize/8
+
 // listWriter cuts lists into blocks as their chunks come, in key order and
 // each list's chunks in ordinal order, and puts the blocks and each list's
 // length. A list of at most postingBlockSize ordinals, which in a catalogue
@@ -346,10 +370,11 @@ func (b *postingBuilder) write(put func(key, value []byte) error) error {
 // list's key, after its length: one key, one seek.
 type listWriter struct {
 	put    func(key, value []byte) error
-	key    []byte // of the list being written
-	count  uint64 // its ordinals so far
-	n      int    // in the block being filled
-	last   uint32
+	key    []byte   // of the list being written
+	count  uint64   // its ordinals so far
+	window []uint32 // its ordinals in the current window, in no block yet
+	n      int      // ordinals in the block of deltas being filled
+	last   uint32   // of that block
 	block  []byte
 	blocks bool // whether a block of the list has been put
 	bkey   []byte
@@ -382,19 +407,64 @@ func (lw *listWriter) chunk(key []byte, c *postingChunk) error {
 }
 
 func (lw *listWriter) add(ord uint32) error {
+	if len(lw.window) > 0 && ord/windowSize != lw.window[0]/windowSize {
+		if err := lw.endWindow(); err != nil {
+			return err
+		}
+	}
+	lw.window = append(lw.window, ord)
+	lw.count++
+	return nil
+}
+
+// endWindow puts the ordinals of the window as a bitmap when they are
+// many, and adds them to the blocks of deltas when not.
+func (lw *listWriter) endWindow() error {
+	if len(lw.window) >= bitmapMin {
+		if lw.n > 0 {
+			if err := lw.flush(); err != nil {
+				return err
+			}
+		}
+		base := lw.window[0] / windowSize * windowSize
+		lw.block = append(lw.block[:0], blockBitmap)
+		lw.block = binary.BigEndian.AppendUint32(lw.block, base)
+		lw.block = append(lw.block, make([]byte, windowSize/8)...)
+		words := lw.block[5:]
+		for _, ord := range lw.window {
+			i := ord - base
+			words[i/8] |= 1 << (i % 8) // bit i%64 of little-endian word i/64
+		}
+		lw.last = lw.window[len(lw.window)-1]
+		if err := lw.flush(); err != nil {
+			return err
+		}
+	} else {
+		for _, ord := range lw.window {
+			if err := lw.addDelta(ord); err != nil {
+				return err
+			}
+		}
+	}
+	lw.window = lw.window[:0]
+	return nil
+}
+
+// addDelta adds ord to the block of deltas being filled.
+func (lw *listWriter) addDelta(ord uint32) error {
 	if lw.n == postingBlockSize {
 		if err := lw.flush(); err != nil {
 			return err
 		}
 	}
 	if lw.n == 0 {
-		lw.block = binary.AppendUvarint(lw.block[:0], uint64(ord))
+		lw.block = append(lw.block[:0], blockDeltas)
+		lw.block = binary.AppendUvarint(lw.block, uint64(ord))
 	} else {
 		lw.block = binary.AppendUvarint(lw.block, uint64(ord-lw.last))
 	}
 	lw.last = ord
 	lw.n++
-	lw.count++
 	return nil
 }
 
@@ -406,16 +476,20 @@ func (lw *listWriter) flush() error {
 	return lw.put(lw.bkey, lw.block)
 }
 
-// end finishes the list being written: its last block, then its length,
+// end finishes the list being written: its last blocks, then its length,
 // under its own key, which sorts before its blocks'; or the whole list
-// there, when it never filled a block.
+// there, its deltas without their block's kind, when it never filled a
+// block.
 func (lw *listWriter) end() error {
 	if lw.count == 0 {
 		return nil
 	}
+	if err := lw.endWindow(); err != nil {
+		return err
+	}
 	lw.value = binary.AppendUvarint(lw.value[:0], lw.count)
 	if !lw.blocks {
-		lw.value = append(lw.value, lw.block...)
+		lw.value = append(lw.value, lw.block[1:]...)
 	} else if lw.n > 0 {
 		if err := lw.flush(); err != nil {
 			return err
@@ -468,7 +542,40 @@ type ordinals interface {
 	// never moves backwards: asking again with the same or a smaller min
 	// gives the same answer.
 	seek(min uint32) (uint32, bool)
+	// fill sets, in window, the bit of each ordinal of the list from lo
+	// to lo+n-1, bit i for ordinal lo+i, and leaves the list at the first
+	// ordinal past them. lo and n are multiples of 64, n at most
+	// windowSize. Ordinals below the last min the list was sought with
+	// may be set too, if lo is below it: the walk never looks at them. It
+	// reports whether it set any.
+	fill(lo, n uint32, window *bitWindow, spare *spareWindows) bool
+	// bound returns an ordinal from min up to the first the list has at
+	// or above min, without walking the list to find that one: for an
+	// intersection, the largest of its lists' bounds. It is false when
+	// the list has no ordinal at or above min.
+	bound(min uint32) (uint32, bool)
 }
+
+// windowSize is the most ordinals a windowed intersection takes at once.
+const windowSize = 1 << 14
+
+// bitWindow holds a bit for each ordinal of a window.
+type bitWindow [windowSize / 64]uint64
+
+// spareWindows lends the windows an intersection fills its lists into, so
+// that a walk allocates them once.
+type spareWindows []*bitWindow
+
+func (s *spareWindows) get() *bitWindow {
+	if len(*s) == 0 {
+		return new(bitWindow)
+	}
+	w := (*s)[len(*s)-1]
+	*s = (*s)[:len(*s)-1]
+	return w
+}
+
+func (s *spareWindows) put(w *bitWindow) { *s = append(*s, w) }
 
 // storedList reads a list as stored, a block at a time, through a cursor
 // of its own: a walk mostly wants the next block, a step along the leaf
@@ -480,7 +587,9 @@ type storedList struct {
 	inline bool         // the list is its one block, held in data from the start
 	bkey   []byte
 
-	data    []byte // of the block loaded, not yet decoded
+	data    []byte // of the block loaded: deltas not yet decoded, or its bitmap
+	bitmap  bool   // the block loaded is a bitmap
+	base    uint32 // of the bitmap: its first ordinal
 	last    uint32 // of the block loaded
 	cur     uint32
 	loaded  bool
@@ -533,6 +642,20 @@ func (l *storedList) seek(min uint32) (uint32, bool) {
 			l.load(min)
 			continue
 		}
+		if l.bitmap {
+			from := min
+			if l.started {
+				from = max(min, l.cur+1) // cur < min here, so cur+1 is no overflow
+			}
+			ord, ok := nextBit(l.data, l.base, from)
+			if !ok {
+				// The bitmap ends below its own last ordinal: corrupt.
+				l.done = true
+				break
+			}
+			l.cur, l.started = ord, true
+			continue
+		}
 		if len(l.data) == 0 {
 			// The list is over, or the block ends below its own last
 			// ordinal: corrupt.
@@ -552,6 +675,52 @@ func (l *storedList) seek(min uint32) (uint32, bool) {
 		}
 	}
 	return 0, false
+}
+
+func (l *storedList) fill(lo, n uint32, window *bitWindow, _ *spareWindows) bool {
+	ord, ok := l.seek(lo)
+	if !ok || ord-lo >= n {
+		return false
+	}
+	for ok && ord-lo < n {
+		if l.bitmap {
+			// Every word of the bitmap within the window, whole: the
+			// window and the bitmap both start at a multiple of 64, and
+			// bits below ord are of ordinals no walk asks for again.
+			start, end := uint64(max(l.base, lo)), min(uint64(l.base)+windowSize, uint64(lo)+uint64(n))
+			dst := window[(start-uint64(lo))/64 : (end-uint64(lo))/64]
+			src := l.data[(start-uint64(l.base))/8:]
+			src = src[:8*len(dst)]
+			for i := range dst {
+				dst[i] |= binary.LittleEndian.Uint64(src[8*i:])
+			}
+			if end > math.MaxUint32 {
+				break
+			}
+			ord, ok = l.seek(uint32(end))
+			continue
+		}
+		// The rest of the block, while its deltas take a byte each, as
+		// most do in a long list: a tight loop on locals.
+		data, cur := l.data, ord
+		for {
+			i := cur - lo
+			window[i/64] |= 1 << (i % 64)
+			if len(data) == 0 || data[0] >= 0x80 {
+				break
+			}
+			cur, data = cur+uint32(data[0]), data[1:]
+			if cur-lo >= n {
+				break
+			}
+		}
+		l.data, l.cur = data, cur
+		if cur-lo >= n || cur == math.MaxUint32 {
+			break // the list stands at its first ordinal past the window
+		}
+		ord, ok = l.seek(cur + 1)
+	}
+	return true
 }
 
 // load loads the block that holds the first ordinal at or above min: the
@@ -575,7 +744,31 @@ func (l *storedList) load(min uint32) {
 		return
 	}
 	l.last = binary.BigEndian.Uint32(k[len(l.key):])
-	l.data, l.loaded, l.started = v, true, false
+	l.loaded, l.started = true, false
+	switch {
+	case len(v) > 0 && v[0] == blockDeltas:
+		l.data, l.bitmap = v[1:], false
+	case len(v) == bitmapBlockLen && v[0] == blockBitmap:
+		l.base, l.data, l.bitmap = binary.BigEndian.Uint32(v[1:]), v[5:], true
+	default:
+		l.done = true // a block of no known kind: corrupt
+	}
+}
+
+// nextBit returns the first ordinal at or above from that the bitmap of
+// the window starting at base holds.
+func nextBit(words []byte, base, from uint32) (uint32, bool) {
+	i := uint32(0)
+	if from > base {
+		i = from - base
+	}
+	for i < windowSize {
+		if w := binary.LittleEndian.Uint64(words[i/64*8:]) >> (i % 64); w != 0 {
+			return base + i + uint32(bits.TrailingZeros64(w)), true
+		}
+		i = (i/64 + 1) * 64
+	}
+	return 0, false
 }
 
 // ofList reports whether k is the key of a block of the list.
@@ -604,6 +797,118 @@ func (in intersection) seek(min uint32) (uint32, bool) {
 	}
 }
 
+func (l *storedList) bound(min uint32) (uint32, bool) { return l.seek(min) }
+
+func (in intersection) bound(min uint32) (uint32, bool) {
+	for _, l := range in {
+		v, ok := l.bound(min)
+		if !ok {
+			return 0, false
+		}
+		min = max(min, v)
+	}
+	return min, true
+}
+
+func (u union) bound(min uint32) (uint32, bool) {
+	best, found := uint32(0), false
+	for _, l := range u {
+		if v, ok := l.bound(min); ok && (!found || v < best) {
+			best, found = v, true
+		}
+	}
+	return best, found
+}
+
+func (w *windowed) bound(min uint32) (uint32, bool) { return w.seek(min) }
+
+func (in intersection) fill(lo, n uint32, window *bitWindow, spare *spareWindows) bool {
+	acc, other := spare.get(), spare.get()
+	defer spare.put(acc)
+	defer spare.put(other)
+	words := int(n+63) / 64
+	clear(acc[:words])
+	if !in[0].fill(lo, n, acc, spare) {
+		return false
+	}
+	for _, l := range in[1:] {
+		clear(other[:words])
+		if !l.fill(lo, n, other, spare) {
+			return false
+		}
+		any := uint64(0)
+		for i := range words {
+			acc[i] &= other[i]
+			any |= acc[i]
+		}
+		if any == 0 {
+			return false
+		}
+	}
+	for i := range words {
+		window[i] |= acc[i]
+	}
+	return true
+}
+
+// windowed walks an intersection a window of ordinals at a time: every list
+// sets the bits of its ordinals in the window, in a tight loop, and the
+// windows are ANDed. When the lists are long and meet rarely, this reads
+// each of their ordinals once for a few nanoseconds, where a leapfrog pays
+// a seek of every list for each.
+type windowed struct {
+	in     intersection
+	lo     uint32 // of the window held
+	size   uint32 // of the window held, growing to windowSize
+	held   bool
+	window bitWindow
+	spare  spareWindows
+}
+
+// firstWindowSize is the size of a walk's first window: a common query
+// finds its first results near the start, so its first window is small,
+// and each window after a sparse one is twice as large.
+const firstWindowSize = 1 << 10
+
+func (w *windowed) seek(from uint32) (uint32, bool) {
+	if w.held && from < w.lo {
+		from = w.lo // nothing before the window is on every list
+	}
+	for {
+		if w.held && from >= w.lo && from-w.lo < w.size {
+			for i := from - w.lo; i < w.size; {
+				if word := w.window[i/64] >> (i % 64); word != 0 {
+					return w.lo + i + uint32(bits.TrailingZeros64(word)), true
+				}
+				i = (i/64 + 1) * 64
+			}
+			if w.lo+w.size < w.lo {
+				return 0, false // the window ended at the last ordinal
+			}
+			from = w.lo + w.size
+			w.size = 2 * w.size
+		}
+		// The next window starts where every list has an ordinal left:
+		// one seek each, where finding the first ordinal they share
+		// would be the walk this avoids. It starts at a multiple of 64,
+		// as the bitmaps of the lists do, so that their words are ORed
+		// whole; the bits below from are not looked at.
+		lo, ok := w.in.bound(from)
+		if !ok {
+			return 0, false
+		}
+		lo &^= 63
+		w.size = max(firstWindowSize, min(w.size, windowSize))
+		clear(w.window[:])
+		w.in.fill(lo, w.size, &w.window, &w.spare)
+		w.lo, w.held, from = lo, true, max(from, lo)
+	}
+}
+
+func (w *windowed) fill(lo, n uint32, window *bitWindow, spare *spareWindows) bool {
+	return w.in.fill(lo, n, window, spare)
+}
+
 // union walks the ordinals on any of its lists.
 type union []ordinals
 
@@ -615,4 +920,12 @@ func (u union) seek(min uint32) (uint32, bool) {
 		}
 	}
 	return best, found
+}
+
+func (u union) fill(lo, n uint32, window *bitWindow, spare *spareWindows) bool {
+	set := false
+	for _, l := range u {
+		set = l.fill(lo, n, window, spare) || set
+	}
+	return set
 }

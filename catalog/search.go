@@ -6,8 +6,10 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	bolt "go.etcd.io/bbolt"
 )
@@ -138,7 +140,7 @@ func (db *DB) Search(q SearchQuery, fn func(card []byte)) error {
 		var walks []*zoneWalk
 		for z, zr := range db.zoneOrdinals {
 			if (zone < 0 || z == zone) && zr.lo < zr.hi && inZone(sets, z) {
-				walks = append(walks, &zoneWalk{driver: p.driver(&r.listCursors), entries: indexBlocks{c: r.entryCursors[z]}, next: zr.lo, hi: zr.hi})
+				walks = append(walks, &zoneWalk{driver: p.driver(&r.listCursors, db.denseList), entries: indexBlocks{c: r.entryCursors[z]}, next: zr.lo, hi: zr.hi})
 			}
 		}
 		return merge(walks, r.cardCursor, q.Limit, func(e *indexEntry) bool { return inSets(sets, e) && e.matches(terms) }, fn)
@@ -351,8 +353,8 @@ type searchPlan struct {
 }
 
 // termRef is the lists of one term: the cards whose names hold its rarest
-// bigrams (its character, for a term of one), and those whose number is the
-// term.
+// trigrams (its bigram or its character, for a shorter term), and those
+// whose number is the term.
 type termRef struct {
 	byName []listRef
 	number listRef
@@ -366,7 +368,7 @@ func (t *termRef) count() uint64 { return t.byName[0].count + t.number.count }
 const maxDriverTerms = 3
 
 // planSearch picks the lists that every result is on: those of the
-// filtered sets, and for each term its two rarest bigrams together with
+// filtered sets, and for each term its two rarest trigrams together with
 // its number. The walk intersects the shortest few, shortest first.
 func planSearch(c *bolt.Cursor, sets []storedSet, terms []term, longestName int) searchPlan {
 	var p searchPlan
@@ -379,8 +381,9 @@ func planSearch(c *bolt.Cursor, sets []storedSet, terms []term, longestName int)
 		t := &terms[i]
 		var tr termRef
 		none := len(t.text) > longestName // then it is in no name
-		eachBigram(t.text, func(gram []byte) {
-			key = appendListKey(key[:0], postingGram, gram)
+		n := min(3, utf8.RuneCount(t.text))
+		eachGram(t.text, n, func(gram []byte) {
+			key = appendListKey(key[:0], gramKinds[n], gram)
 			if none || slices.ContainsFunc(tr.byName, func(l listRef) bool { return bytes.Equal(l.key, key) }) {
 				return
 			}
@@ -388,11 +391,8 @@ func planSearch(c *bolt.Cursor, sets []storedSet, terms []term, longestName int)
 			tr.byName = append(tr.byName, l)
 			none = l.count == 0
 		})
-		switch {
-		case none:
+		if none {
 			tr.byName = []listRef{{}} // an empty list
-		case len(tr.byName) == 0:
-			tr.byName = append(tr.byName, ref(appendListKey(key[:0], postingRune, t.text)))
 		}
 		slices.SortStableFunc(tr.byName, func(a, b listRef) int { return cmp.Compare(a.count, b.count) })
 		tr.byName = tr.byName[:min(2, len(tr.byName))]
@@ -405,7 +405,7 @@ func planSearch(c *bolt.Cursor, sets []storedSet, terms []term, longestName int)
 }
 
 // driver returns new lists, read with cursors from c, that walk the plan.
-func (p *searchPlan) driver(c *cursorPool) ordinals {
+func (p *searchPlan) driver(c *cursorPool, dense uint64) ordinals {
 	n := len(p.sets)
 	for _, t := range p.terms {
 		n += len(t.byName) + 1
@@ -417,8 +417,12 @@ func (p *searchPlan) driver(c *cursorPool) ordinals {
 		slab = append(slab, newList(c, l))
 		return &slab[len(slab)-1]
 	}
-	in := make(intersection, 0, 1+len(p.terms))
-	if p.sets != nil {
+	in := make(intersection, 0, n)
+	switch len(p.sets) {
+	case 0:
+	case 1:
+		in = append(in, list(p.sets[0]))
+	default:
 		sets := make(union, len(p.sets))
 		for i, s := range p.sets {
 			sets[i] = list(s)
@@ -426,15 +430,45 @@ func (p *searchPlan) driver(c *cursorPool) ordinals {
 		in = append(in, sets)
 	}
 	for _, t := range p.terms {
+		if t.number.count == 0 {
+			// No card has the term as its number: its gram lists join
+			// the intersection itself.
+			for _, l := range t.byName {
+				in = append(in, list(l))
+			}
+			continue
+		}
 		byName := make(intersection, len(t.byName))
 		for i, l := range t.byName {
 			byName[i] = list(l)
 		}
-		if t.number.count == 0 {
-			in = append(in, byName)
-		} else {
-			in = append(in, union{byName, list(t.number)})
-		}
+		in = append(in, union{byName, list(t.number)})
+	}
+	if len(slab) > 1 && p.shortest() >= dense {
+		return &windowed{in: in}
 	}
 	return in
+}
+
+// denseListDefault is the length from which a list is dense enough, in a
+// catalogue of a million cards, that a windowed intersection of it with
+// others costs less than a leapfrog (BENCHMARKS.md, Hostile queries).
+const denseListDefault = 4096
+
+// shortest returns the length of the shortest of the lists the plan
+// intersects: of a set filter, every set's; of a term, its rarest gram's
+// and its number's.
+func (p *searchPlan) shortest() uint64 {
+	n := uint64(math.MaxUint64)
+	if p.sets != nil {
+		sum := uint64(0)
+		for _, s := range p.sets {
+			sum += s.count
+		}
+		n = sum
+	}
+	for i := range p.terms {
+		n = min(n, p.terms[i].count())
+	}
+	return n
 }

@@ -191,75 +191,81 @@ func TestSearchAgreesWithScan(t *testing.T) {
 		{"Sample", sampleSets, sampleCards},
 		{"WorstCase", worstSets, worstCards},
 	} {
-		t.Run(c.name, func(t *testing.T) {
-			db := buildCatalogue(t, c.sets, c.cards, 16<<10)
-			ordered := scanOrder(c.cards)
-			rng := rand.New(rand.NewPCG(3, 4))
-			// Pieces of one card's name and number, so that a query of
-			// many terms can match, and now and then of another card's.
-			var base Card
-			var foreign bool
-			piece := func() string {
-				card := base
-				if foreign && rng.IntN(8) == 0 {
-					card = c.cards[rng.IntN(len(c.cards))]
-				}
-				if rng.IntN(4) == 0 {
-					return card.Number
-				}
-				name := []rune(card.Name)
-				start := rng.IntN(len(name))
-				end := start + 1 + rng.IntN(min(4, len(name)-start))
-				return string(name[start:end])
-			}
-			setRefs := []string{"nope"}
-			for range 6 {
-				s := c.sets[rng.IntN(len(c.sets))]
-				setRefs = append(setRefs, s.ID, s.Code)
-			}
-			zones := append([]string{""}, Zones()...)
-			found := 0
-			for i := range 400 {
-				terms := 1 + rng.IntN(3)
-				switch i % 10 {
-				case 8:
-					terms = 10 + rng.IntN(20)
-				case 9:
-					terms = 100
-				}
-				base, foreign = c.cards[rng.IntN(len(c.cards))], rng.IntN(2) == 0
-				var parts []string
-				for range terms {
-					p := piece()
-					if i%5 == 0 {
-						r, _ := utf8.DecodeRuneInString(p)
-						p = string(r) // one character
+		for _, walk := range []struct {
+			name  string
+			dense uint64
+		}{{"", denseListDefault}, {"Windowed", 0}} {
+			t.Run(c.name+walk.name, func(t *testing.T) {
+				db := buildCatalogue(t, c.sets, c.cards, 16<<10)
+				db.denseList = walk.dense
+				ordered := scanOrder(c.cards)
+				rng := rand.New(rand.NewPCG(3, 4))
+				// Pieces of one card's name and number, so that a query of
+				// many terms can match, and now and then of another card's.
+				var base Card
+				var foreign bool
+				piece := func() string {
+					card := base
+					if foreign && rng.IntN(8) == 0 {
+						card = c.cards[rng.IntN(len(c.cards))]
 					}
-					parts = append(parts, p)
+					if rng.IntN(4) == 0 {
+						return card.Number
+					}
+					name := []rune(card.Name)
+					start := rng.IntN(len(name))
+					end := start + 1 + rng.IntN(min(4, len(name)-start))
+					return string(name[start:end])
 				}
-				q := SearchQuery{Q: strings.Join(parts, " "), Zone: zones[rng.IntN(len(zones))], Limit: 1 + rng.IntN(100)}
-				if rng.IntN(3) == 0 {
-					q.Set = setRefs[rng.IntN(len(setRefs))]
+				setRefs := []string{"nope"}
+				for range 6 {
+					s := c.sets[rng.IntN(len(c.sets))]
+					setRefs = append(setRefs, s.ID, s.Code)
 				}
-				var got []string
-				err := db.Search(q, func(card []byte) {
-					got = append(got, cardIDOf(t, card))
-				})
-				if err != nil {
-					t.Fatal(err)
+				zones := append([]string{""}, Zones()...)
+				found := 0
+				for i := range 400 {
+					terms := 1 + rng.IntN(3)
+					switch i % 10 {
+					case 8:
+						terms = 10 + rng.IntN(20)
+					case 9:
+						terms = 100
+					}
+					base, foreign = c.cards[rng.IntN(len(c.cards))], rng.IntN(2) == 0
+					var parts []string
+					for range terms {
+						p := piece()
+						if i%5 == 0 {
+							r, _ := utf8.DecodeRuneInString(p)
+							p = string(r) // one character
+						}
+						parts = append(parts, p)
+					}
+					q := SearchQuery{Q: strings.Join(parts, " "), Zone: zones[rng.IntN(len(zones))], Limit: 1 + rng.IntN(100)}
+					if rng.IntN(3) == 0 {
+						q.Set = setRefs[rng.IntN(len(setRefs))]
+					}
+					var got []string
+					err := db.Search(q, func(card []byte) {
+						got = append(got, cardIDOf(t, card))
+					})
+					if err != nil {
+						t.Fatal(err)
+					}
+					want := scanSearch(ordered, c.sets, q)
+					if !slices.Equal(got, want) {
+						t.Fatalf("%+v:\n index %q\n  scan %q", q, got, want)
+					}
+					if len(want) > 0 {
+						found++
+					}
 				}
-				want := scanSearch(ordered, c.sets, q)
-				if !slices.Equal(got, want) {
-					t.Fatalf("%+v:\n index %q\n  scan %q", q, got, want)
+				if found < 100 {
+					t.Errorf("only %d of 400 queries found a card: too few to compare", found)
 				}
-				if len(want) > 0 {
-					found++
-				}
-			}
-			if found < 100 {
-				t.Errorf("only %d of 400 queries found a card: too few to compare", found)
-			}
-		})
+			})
+		}
 	}
 }
 
@@ -337,5 +343,45 @@ func TestSetListsInPieces(t *testing.T) {
 		if total, err := db.SetCards(sets[i].ID, 1, 10, func([]byte) {}); err != nil || total != want {
 			t.Errorf("set %s: %d cards, %v; want %d", sets[i].ID, total, err, want)
 		}
+	}
+}
+
+// TestGrams checks the runs of characters names are indexed by, and that
+// each gram's packed form gives back its list key: a gram whose key came
+// out wrong would silently find nothing.
+func TestGrams(t *testing.T) {
+	grams := func(text string, n int) []string {
+		var got []string
+		eachGram([]byte(text), n, func(g []byte) { got = append(got, string(g)) })
+		return got
+	}
+	for _, c := range []struct {
+		text string
+		n    int
+		want []string
+	}{
+		{"pika chu", 1, []string{"p", "i", "k", "a", "c", "h", "u"}},
+		{"pika chu", 2, []string{"pi", "ik", "ka", "ch", "hu"}},
+		{"pika chu", 3, []string{"pik", "ika", "chu"}},
+		{"ピカチュウ 皮卡丘", 3, []string{"ピカチ", "カチュ", "チュウ", "皮卡丘"}},
+		{"ab", 3, nil},
+		{"a b c", 2, nil},
+	} {
+		if got := grams(c.text, c.n); !slices.Equal(got, c.want) {
+			t.Errorf("grams of %q, %d: got %q, want %q", c.text, c.n, got, c.want)
+		}
+	}
+	for _, gram := range []string{"a", "ピ", "pi", "ピカ", "𝔸b", "pik", "皮卡丘", "\U0010FFFFa\U0010FFFF"} {
+		n := utf8.RuneCountInString(gram)
+		packed, ok := packChars([]byte(gram))
+		if !ok {
+			t.Fatalf("packChars(%q) refused a valid gram", gram)
+		}
+		if got, want := appendPackedKey(nil, packed), appendListKey(nil, gramKinds[n], gram); !bytes.Equal(got, want) {
+			t.Errorf("gram %q: packed key %q, want %q", gram, got, want)
+		}
+	}
+	if _, ok := packChars([]byte{'a', 0xff}); ok {
+		t.Error("packChars took invalid UTF-8")
 	}
 }
