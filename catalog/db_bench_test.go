@@ -95,6 +95,7 @@ func benchmarkAppendCard(b *testing.B, db *catalog.DB) {
 	}
 	i := 0
 	b.ReportAllocs()
+	report := reportCPU(b)
 	for b.Loop() {
 		var err error
 		if buf, err = db.AppendCard(buf[:0], ids[i%len(ids)]); err != nil {
@@ -102,6 +103,7 @@ func benchmarkAppendCard(b *testing.B, db *catalog.DB) {
 		}
 		i++
 	}
+	report()
 }
 
 // benchmarkSetCards reads the first page of 50 (the default page size) of
@@ -119,6 +121,7 @@ func benchmarkSetCards(b *testing.B, db *catalog.DB) {
 	buf := make([]byte, 0, 64<<10)
 	i, n := 0, 0
 	b.ReportAllocs()
+	report := reportCPU(b)
 	for b.Loop() {
 		buf = buf[:0]
 		_, err := db.SetCards(sets[rng.IntN(len(sets))], 1, 50, func(card []byte) {
@@ -130,6 +133,7 @@ func benchmarkSetCards(b *testing.B, db *catalog.DB) {
 		}
 		i++
 	}
+	report()
 	b.ReportMetric(float64(n)/float64(i), "cards/op")
 }
 

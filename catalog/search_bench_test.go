@@ -107,21 +107,14 @@ func benchmarkSearch(b *testing.B, db *catalog.DB) {
 			}
 			n := 0
 			b.ReportAllocs()
-			// On its own thread, the search's processor time is the
-			// thread's: the figure to read on a shared machine, where
-			// ns/op counts the time other processes held the core too.
-			runtime.LockOSThread()
-			defer runtime.UnlockOSThread()
-			cpu := threadCPU()
+			report := reportCPU(b)
 			for b.Loop() {
 				n = 0
 				if err := db.Search(q, func([]byte) { n++ }); err != nil {
 					b.Fatal(err)
 				}
 			}
-			if cpu := threadCPU() - cpu; cpu > 0 {
-				b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N), "cpu-ns/op")
-			}
+			report()
 			b.ReportMetric(float64(n), "results")
 		})
 	}
@@ -143,10 +136,8 @@ func BenchmarkSearchReal(b *testing.B) {
 func benchmarkTypicalSearches(b *testing.B, db *catalog.DB) {
 	queries := typicalQueries(b, db, 2000)
 	b.Run("typical-distinct-queries", func(b *testing.B) {
-		runtime.LockOSThread()
-		defer runtime.UnlockOSThread()
 		found, i := 0, 0
-		cpu := threadCPU()
+		report := reportCPU(b)
 		for b.Loop() {
 			q := catalog.SearchQuery{Q: queries[i%len(queries)], Limit: 25}
 			i++
@@ -154,9 +145,7 @@ func benchmarkTypicalSearches(b *testing.B, db *catalog.DB) {
 				b.Fatal(err)
 			}
 		}
-		if cpu := threadCPU() - cpu; cpu > 0 {
-			b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N), "cpu-ns/op")
-		}
+		report()
 		b.ReportMetric(float64(found)/float64(b.N), "results")
 	})
 }
@@ -284,3 +273,19 @@ func reportIndexShare(b *testing.B, db *catalog.DB) {
 }
 
 func mib(n int64) float64 { return float64(n) / (1 << 20) }
+
+// reportCPU locks the benchmark to its thread and returns what reports,
+// after the loop, the thread's processor time per op as cpu-ns/op: the
+// figure to read on a shared machine, where ns/op counts the time other
+// processes held the core too.
+func reportCPU(b *testing.B) func() {
+	runtime.LockOSThread()
+	start := threadCPU()
+	return func() {
+		cpu := threadCPU() - start
+		runtime.UnlockOSThread()
+		if cpu > 0 && b.N > 0 {
+			b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N), "cpu-ns/op")
+		}
+	}
+}
