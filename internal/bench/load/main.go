@@ -4,10 +4,11 @@
 // The ratio of their throughputs is what catalogd's routing, token check,
 // catalogue reads and logging cost on top of net/http itself.
 //
-//	go run ./internal/bench/load -cards 100000 [-duration 5s] [-conns 16,64] [-rate 2000] [-gzip] [-bare-ceiling] [-memory-limit MiB] [-keep] [-perf DIR] [-serve-args ARGS] [-routes getCard,...] [-traffic hot-spot,long-tail]
+//	go run ./internal/bench/load [-cards 100000 | -db FILE] [-duration 5s] [-conns 16,64] [-rate 2000] [-gzip] [-bare-ceiling] [-memory-limit MiB] [-keep] [-perf DIR] [-serve-args ARGS] [-routes getCard,...] [-traffic hot-spot,long-tail]
 //
 // It builds catalogd, generates a snapshot with internal/gen, imports it with
-// the real binary, runs an identity provider in this process and signs one
+// the real binary (or, with -db, serves a catalogue file imported before),
+// runs an identity provider in this process and signs one
 // RS256 token that every catalogd request carries. It starts catalogd serve
 // several times to time how long it takes to answer /readyz, chooses the
 // requests from the catalogue (seeded, so the same flags give the same
@@ -20,7 +21,9 @@
 // every answer. Long-tail traffic is a mirror job and a search box: every
 // card of the catalogue, every page of every set, and 20,000 distinct
 // queries made of pieces of the cards' names and numbers, each route's in a
-// seeded random order. Each connection starts at its own place in the list
+// seeded random order. With -db the cards are a uniform sample of at most
+// 100,000 of the file's, and the pages those of sets drawn at random, up to
+// 10,000 pages. Each connection starts at its own place in the list
 // and goes round it, so a run repeats a request only once it has sent the
 // whole list. With -gzip every request accepts gzip, as most HTTP clients'
 // do by default, and the ceiling serves catalogd's compressed bytes. With
@@ -84,6 +87,7 @@ func main() {
 	}
 	var o options
 	flag.IntVar(&o.cards, "cards", 100_000, "cards in the generated catalogue")
+	flag.StringVar(&o.db, "db", "", "serve this catalogue file, imported before, rather than a generated one (-cards is then unused); the requests are drawn from a sample of it")
 	flag.Uint64Var(&o.seed, "seed", 1, "seed of the generator and of the choice of requests")
 	flag.DurationVar(&o.duration, "duration", 5*time.Second, "measured time of each run")
 	flag.DurationVar(&o.warmup, "warmup", time.Second, "unmeasured time before each run")
@@ -139,6 +143,7 @@ func exit(prefix string, err error) {
 // options are the command line of a comparison.
 type options struct {
 	cards       int
+	db          string // an existing catalogue file; generated when ""
 	seed        uint64
 	duration    time.Duration
 	warmup      time.Duration
