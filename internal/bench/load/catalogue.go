@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -20,7 +21,7 @@ import (
 // uniform sample of its cards (all of them in a smaller catalogue), and
 // sets drawn at random until their pages reach dbPages. A ten-million-card
 // file's every card and page would not fit in the harness's memory, nor in
-// the ceiling's.
+// the ceiling's. A generated catalogue lends every card and every set.
 const (
 	dbCards = 100_000
 	dbPages = 10_000
@@ -44,7 +45,7 @@ func prepareCatalogue(ctx context.Context, o options, dir, bin string) (catalogu
 			return catalogue{}, err
 		}
 		start := time.Now()
-		smp, cards, sets, err := sampleCatalogue(o.db, dbCards, o.seed)
+		smp, cards, sets, err := sampleCatalogue(o.db, dbCards, dbPages, o.seed)
 		if err != nil {
 			return catalogue{}, err
 		}
@@ -71,17 +72,22 @@ func prepareCatalogue(ctx context.Context, o options, dir, bin string) (catalogu
 	}
 	c.bytes = st.Size()
 	logf("import: %s, catalogue file %.0f MB", since(start), mb(c.bytes))
-	c.smp, err = sampleSnapshot(snapshot, generated, o.seed)
+	smp, cards, sets, err := sampleCatalogue(c.path, math.MaxInt, math.MaxInt, o.seed)
+	if err == nil && (cards != generated.Cards || sets != generated.Sets) {
+		err = fmt.Errorf("%s: %d sets and %d cards, the generator wrote %d and %d", c.path, sets, cards, generated.Sets, generated.Cards)
+	}
+	c.smp = smp
 	return c, err
 }
 
 // sampleCatalogue chooses the material of the requests from the catalogue
 // file at path, read through the catalog package in bounded memory: the
 // list of sets, each set's number of cards, and only the cards drawn: at
-// most maxCards, uniformly. It
+// most maxCards, uniformly. The sets are shuffled, and cut once their pages
+// reach maxPages. It
 // returns the catalogue's numbers of cards and sets with the sample. The
 // file is closed before it returns, so that serve opens it alone.
-func sampleCatalogue(path string, maxCards int, seed uint64) (smp sample, cards, sets int, err error) {
+func sampleCatalogue(path string, maxCards, maxPages int, seed uint64) (smp sample, cards, sets int, err error) {
 	db, err := catalog.Open(path)
 	if err != nil {
 		return sample{}, 0, 0, err
@@ -152,7 +158,7 @@ func sampleCatalogue(path string, maxCards int, seed uint64) (smp sample, cards,
 
 	rng.Shuffle(len(smp.sets), func(i, j int) { smp.sets[i], smp.sets[j] = smp.sets[j], smp.sets[i] })
 	for i, pages := 0, 0; i < len(smp.sets); i++ {
-		if pages += int((smp.sets[i].cards + setPageSize - 1) / setPageSize); pages > dbPages && i > 0 {
+		if pages += int((smp.sets[i].cards + setPageSize - 1) / setPageSize); pages > maxPages && i > 0 {
 			smp.sets = smp.sets[:i]
 			break
 		}

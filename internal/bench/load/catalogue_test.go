@@ -11,16 +11,9 @@ import (
 // A catalogue smaller than the sample lends every card once, and the pages
 // of sets drawn stay within dbPages.
 func TestSampleCatalogue(t *testing.T) {
-	dir := t.TempDir()
-	snap, db := filepath.Join(dir, "snapshot.json"), filepath.Join(dir, "catalog.db")
-	st, err := gen.WriteFile(snap, gen.Options{Cards: 3000, Seed: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := importer.Import(t.Context(), importer.Config{DB: db, Inputs: []string{snap}}); err != nil {
-		t.Fatal(err)
-	}
-	smp, cards, sets, err := sampleCatalogue(db, dbCards, 7)
+	db, st := importGenerated(t, 3000)
+	dir := filepath.Dir(db)
+	smp, cards, sets, err := sampleCatalogue(db, dbCards, dbPages, 7)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,7 +44,7 @@ func TestSampleCatalogue(t *testing.T) {
 		t.Fatalf("%d sets with %d pages, want some and at most %d", len(smp.sets), pages, dbPages)
 	}
 	// A larger catalogue lends as many distinct cards as asked.
-	part, _, _, err := sampleCatalogue(db, 500, 7)
+	part, _, _, err := sampleCatalogue(db, 500, dbPages, 7)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,7 +55,23 @@ func TestSampleCatalogue(t *testing.T) {
 	if len(seen) != 500 || len(part.cards) != 500 {
 		t.Fatalf("%d cards, %d distinct, want 500 of each", len(part.cards), len(seen))
 	}
-	if _, _, _, err := sampleCatalogue(filepath.Join(dir, "missing.db"), dbCards, 7); err == nil {
+	if _, _, _, err := sampleCatalogue(filepath.Join(dir, "missing.db"), dbCards, dbPages, 7); err == nil {
 		t.Fatal("a missing file gave no error")
 	}
+}
+
+// importGenerated imports a generated catalogue of cards cards into a
+// temporary file.
+func importGenerated(t *testing.T, cards int) (string, gen.Stats) {
+	t.Helper()
+	dir := t.TempDir()
+	snap, db := filepath.Join(dir, "snapshot.json"), filepath.Join(dir, "catalog.db")
+	st, err := gen.WriteFile(snap, gen.Options{Cards: cards, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := importer.Import(t.Context(), importer.Config{DB: db, Inputs: []string{snap}}); err != nil {
+		t.Fatal(err)
+	}
+	return db, st
 }
