@@ -15,7 +15,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -180,7 +179,7 @@ func benchCopyFile(b *testing.B, from, to string) {
 
 // benchServe is catalogd serve --dev on 127.0.0.1, with its dev token.
 type benchServe struct {
-	cmd        *exec.Cmd
+	*procfs.Process
 	api, token string
 	client     *http.Client
 }
@@ -197,34 +196,23 @@ func startBenchServe(b *testing.B, db string) *benchServe {
 		api:    "http://" + addr + "/api/v1",
 		client: &http.Client{Transport: &http.Transport{DisableCompression: true}},
 	}
-	s.cmd = benchCatalogd(b, "serve", "--dev", "--db", db, "--addr", addr, "--base-url", s.api)
-	if err := s.cmd.Start(); err != nil {
+	if s.Process, err = procfs.Start(benchCatalogd(b, "serve", "--dev", "--db", db, "--addr", addr, "--base-url", s.api), nil); err != nil {
 		b.Fatal(err)
 	}
-	b.Cleanup(func() {
-		s.cmd.Process.Signal(syscall.SIGTERM)
-		s.cmd.Wait()
-	})
+	b.Cleanup(func() { s.Stop() })
+	if err := s.WaitReady(b.Context(), addr, 20*time.Millisecond); err != nil {
+		b.Fatalf("serve: %v", err)
+	}
 	tok, err := benchCatalogd(b, "token", "--db", db, "--base-url", s.api).Output()
 	if err != nil {
 		b.Fatalf("token: %v", err)
 	}
 	s.token = strings.TrimSpace(string(tok))
-	for start := time.Now(); ; time.Sleep(20 * time.Millisecond) {
-		if resp, err := http.Get("http://" + addr + "/readyz"); err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return s
-			}
-		}
-		if time.Since(start) > 30*time.Second {
-			b.Fatal("serve was not ready within 30 s")
-		}
-	}
+	return s
 }
 
 func (s *benchServe) cpu(b *testing.B) time.Duration {
-	d, err := procfs.CPU(s.cmd.Process.Pid)
+	d, err := procfs.CPU(s.Pid())
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -255,7 +243,7 @@ func (s *benchServe) get(b *testing.B, path, encoding string) *http.Response {
 func (s *benchServe) download(b *testing.B, encoding string) (int64, procfs.Mem) {
 	resp := s.get(b, "/catalog/export", encoding)
 	defer resp.Body.Close()
-	mem := procfs.SampleMem(s.cmd.Process.Pid)
+	mem := procfs.SampleMem(s.Pid())
 	n, err := io.Copy(io.Discard, resp.Body)
 	peak := mem.Stop()
 	if err != nil {
