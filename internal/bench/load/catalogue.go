@@ -13,7 +13,7 @@ import (
 
 	"github.com/catalogd/catalogd/catalog"
 	"github.com/catalogd/catalogd/internal/bench/procfs"
-	"github.com/catalogd/catalogd/internal/bench/snapshot"
+	"github.com/catalogd/catalogd/internal/bench/query"
 	"github.com/catalogd/catalogd/internal/gen"
 )
 
@@ -168,7 +168,7 @@ func sampleCatalogue(path string, maxCards, maxPages int, seed uint64) (smp samp
 		smp.cardIDs = append(smp.cardIDs, smp.cards[i].id)
 	}
 	for _, i := range pick(rng, len(smp.cards), sampleQueries) {
-		smp.queries = append(smp.queries, snapshot.TypicalQuery(smp.cards[i].name))
+		smp.queries = append(smp.queries, query.Typical(smp.cards[i].name))
 	}
 	return smp, cards, len(all), nil
 }

@@ -14,7 +14,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/catalogd/catalogd/internal/bench/snapshot"
+	"github.com/catalogd/catalogd/internal/bench/query"
 )
 
 // How many distinct requests each route cycles through in hot-spot
@@ -273,14 +273,14 @@ func distinctQueries(cards []card, n int, rng *rand.Rand) []string {
 		var q string
 		switch rng.IntN(4) {
 		case 0:
-			q = snapshot.TypicalQuery(c.name)
+			q = query.Typical(c.name)
 		case 1:
-			q = snapshot.Fragment(c.name, rng)
+			q = query.Fragment(c.name, rng)
 		case 2:
 			q = strings.Join(strings.Fields(c.name), " ")
 		case 3:
-			if num := snapshot.LeadingNumber(c.number); num != "" {
-				q = snapshot.TypicalQuery(c.name) + " " + num
+			if num := query.LeadingNumber(c.number); num != "" {
+				q = query.Typical(c.name) + " " + num
 			}
 		}
 		q = strings.ToLower(strings.TrimSpace(q))

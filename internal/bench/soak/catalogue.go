@@ -7,7 +7,6 @@ import (
 	"os"
 	"strconv"
 
-	"github.com/catalogd/catalogd/internal/bench/snapshot"
 	"github.com/catalogd/catalogd/internal/gen"
 )
 
@@ -29,8 +28,18 @@ type setTarget struct {
 // same ids: the records requests are made for.
 type core struct {
 	opt   gen.Options // of the generated snapshot, before any mark
-	cards []snapshot.Record
+	cards []record
 	sets  []setTarget
+}
+
+// record is what the soak reads of a generated set or card.
+type record struct {
+	ID      string `json:"id"`
+	Code    string `json:"code"` // sets
+	Zone    string `json:"zone"`
+	Name    string `json:"name"`
+	SetCode string `json:"setCode"` // cards
+	Number  string `json:"number"`  // cards
 }
 
 // writeCore generates the core snapshot at path and reads back what the
@@ -45,25 +54,23 @@ func writeCore(path string, cards int, seed uint64) (*core, error) {
 		return nil, err
 	}
 	defer f.Close()
-	at := map[string]int{} // zone + "/" + code -> index in c.sets
-	err = snapshot.Read(bufio.NewReaderSize(f, 1<<20), func(member string, _ json.RawMessage, r snapshot.Record) error {
-		if member == "sets" {
-			at[r.Zone+"/"+r.Code] = len(c.sets)
-			c.sets = append(c.sets, setTarget{id: r.ID, code: r.Code})
-			return nil
-		}
-		i, ok := at[r.Zone+"/"+r.SetCode]
-		if !ok {
-			return fmt.Errorf("card %q: no set %q in zone %q", r.ID, r.SetCode, r.Zone)
-		}
-		c.sets[i].cards++
-		c.cards = append(c.cards, snapshot.Record{ID: r.ID, Zone: r.Zone, Name: r.Name, SetCode: r.SetCode, Number: r.Number})
-		return nil
-	}, false)
-	if err != nil {
+	var snap struct{ Sets, Cards []record }
+	if err := json.NewDecoder(bufio.NewReaderSize(f, 1<<20)).Decode(&snap); err != nil {
 		return nil, fmt.Errorf("read the core snapshot %s: %w", path, err)
 	}
-	if len(c.cards) == 0 {
+	at := map[string]int{} // zone + "/" + code -> index in c.sets
+	for _, r := range snap.Sets {
+		at[r.Zone+"/"+r.Code] = len(c.sets)
+		c.sets = append(c.sets, setTarget{id: r.ID, code: r.Code})
+	}
+	for _, r := range snap.Cards {
+		i, ok := at[r.Zone+"/"+r.SetCode]
+		if !ok {
+			return nil, fmt.Errorf("read the core snapshot %s: card %q: no set %q in zone %q", path, r.ID, r.SetCode, r.Zone)
+		}
+		c.sets[i].cards++
+	}
+	if c.cards = snap.Cards; len(c.cards) == 0 {
 		return nil, fmt.Errorf("the core snapshot %s has no cards", path)
 	}
 	return c, nil
