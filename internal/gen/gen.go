@@ -37,6 +37,12 @@ type Options struct {
 	// each of Latin, kana and Han script drawn at random, so that names
 	// almost never repeat and the bigrams of names run into the millions.
 	DistinctNames bool
+
+	// SetNameSuffix ends every set name (and so every card's setName), and
+	// SetCodeSuffix every set code (and so every set and card id): marks
+	// that tell one snapshot of the same options from another, as a
+	// catalogue that is imported again and again has.
+	SetNameSuffix, SetCodeSuffix string
 }
 
 // DefaultCardsPerSet is the average set size when Options.CardsPerSet is 0.
@@ -78,22 +84,25 @@ const (
 // setPlan is everything about a set that its cards need. The plan of every
 // set is kept (memory O(sets)); cards are produced and written one at a time.
 type setPlan struct {
-	zone     int
-	kind     setKind
-	style    numStyle
-	id       string
-	code     string
-	name     string
-	lang     string
-	folder   string
-	promoNum string
-	promoPad int
-	day      int64 // release day (days since 1970-01-01), also for undated sets: it sets the era
-	year     int
-	dated    bool
-	cards    int
-	seed     uint64
-	mkA, mkB int // first marketplace ids of the set
+	zone  int
+	kind  setKind
+	style numStyle
+	id    string
+	code  string
+	// recordCode is the code in the records: code and the options'
+	// SetCodeSuffix. Printed numbers and image URLs have code alone.
+	recordCode string
+	name       string
+	lang       string
+	folder     string
+	promoNum   string
+	promoPad   int
+	day        int64 // release day (days since 1970-01-01), also for undated sets: it sets the era
+	year       int
+	dated      bool
+	cards      int
+	seed       uint64
+	mkA, mkB   int // first marketplace ids of the set
 
 	sparse     bool // a source without the optional fields: they are absent, not null
 	marketPath bool
@@ -136,6 +145,12 @@ func Write(w io.Writer, opt Options) (Stats, error) {
 		return Stats{}, err
 	}
 	sets := plan(opt, nm.sets)
+	for i := range sets {
+		sp := &sets[i]
+		sp.name += opt.SetNameSuffix
+		sp.id += opt.SetCodeSuffix
+		sp.recordCode = sp.code + opt.SetCodeSuffix
+	}
 
 	st := Stats{Zones: map[string]ZoneStats{}}
 	for _, z := range zones {

@@ -2,7 +2,7 @@ package main
 
 import (
 	"bufio"
-	"encoding/binary"
+	"encoding/gob"
 	"errors"
 	"flag"
 	"fmt"
@@ -30,42 +30,46 @@ import (
 // bareFields are the header fields a bare ceiling writes.
 var bareFields = []string{"Content-Type", "Content-Encoding"}
 
+// storedAnswer is a request target and its answer, as the ceiling replays
+// it.
+type storedAnswer struct {
+	URI    string
+	Header http.Header
+	Body   []byte
+}
+
 // writeBodies stores every request target of routes with its answer, for
-// the ceiling: for each, the target, the number of header names, each name
-// with the number of its values and the values, and the body; every string
-// is preceded by its length as a uvarint. With bare, only bareFields are
-// stored.
+// the ceiling: their number, then each as a storedAnswer, in gob. With bare,
+// only bareFields are stored.
 func writeBodies(path string, routes []route, bare bool) error {
 	f, err := os.Create(path)
 	if err != nil {
 		return err
 	}
 	w := bufio.NewWriter(f)
-	var n [binary.MaxVarintLen64]byte
-	uvarint := func(v int) { w.Write(n[:binary.PutUvarint(n[:], uint64(v))]) }
-	str := func(s string) {
-		uvarint(len(s))
-		w.WriteString(s)
+	enc := gob.NewEncoder(w)
+	n := 0
+	for _, r := range routes {
+		n += len(r.targets)
 	}
+	err = enc.Encode(n)
 	for _, r := range routes {
 		for _, t := range r.targets {
-			str(t.uri)
-			keys := slices.Sorted(maps.Keys(t.header))
+			h := t.header
 			if bare {
-				keys = slices.DeleteFunc(keys, func(k string) bool { return !slices.Contains(bareFields, k) })
+				h = h.Clone()
+				maps.DeleteFunc(h, func(k string, _ []string) bool { return !slices.Contains(bareFields, k) })
 			}
-			uvarint(len(keys))
-			for _, k := range keys {
-				str(k)
-				uvarint(len(t.header[k]))
-				for _, v := range t.header[k] {
-					str(v)
-				}
+			// One value at a time: gob buffers a whole value before
+			// writing it.
+			if err == nil {
+				err = enc.Encode(storedAnswer{t.uri, h, t.body})
 			}
-			str(string(t.body))
 		}
 	}
-	err = w.Flush()
+	if err == nil {
+		err = w.Flush()
+	}
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
@@ -85,104 +89,41 @@ type headerValues struct {
 	values []string
 }
 
-// lengthField declares the length of body when catalogd does (see
-// server.AutoLengthMax): net/http writes it for shorter bodies, for both.
-func lengthField(body []byte) []headerValues {
-	if len(body) <= server.AutoLengthMax {
-		return nil
-	}
-	return []headerValues{{"Content-Length", []string{strconv.Itoa(len(body))}}}
-}
-
+// readBodies reads what writeBodies wrote. A file cut short is an error,
+// not a partial table.
 func readBodies(path string) (map[string]answer, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	r := bufio.NewReader(f)
-	// count reads a number of names or values; no count is larger than
-	// maxFields.
-	count := func() (int, error) {
-		n, err := binary.ReadUvarint(r)
-		if err == nil && n > maxFields {
-			err = fmt.Errorf("%d header fields or values, at most %d", n, maxFields)
-		}
-		return int(n), err
-	}
-	str := func() (string, error) {
-		n, err := binary.ReadUvarint(r)
-		if err != nil {
-			return "", err
-		}
-		if n > uint64(fi.Size()) {
-			// Cut short or corrupt: the file cannot hold the string, so
-			// do not allocate for it.
-			return "", fmt.Errorf("a string of %d bytes in a file of %d: %w", n, fi.Size(), io.ErrUnexpectedEOF)
-		}
-		b := make([]byte, n)
-		if _, err = io.ReadFull(r, b); errors.Is(err, io.EOF) {
-			// The length was there, the bytes are not.
-			err = io.ErrUnexpectedEOF
-		}
-		return string(b), err
-	}
-	// record reads what follows a target: its header and body.
-	record := func() (answer, error) {
-		var a answer
-		names, err := count()
-		if err != nil {
-			return a, err
-		}
-		for range names {
-			var h headerValues
-			if h.key, err = str(); err != nil {
-				return a, err
-			}
-			values, err := count()
-			if err != nil {
-				return a, err
-			}
-			h.values = make([]string, values)
-			for i := range h.values {
-				if h.values[i], err = str(); err != nil {
-					return a, err
-				}
-			}
-			a.header = append(a.header, h)
-		}
-		body, err := str()
-		a.body = []byte(body)
-		a.header = append(a.header, lengthField(a.body)...)
-		return a, err
+	dec := gob.NewDecoder(bufio.NewReader(f))
+	var n int
+	if err := dec.Decode(&n); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	out := map[string]answer{}
-	for {
-		uri, err := str()
-		if errors.Is(err, io.EOF) {
-			return out, nil
-		}
-		if err == nil {
-			out[uri], err = record()
+	for i := range n {
+		var a storedAnswer
+		if err := dec.Decode(&a); err != nil {
 			if errors.Is(err, io.EOF) {
-				// The file ends inside a record: it was cut short.
 				err = io.ErrUnexpectedEOF
 			}
+			return nil, fmt.Errorf("%s: answer %d of %d: %w", path, i+1, n, err)
 		}
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", path, err)
+		var header []headerValues
+		for _, k := range slices.Sorted(maps.Keys(a.Header)) {
+			header = append(header, headerValues{k, a.Header[k]})
 		}
+		// net/http writes the length of shorter bodies itself, for both
+		// servers (see server.AutoLengthMax).
+		if len(a.Body) > server.AutoLengthMax {
+			header = append(header, headerValues{"Content-Length", []string{strconv.Itoa(len(a.Body))}})
+		}
+		out[a.URI] = answer{body: a.Body, header: header}
 	}
+	return out, nil
 }
-
-// maxFields bounds the header names, and the values of one name, of a
-// stored answer, so that a corrupt count is an error rather than a huge
-// allocation.
-const maxFields = 64
 
 // runCeiling serves the stored answers until it is killed.
 func runCeiling(args []string) error {

@@ -2,7 +2,7 @@ package main
 
 import (
 	"bytes"
-	"encoding/binary"
+	"encoding/gob"
 	"io"
 	"maps"
 	"net"
@@ -111,23 +111,22 @@ func TestBodiesRoundTrip(t *testing.T) {
 // TestCorruptBodiesFile checks that a bodies file with impossible counts or
 // lengths is an error, not a panic or a huge allocation.
 func TestCorruptBodiesFile(t *testing.T) {
-	record := func(parts ...uint64) []byte {
-		var b []byte
-		b = binary.AppendUvarint(b, 1)
-		b = append(b, '/')
-		for _, p := range parts {
-			b = binary.AppendUvarint(b, p)
+	// file is what writeBodies would write, with a count of its own.
+	file := func(count int, answers ...storedAnswer) []byte {
+		var b bytes.Buffer
+		enc := gob.NewEncoder(&b)
+		enc.Encode(count)
+		for _, a := range answers {
+			enc.Encode(a)
 		}
-		return b
+		return b.Bytes()
 	}
+	one := storedAnswer{URI: "/", Body: []byte("{}")}
 	for name, data := range map[string][]byte{
-		"too many fields":  record(maxFields + 1),
-		"huge field name":  record(1, 1<<40),
-		"too many values":  record(1, 0, maxFields+1),
-		"huge body":        record(0, 1<<62),
-		"huge target":      binary.AppendUvarint(nil, 1<<50),
-		"count cut short":  record()[:2],
-		"body length only": record(0, 5),
+		"huge count":         file(1 << 50),
+		"fewer than counted": file(2, one),
+		"not gob":            bytes.Repeat([]byte{0xff}, 64),
+		"garbage for answer": append(file(1), bytes.Repeat([]byte{0xff}, 16)...),
 	} {
 		path := filepath.Join(t.TempDir(), "bodies.bin")
 		if err := os.WriteFile(path, data, 0o600); err != nil {

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
 	"os"
@@ -11,6 +10,7 @@ import (
 	"strings"
 	"unsafe"
 
+	"github.com/prometheus/procfs"
 	"golang.org/x/sys/unix"
 )
 
@@ -47,7 +47,11 @@ func newMemCgroup(limit int64) (*memCgroup, error) {
 		cg = &memCgroup{dir: filepath.Join(cgroupRoot, name), limit: limit, v2: true}
 		settings = []cgroupSetting{{"memory.max", bytes, false}, {"memory.swap.max", "0", true}}
 	} else {
-		own, err := ownV1Cgroup("/proc/self/cgroup", "memory")
+		self, err := procfs.Self()
+		if err != nil {
+			return nil, fmt.Errorf("memory cgroup: %w", err)
+		}
+		own, err := ownV1Cgroup(self, "memory")
 		if err != nil {
 			return nil, fmt.Errorf("memory cgroup: %w", err)
 		}
@@ -122,25 +126,19 @@ func writeControl(path, value string) error {
 	return err
 }
 
-// ownV1Cgroup finds this process's cgroup in the v1 hierarchy of
-// controller, from a /proc/PID/cgroup file ("4:memory:/some/path").
-func ownV1Cgroup(path, controller string) (string, error) {
-	f, err := os.Open(path)
+// ownV1Cgroup finds the cgroup of process p in the v1 hierarchy of
+// controller.
+func ownV1Cgroup(p procfs.Proc, controller string) (string, error) {
+	groups, err := p.Cgroups()
 	if err != nil {
 		return "", err
 	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		fields := strings.SplitN(sc.Text(), ":", 3)
-		if len(fields) == 3 && slices.Contains(strings.Split(fields[1], ","), controller) {
-			return fields[2], nil
+	for _, g := range groups {
+		if slices.Contains(g.Controllers, controller) {
+			return g.Path, nil
 		}
 	}
-	if err := sc.Err(); err != nil {
-		return "", err
-	}
-	return "", fmt.Errorf("%s: no %s controller (cgroup v1 or v2 with it mounted is needed)", path, controller)
+	return "", fmt.Errorf("process %d: no %s controller (cgroup v1 or v2 with it mounted is needed)", p.PID, controller)
 }
 
 // procs is the file a process id is written into to move it into the

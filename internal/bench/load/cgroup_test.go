@@ -8,26 +8,38 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/prometheus/procfs"
 	"golang.org/x/sys/unix"
 )
 
 func TestOwnV1Cgroup(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "cgroup")
+	dir := t.TempDir()
+	if err := os.Mkdir(filepath.Join(dir, "7"), 0o755); err != nil {
+		t.Fatal(err)
+	}
 	content := "12:pids:/user.slice\n4:cpu,cpuacct:/a\n3:memory:/process_api/x\n0::/user.slice/session-1.scope\n"
-	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, "7", "cgroup"), []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	fs, err := procfs.NewFS(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	proc, err := fs.Proc(7)
+	if err != nil {
 		t.Fatal(err)
 	}
 	for controller, want := range map[string]string{"memory": "/process_api/x", "cpuacct": "/a", "pids": "/user.slice"} {
-		got, err := ownV1Cgroup(path, controller)
+		got, err := ownV1Cgroup(proc, controller)
 		if err != nil || got != want {
 			t.Errorf("ownV1Cgroup(%s) = %q, %v; want %q", controller, got, err, want)
 		}
 	}
 	// "cpu" is a prefix of "cpuacct" and "cpu,cpuacct" names both; "mem" names neither.
-	if got, err := ownV1Cgroup(path, "cpu"); err != nil || got != "/a" {
+	if got, err := ownV1Cgroup(proc, "cpu"); err != nil || got != "/a" {
 		t.Errorf("ownV1Cgroup(cpu) = %q, %v; want /a", got, err)
 	}
-	if got, err := ownV1Cgroup(path, "mem"); err == nil || !strings.Contains(err.Error(), "no mem controller") {
+	if got, err := ownV1Cgroup(proc, "mem"); err == nil || !strings.Contains(err.Error(), "no mem controller") {
 		t.Errorf("ownV1Cgroup(mem) = %q, %v; want no mem controller", got, err)
 	}
 }

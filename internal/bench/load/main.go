@@ -3,55 +3,18 @@
 // bytes (header fields and body) from a map in memory and checks no token.
 // The ratio of their throughputs is what catalogd's routing, token check,
 // catalogue reads and logging cost on top of net/http itself.
+// docs/BENCHMARKS.md, "Serving under load, against a ceiling" and "Long-tail
+// traffic", says what it sends and how it measures, with its figures.
 //
-//	go run ./internal/bench/load -cards 100000 [-duration 5s] [-conns 16,64] [-rate 2000] [-gzip] [-bare-ceiling] [-memory-limit MiB] [-keep] [-perf DIR] [-serve-args ARGS] [-routes getCard,...] [-traffic hot-spot,long-tail]
+//	go run ./internal/bench/load [-cards 100000 | -db FILE] [-duration 5s] [-conns 16,64] [-rate 2000] [-gzip] [-bare-ceiling] [-memory-limit MiB] [-keep] [-perf DIR] [-serve-args ARGS] [-routes getCard,...] [-traffic hot-spot,long-tail]
 //
-// It builds catalogd, generates a snapshot with internal/gen, imports it with
-// the real binary, runs an identity provider in this process and signs one
-// RS256 token that every catalogd request carries. It starts catalogd serve
-// several times to time how long it takes to answer /readyz, chooses the
-// requests from the catalogue (seeded, so the same flags give the same
-// requests), fetches every answer once from catalogd and hands those bytes to
-// the ceiling.
-//
-// It sends two kinds of traffic, both by default (-traffic). Hot-spot
-// traffic cycles through 1,000 card ids, 200 pages of sets, about 100
-// queries and the list of sets: few enough for catalogd's caches to hold
-// every answer. Long-tail traffic is a mirror job and a search box: every
-// card of the catalogue, every page of every set, and 20,000 distinct
-// queries made of pieces of the cards' names and numbers, each route's in a
-// seeded random order. Each connection starts at its own place in the list
-// and goes round it, so a run repeats a request only once it has sent the
-// whole list. With -gzip every request accepts gzip, as most HTTP clients'
-// do by default, and the ceiling serves catalogd's compressed bytes. With
-// -bare-ceiling the ceiling writes only Content-Type, Content-Encoding,
-// and Content-Length over 2 KB, so the ratio also counts what catalogd's
-// validators, Cache-Control, Vary and request id cost net/http.
-//
-// Both servers run on CPU 0 and the load generator on CPU 1 (taskset). Only
-// one server is loaded at a time: each route and mode runs against catalogd,
-// then against the ceiling, so the two figures of a row are measured seconds
-// apart. Closed-loop runs keep N connections busy; the open-loop run sends at
-// a fixed rate (at most half what the slower server managed closed-loop) and
-// measures each latency from the time the request was due, so a slow answer
-// counts against every request queued behind it. Every latency is kept and
-// the percentiles are exact. The server's peak resident memory (VmRSS, and
-// its anonymous and file-backed parts) is sampled during each run. With
-// -memory-limit, the catalogd that serves the load runs in a memory cgroup
-// with that limit, and the report adds the cgroup's peak charge and whether
-// the limit killed anything.
-//
-// On a shared machine other processes take CPU time from the servers: before
-// each run the harness waits for both CPUs to be quiet (-quiet-wait), and it
-// repeats a run in which others took more than 10% of either CPU, keeping the
-// least disturbed of -attempts runs. The second table shows how much was
-// taken, how busy the servers and the load generator were, and each
-// server's processor time per answer, which other processes move far less
-// than they move the throughput.
-//
-// With -perf DIR, perf records each server's stacks during each closed-loop
-// run (perf report -i DIR/catalogd-hot-spot-getCard-16.perf.data); perf costs the
-// servers a few percent, so keep those figures apart from the comparison.
+// It builds catalogd, generates and imports a catalogue (or serves the file
+// of -db), runs an identity provider in this process and signs one RS256
+// token that every catalogd request carries. It fetches every answer once
+// from catalogd and hands those bytes to the ceiling. Only one server is
+// loaded at a time, on CPU 0, with the load generator on CPU 1; a run that
+// other processes disturbed is made again (-attempts), and the least
+// disturbed is kept.
 //
 // The same binary plays the ceiling and the load generator when its first
 // argument is "ceiling" or "drive"; those roles are internal to the harness.
@@ -84,6 +47,7 @@ func main() {
 	}
 	var o options
 	flag.IntVar(&o.cards, "cards", 100_000, "cards in the generated catalogue")
+	flag.StringVar(&o.db, "db", "", "serve this catalogue file, imported before, rather than a generated one (-cards is then unused); the requests are drawn from a sample of it")
 	flag.Uint64Var(&o.seed, "seed", 1, "seed of the generator and of the choice of requests")
 	flag.DurationVar(&o.duration, "duration", 5*time.Second, "measured time of each run")
 	flag.DurationVar(&o.warmup, "warmup", time.Second, "unmeasured time before each run")
@@ -139,6 +103,7 @@ func exit(prefix string, err error) {
 // options are the command line of a comparison.
 type options struct {
 	cards       int
+	db          string // an existing catalogue file; generated when ""
 	seed        uint64
 	duration    time.Duration
 	warmup      time.Duration

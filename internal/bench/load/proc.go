@@ -2,9 +2,7 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"net/http"
 	"os"
 	"os/exec"
 	"syscall"
@@ -96,36 +94,13 @@ const readyPoll = 2 * time.Millisecond
 // and returns once its /readyz answers 200, with the time from starting the
 // process to that answer.
 func startReady(ctx context.Context, addr string, cg *memCgroup, log *os.File, name string, args ...string) (*procfs.Process, time.Duration, error) {
-	client := &http.Client{
-		Transport: &http.Transport{DisableKeepAlives: true},
-		Timeout:   time.Second,
-	}
-	url := "http://" + addr + "/readyz"
 	start := time.Now()
 	p, err := startPinned(serverCPU, cg, log, name, args...)
 	if err != nil {
 		return nil, 0, err
 	}
-	deadline := start.Add(30 * time.Second)
-	for {
-		if resp, err := client.Get(url); err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return p, time.Since(start), nil
-			}
-		}
-		select {
-		case <-p.Done():
-			return nil, 0, fmt.Errorf("exited before it was ready: %v", p.Err())
-		case <-ctx.Done():
-			p.Stop()
-			return nil, 0, ctx.Err()
-		default:
-		}
-		if time.Now().After(deadline) {
-			p.Stop()
-			return nil, 0, errors.New("not ready after 30 s")
-		}
-		time.Sleep(readyPoll)
+	if err := p.WaitReady(ctx, addr, readyPoll); err != nil {
+		return nil, 0, err
 	}
+	return p, time.Since(start), nil
 }

@@ -1,24 +1,20 @@
 package main
 
 import (
-	"bufio"
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"math/rand/v2"
 	"mime"
 	"net/http"
 	"net/url"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
 
-	"github.com/catalogd/catalogd/internal/bench/snapshot"
-	"github.com/catalogd/catalogd/internal/gen"
+	"github.com/catalogd/catalogd/internal/bench/query"
 )
 
 // How many distinct requests each route cycles through in hot-spot
@@ -169,12 +165,12 @@ func (r *route) driveTargets() []driveTarget {
 	return out
 }
 
-// sample is what the requests are made of, chosen from the snapshot.
+// sample is what the requests are made of, chosen from the catalogue.
 type sample struct {
 	cardIDs []string
 	sets    []sampleSet // shuffled; only sets with cards
 	queries []string
-	cards   []card // every card, in the snapshot's order
+	cards   []card // every card, or a uniform sample of them
 }
 
 // sampleSet is a set code and the number of cards of the set it names.
@@ -185,62 +181,6 @@ type sampleSet struct {
 
 // card is what the requests need of a card.
 type card struct{ id, name, number string }
-
-// sampleSnapshot reads every card of the snapshot internal/gen wrote (one
-// record per line, sets first) and chooses card ids, set codes and search
-// queries uniformly from it.
-func sampleSnapshot(path string, st gen.Stats, seed uint64) (sample, error) {
-	rng := rand.New(rand.NewPCG(seed, 0x10ad))
-	var smp sample
-	f, err := os.Open(path)
-	if err != nil {
-		return sample{}, err
-	}
-	defer f.Close()
-	var sets []snapshot.Record
-	err = snapshot.Read(bufio.NewReaderSize(f, 1<<20), func(member string, _ json.RawMessage, r snapshot.Record) error {
-		if member == "sets" {
-			sets = append(sets, r)
-		} else {
-			smp.cards = append(smp.cards, card{r.ID, r.Name, r.Number})
-		}
-		return nil
-	}, false)
-	if err != nil {
-		return sample{}, fmt.Errorf("%s: %w", path, err)
-	}
-	if len(smp.cards) != st.Cards || len(sets) != st.Sets {
-		return sample{}, fmt.Errorf("%s: read %d sets and %d cards, the generator wrote %d and %d", path, len(sets), len(smp.cards), st.Sets, st.Cards)
-	}
-	for _, i := range pick(rng, st.Cards, sampleCards) {
-		smp.cardIDs = append(smp.cardIDs, smp.cards[i].id)
-	}
-	for _, i := range pick(rng, st.Cards, sampleQueries) {
-		smp.queries = append(smp.queries, snapshot.TypicalQuery(smp.cards[i].name))
-	}
-
-	// A code names the set of the first zone that has it (docs/CONTRACT.md,
-	// Endpoints): keep the codes whose set has cards.
-	zoneRank := map[string]int{"intl": 0, "jp": 1, "chn": 2}
-	resolved := map[string]snapshot.Record{}
-	var codes []string
-	for _, s := range sets {
-		prev, seen := resolved[s.Code]
-		if !seen {
-			codes = append(codes, s.Code)
-		}
-		if !seen || zoneRank[s.Zone] < zoneRank[prev.Zone] {
-			resolved[s.Code] = s
-		}
-	}
-	for _, c := range codes {
-		if n := resolved[c].CardCount; n > 0 {
-			smp.sets = append(smp.sets, sampleSet{code: c, cards: n})
-		}
-	}
-	rng.Shuffle(len(smp.sets), func(i, j int) { smp.sets[i], smp.sets[j] = smp.sets[j], smp.sets[i] })
-	return smp, nil
-}
 
 // pick returns k distinct numbers below n (all of them if k >= n) in the
 // order they were drawn.
@@ -272,8 +212,8 @@ func hotSpotURIs(smp sample, seed uint64) map[string][]string {
 		if len(uris[routeListSetCards]) == sampleSets {
 			break
 		}
-		// internal/gen writes a set's cardCount as the number of its cards
-		// (its tests hold it to that): a page from the first to the last.
+		// set.cards is the set's true number of cards, as a page reports
+		// it: a page from the first to the last.
 		n := 1 + rng.Int64N((set.cards+setPageSize-1)/setPageSize)
 		uris[routeListSetCards] = append(uris[routeListSetCards], pageURI(set.code, n))
 	}
@@ -333,14 +273,14 @@ func distinctQueries(cards []card, n int, rng *rand.Rand) []string {
 		var q string
 		switch rng.IntN(4) {
 		case 0:
-			q = snapshot.TypicalQuery(c.name)
+			q = query.Typical(c.name)
 		case 1:
-			q = snapshot.Fragment(c.name, rng)
+			q = query.Fragment(c.name, rng)
 		case 2:
 			q = strings.Join(strings.Fields(c.name), " ")
 		case 3:
-			if num := snapshot.LeadingNumber(c.number); num != "" {
-				q = snapshot.TypicalQuery(c.name) + " " + num
+			if num := query.LeadingNumber(c.number); num != "" {
+				q = query.Typical(c.name) + " " + num
 			}
 		}
 		q = strings.ToLower(strings.TrimSpace(q))

@@ -1,24 +1,18 @@
 package main
 
 import (
+	"math"
 	"math/rand/v2"
 	"net/url"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"unicode/utf8"
-
-	"github.com/catalogd/catalogd/internal/gen"
 )
 
-func TestSampleSnapshot(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "snapshot.json")
-	st, err := gen.WriteFile(path, gen.Options{Cards: 5000, Seed: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	a, err := sampleSnapshot(path, st, 7)
+func TestSampleGenerated(t *testing.T) {
+	db, _ := importGenerated(t, 5000)
+	a, _, _, err := sampleCatalogue(db, math.MaxInt, math.MaxInt, 7)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,7 +43,7 @@ func TestSampleSnapshot(t *testing.T) {
 	if empty > len(a.queries)/10 {
 		t.Fatalf("%d of %d queries empty: the chosen cards were not found, or their names not read", empty, len(a.queries))
 	}
-	b, err := sampleSnapshot(path, st, 7)
+	b, _, _, err := sampleCatalogue(db, math.MaxInt, math.MaxInt, 7)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,12 +67,8 @@ func TestRouteTargets(t *testing.T) {
 // every page of every set once, and distinct searchable queries, in an order
 // the seed fixes.
 func TestLongTailURIs(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "snapshot.json")
-	st, err := gen.WriteFile(path, gen.Options{Cards: 5000, Seed: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	smp, err := sampleSnapshot(path, st, 7)
+	db, st := importGenerated(t, 5000)
+	smp, _, _, err := sampleCatalogue(db, math.MaxInt, math.MaxInt, 7)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,7 +15,6 @@ import (
 
 	"github.com/catalogd/catalogd/internal/bench/procfs"
 	"github.com/catalogd/catalogd/internal/bench/stats"
-	"github.com/catalogd/catalogd/internal/gen"
 )
 
 // The CPUs of the comparison: each server alone on one, the load generator
@@ -61,27 +60,7 @@ func run(ctx context.Context, o options) (err error) {
 		return fmt.Errorf("build the load harness: %w", err)
 	}
 
-	snapshot := filepath.Join(dir, "snapshot.json")
-	start := time.Now()
-	generated, err := gen.WriteFile(snapshot, gen.Options{Cards: o.cards, Seed: o.seed})
-	if err != nil {
-		return err
-	}
-	logf("snapshot: %d sets, %d cards, generated in %s", generated.Sets, generated.Cards, since(start))
-	db := filepath.Join(dir, "catalog.db")
-	imp := procfs.Import(ctx, bin, db, snapshot)
-	imp.Stderr = os.Stderr
-	start = time.Now()
-	if err := imp.Run(); err != nil {
-		return fmt.Errorf("catalogd import: %w", err)
-	}
-	st, err := os.Stat(db)
-	if err != nil {
-		return err
-	}
-	dbSize := st.Size()
-	logf("import: %s, catalogue file %.0f MB", since(start), mb(dbSize))
-	smp, err := sampleSnapshot(snapshot, generated, o.seed)
+	src, err := prepareCatalogue(ctx, o, dir, bin)
 	if err != nil {
 		return err
 	}
@@ -101,7 +80,7 @@ func run(ctx context.Context, o options) (err error) {
 	if err != nil {
 		return err
 	}
-	serveArgs := []string{"serve", "--db", db, "--addr", addr, "--issuer", idp.issuer, "--jwks-url", idp.issuer + jwksPath}
+	serveArgs := []string{"serve", "--db", src.path, "--addr", addr, "--issuer", idp.issuer, "--jwks-url", idp.issuer + jwksPath}
 	serveArgs = append(serveArgs, o.serveArgs...)
 	catLog := filepath.Join(dir, "catalogd.log")
 	sink, err := startLogSink(catLog)
@@ -156,7 +135,7 @@ func run(ctx context.Context, o options) (err error) {
 		cat = p
 	}
 	if cg != nil {
-		for _, path := range []string{bin, db} {
+		for _, path := range []string{bin, src.path} {
 			if err := evictPageCache(path); err != nil {
 				return err
 			}
@@ -172,7 +151,7 @@ func run(ctx context.Context, o options) (err error) {
 	}
 	logf("catalogd ready in %s (%d starts), RSS when ready %.1f MB", fmtDurs(readies), len(readies), mb(idle.RSS))
 
-	routes, err := fetchTargets(ctx, "http://"+addr, token, smp, o.seed, o.gzip, o.traffic, o.routes)
+	routes, err := fetchTargets(ctx, "http://"+addr, token, src.smp, o.seed, o.gzip, o.traffic, o.routes)
 	if err != nil {
 		return err
 	}
@@ -202,7 +181,7 @@ func run(ctx context.Context, o options) (err error) {
 		return err
 	}
 	rep := report{
-		cards: generated.Cards, sets: generated.Sets, dbBytes: dbSize,
+		cards: src.cards, sets: src.sets, dbBytes: src.bytes,
 		duration: o.duration, warmup: o.warmup,
 		readies: readies, idle: idle, rows: rows,
 		requests: routes, gzip: o.gzip, bareCeiling: o.bareCeiling,

@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"os"
 	"os/exec"
 	"strconv"
@@ -279,6 +280,34 @@ func (p *Process) Exited() bool {
 		return true
 	default:
 		return false
+	}
+}
+
+// WaitReady polls the server's http://addr/readyz every poll until it
+// answers 200. It fails if the process exits first, ctx ends, or 30 s pass,
+// and then stops the process.
+func (p *Process) WaitReady(ctx context.Context, addr string, poll time.Duration) error {
+	client := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}, Timeout: time.Second}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		if resp, err := client.Get("http://" + addr + "/readyz"); err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return nil
+			}
+		}
+		select {
+		case <-p.done:
+			return fmt.Errorf("exited before it was ready: %v", p.err)
+		case <-ctx.Done():
+			p.Stop()
+			return ctx.Err()
+		case <-time.After(poll):
+		}
+		if time.Now().After(deadline) {
+			p.Stop()
+			return errors.New("not ready after 30 s")
+		}
 	}
 }
 

@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"sync"
 
-	"github.com/catalogd/catalogd/internal/bench/snapshot"
+	"github.com/catalogd/catalogd/internal/bench/query"
 )
 
 // kind is a route of the mix.
@@ -97,14 +97,14 @@ func (p *picker) pick(r *rand.Rand) request {
 // searchQuery is a fragment of a real card name, sometimes with the card's
 // printed number as a second term, its zone, its set or a limit.
 func (p *picker) searchQuery(r *rand.Rand) string {
-	var c snapshot.Record
+	var c record
 	var q string
 	for q == "" {
 		c = p.core.cards[r.IntN(len(p.core.cards))]
-		q = snapshot.Fragment(c.Name, r)
+		q = query.Fragment(c.Name, r)
 	}
 	if r.IntN(10) == 0 {
-		if n := snapshot.LeadingNumber(c.Number); n != "" {
+		if n := query.LeadingNumber(c.Number); n != "" {
 			q += " " + n
 		}
 	}

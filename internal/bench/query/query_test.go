@@ -1,4 +1,4 @@
-package snapshot
+package query
 
 import (
 	"math/rand/v2"
@@ -7,7 +7,7 @@ import (
 	"unicode/utf8"
 )
 
-func TestTypicalQuery(t *testing.T) {
+func TestTypical(t *testing.T) {
 	for name, want := range map[string]string{
 		"Charizard ex":         "charizard",
 		"Professor's Research": "professor's",
@@ -16,8 +16,8 @@ func TestTypicalQuery(t *testing.T) {
 		"N A":                  "n a",
 		"Mr. Mime":             "mime",
 	} {
-		if got := TypicalQuery(name); got != want {
-			t.Fatalf("TypicalQuery(%q) = %q, want %q", name, got, want)
+		if got := Typical(name); got != want {
+			t.Fatalf("Typical(%q) = %q, want %q", name, got, want)
 		}
 	}
 }

@@ -1,12 +1,4 @@
-// Command gennames derives the name tables of internal/gen/names from the
-// real catalogue. Run it from the repository root:
-//
-//	go run ./internal/gen/cmd/gennames
-//
-// It rewrites the set names, the illustrators and the intl and chn card
-// names; internal/gen/names/README.md says how each file is derived and which
-// two files it leaves alone.
-package main
+package gen_test
 
 import (
 	"bufio"
@@ -14,7 +6,6 @@ import (
 	"cmp"
 	"compress/gzip"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -23,40 +14,65 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"testing"
 	"unicode"
 )
 
-func main() {
-	os.Exit(run(os.Args[1:], os.Stderr))
+// The name tables of names/ are derived from the real catalogue.
+// TestNameTables derives them again and holds each to the committed file,
+// byte for byte; with -update it rewrites them:
+//
+//	go test ./internal/gen -run TestNameTables -update
+//
+// names/README.md says how each table is derived, and which two are left
+// alone.
+var update = flag.Bool("update", false, "rewrite the name tables of names/ from the real catalogue")
+
+const realCatalogue = "../../testdata/catalogue-real.json.gz"
+
+func TestNameTables(t *testing.T) {
+	snap, err := readSnapshot(realCatalogue)
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := derive(snap)
+	if len(files) != 7 {
+		t.Errorf("%d tables derived, want 7 (set names of four languages, illustrators, English and Traditional Chinese card names)", len(files))
+	}
+	for name, got := range files {
+		path := filepath.Join("names", name)
+		if *update {
+			if err := os.WriteFile(path, got, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		want, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, want) {
+			t.Errorf("%s differs from what the real catalogue gives (-update rewrites it)", path)
+		}
+	}
 }
 
-func run(args []string, stderr io.Writer) int {
-	fs := flag.NewFlagSet("gennames", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	in := fs.String("in", "testdata/catalogue-real.json.gz", "the real catalogue snapshot (gzip or plain JSON)")
-	out := fs.String("o", "internal/gen/names", "directory of the name tables")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		return 2
+func TestNameTablesBadInput(t *testing.T) {
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad.json")
+	if err := os.WriteFile(bad, []byte(`{"sets": [`), 0o644); err != nil {
+		t.Fatal(err)
 	}
-	if fs.NArg() > 0 {
-		fmt.Fprintln(stderr, "usage: gennames [-in SNAPSHOT] [-o DIR]")
-		return 2
+	for _, c := range []struct{ name, path, want string }{
+		{"Missing", filepath.Join(dir, "none.json"), "none.json"},
+		{"Truncated", bad, "read " + bad},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if _, err := readSnapshot(c.path); err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("err %v, want one that says %q", err, c.want)
+			}
+		})
 	}
-	snap, err := readSnapshot(*in)
-	if err != nil {
-		fmt.Fprintln(stderr, "gennames:", err)
-		return 1
-	}
-	for name, body := range derive(snap) {
-		if err := os.WriteFile(filepath.Join(*out, name), body, 0o644); err != nil {
-			fmt.Fprintln(stderr, "gennames:", err)
-			return 1
-		}
-	}
-	return 0
 }
 
 // snapshot holds the members of the real catalogue that the names come from.

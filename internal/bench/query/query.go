@@ -1,0 +1,66 @@
+// Package query is what the harnesses that build requests from a
+// catalogue share: making of a card's name and number what a partner types
+// to find it.
+package query
+
+import (
+	"math/rand/v2"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// Typical is what a partner types to find a card: the longest word of
+// its name, in lower case ("Charizard ex" gives "charizard"; a Japanese or
+// Chinese name, which has no spaces, is kept whole). It is "" for a name
+// too short to search for.
+func Typical(name string) string {
+	best := ""
+	for w := range strings.FieldsSeq(name) {
+		if utf8.RuneCountInString(w) > utf8.RuneCountInString(best) {
+			best = w
+		}
+	}
+	if utf8.RuneCountInString(best) < 2 {
+		// Search needs 2 characters ("N" is a card): the whole name, if long
+		// enough, else nothing.
+		best = strings.Join(strings.Fields(name), " ")
+		if utf8.RuneCountInString(best) < 2 {
+			return ""
+		}
+	}
+	return strings.ToLower(best)
+}
+
+// Fragment is 2 to 6 consecutive characters of one word of name, or ""
+// when the word chosen is shorter than 2.
+func Fragment(name string, r *rand.Rand) string {
+	words := strings.Fields(name)
+	if len(words) == 0 {
+		return ""
+	}
+	w := []rune(words[r.IntN(len(words))])
+	if len(w) < 2 {
+		return ""
+	}
+	n := 2 + r.IntN(min(len(w), 6)-1)
+	i := r.IntN(len(w) - n + 1)
+	f := string(w[i : i+n])
+	if strings.TrimFunc(f, unicode.IsSpace) != f {
+		return ""
+	}
+	return f
+}
+
+// LeadingNumber is the first run of digits of a printed number.
+func LeadingNumber(s string) string {
+	i := strings.IndexFunc(s, func(r rune) bool { return r >= '0' && r <= '9' })
+	if i < 0 {
+		return ""
+	}
+	j := i
+	for j < len(s) && s[j] >= '0' && s[j] <= '9' {
+		j++
+	}
+	return s[i:j]
+}
