@@ -32,8 +32,8 @@ type DB struct {
 	// is in no name.
 	longestName int
 	// denseList is the length from which the search takes lists a window
-	// at a time (see windowed); always denseListDefault but in tests,
-	// which check both walks.
+	// at a time (see windowed): denseList of the catalogue's cards but in
+	// tests, which check both walks.
 	denseList uint64
 
 	// readers holds idle read transactions. Beginning one takes two
@@ -166,7 +166,6 @@ func (db *DB) load(tx *bolt.Tx) error {
 		return errors.New("read the longest name: missing or malformed")
 	}
 	db.longestName = int(min(longest, math.MaxInt32))
-	db.denseList = denseListDefault
 	for _, name := range [][]byte{bucketSets, bucketSetCodes, bucketSetOrder, bucketSetLists, bucketCards, bucketNumbers, bucketPostings} {
 		if tx.Bucket(name) == nil {
 			return fmt.Errorf("bucket %s missing", name)
@@ -190,6 +189,7 @@ func (db *DB) load(tx *bolt.Tx) error {
 		db.zoneOrdinals[z] = ordinalRange{uint32(lo), uint32(lo + n)}
 		lo += n
 	}
+	db.denseList = denseList(lo)
 
 	return nil
 }

@@ -450,10 +450,15 @@ func (p *searchPlan) driver(c *cursorPool, dense uint64) ordinals {
 	return in
 }
 
-// denseListDefault is the length from which a list is dense enough, in a
-// catalogue of a million cards, that a windowed intersection of it with
-// others costs less than a leapfrog (BENCHMARKS.md, Hostile queries).
-const denseListDefault = 4096
+// denseList returns the length from which a list of a catalogue of cards
+// cards is dense enough that a windowed intersection of it with others
+// costs less than a leapfrog: one card in denseFraction. A window costs a
+// few hundred nanoseconds whatever it holds, a leapfrog's step some twenty,
+// so below that density the windows cost more than the steps they save
+// (BENCHMARKS.md, Hostile queries).
+func denseList(cards uint64) uint64 { return max(1, cards/denseFraction) }
+
+const denseFraction = 256
 
 // shortest returns the length of the shortest of the lists the plan
 // intersects: of a set filter, every set's; of a term, its rarest gram's
