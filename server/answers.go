@@ -11,9 +11,10 @@ import (
 
 // answerCache keeps recent 200 answers of listSetCards, search and
 // listChanges from the catalogue being served, and their compressed bodies
-// once a client has asked for one. It pays on hot-spot traffic and costs
-// little on a long tail; getCard, which it barely sped up, does not use it
-// (docs/BENCHMARKS.md, "Caches"). A
+// once a client has asked for one. It makes a repeated page of cards or
+// search many times cheaper (hot spots); on a long tail it misses, and
+// copies what it keeps. getCard, which it barely sped up, does not use it.
+// docs/BENCHMARKS.md, "Caches", has the figures. A
 // catalogue generation never changes, so an answer stays right for as long
 // as its catalogue is served and needs no expiry: the cache belongs to one
 // catalogue and is dropped whole when another replaces it. It is bounded in
