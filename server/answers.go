@@ -47,9 +47,9 @@ type cachedAnswer struct {
 	gzip  atomic.Pointer[[]byte]
 }
 
-// answer is what writeAnswer writes of a.
-func (a *cachedAnswer) answer() answer {
-	return answer{valid: &a.valid, parts: [][]byte{a.body}, gzip: a.gzipped}
+// write writes a as the answer to r.
+func (a *cachedAnswer) write(w http.ResponseWriter, r *http.Request) {
+	writeAnswer(w, r, &a.valid, a.gzipped, a.body)
 }
 
 // gzipped returns a's compressed body, compressing it on the first call
@@ -78,18 +78,19 @@ func (s *Server) cached(db *catalog.DB, r *http.Request) *cachedAnswer {
 	return s.answers.get(db, s.state(db).answers, answerKey(kb[:0], r))
 }
 
-// keep caches body as the answer to r from db, when it can, and returns
-// the answer to write.
-func (s *Server) keep(db *catalog.DB, r *http.Request, body []byte) answer {
-	var kb [256]byte
+// writeAndKeep writes body as the answer to r from db, and keeps it in
+// the answer cache when it can.
+func (s *Server) writeAndKeep(w http.ResponseWriter, r *http.Request, db *catalog.DB, body []byte) {
+	var kb [256]byte // on the stack for all but outsized requests
 	key := answerKey(kb[:0], r)
 	valid := validatorsOf(db, key)
 	if s.answers != nil {
 		if a := s.answers.put(db, s.state(db).answers, key, valid, body); a != nil {
-			return a.answer()
+			a.write(w, r)
+			return
 		}
 	}
-	return answer{valid: valid, parts: [][]byte{body}}
+	writeAnswer(w, r, valid, nil, body)
 }
 
 // answerOverhead approximates the bytes an entry costs beyond its key,

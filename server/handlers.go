@@ -29,7 +29,7 @@ func (s *Server) handleListSets(w http.ResponseWriter, r *http.Request, _ httpro
 		return
 	}
 	st := s.state(db)
-	writeAnswer(w, r, answer{valid: etag(db, r), parts: parts, gzip: func() []byte { return st.setsGzipped(parts) }})
+	writeAnswer(w, r, etag(db, r), func() []byte { return st.setsGzipped(parts) }, parts...)
 }
 
 // handleListSetCards answers listSetCards: one page of the cards of a set,
@@ -38,7 +38,7 @@ func (s *Server) handleListSetCards(w http.ResponseWriter, r *http.Request, ps h
 	db, release := s.catalog.Acquire()
 	defer release()
 	if a := s.cached(db, r); a != nil {
-		writeAnswer(w, r, a.answer())
+		a.write(w, r)
 		return
 	}
 	code, err := pathParameter(ps, "code")
@@ -64,7 +64,7 @@ func (s *Server) handleListSetCards(w http.ResponseWriter, r *http.Request, ps h
 		s.writeError(w, r, err)
 		return
 	}
-	writeAnswer(w, r, s.keep(db, r, *buf))
+	s.writeAndKeep(w, r, db, *buf)
 }
 
 // handleGetCard answers getCard. The id is a catch-all, so an id holding a
@@ -85,7 +85,7 @@ func (s *Server) handleGetCard(w http.ResponseWriter, r *http.Request, ps httpro
 		return
 	}
 	*buf = append(*buf, '}')
-	writeAnswer(w, r, answer{valid: etag(db, r), parts: [][]byte{*buf}})
+	writeAnswer(w, r, etag(db, r), nil, *buf)
 }
 
 // handleSearch answers searchCards: the cards whose folded name contains
@@ -94,7 +94,7 @@ func (s *Server) handleSearch(w http.ResponseWriter, r *http.Request, _ httprout
 	db, release := s.catalog.Acquire()
 	defer release()
 	if a := s.cached(db, r); a != nil {
-		writeAnswer(w, r, a.answer())
+		a.write(w, r)
 		return
 	}
 	q, err := parseQuery(r.URL.RawQuery)
@@ -114,7 +114,7 @@ func (s *Server) handleSearch(w http.ResponseWriter, r *http.Request, _ httprout
 		s.writeError(w, r, err)
 		return
 	}
-	writeAnswer(w, r, s.keep(db, r, *buf))
+	s.writeAndKeep(w, r, db, *buf)
 }
 
 // handleListChanges answers listChanges: one page of what changed from a
@@ -123,7 +123,7 @@ func (s *Server) handleListChanges(w http.ResponseWriter, r *http.Request, _ htt
 	db, release := s.catalog.Acquire()
 	defer release()
 	if a := s.cached(db, r); a != nil {
-		writeAnswer(w, r, a.answer())
+		a.write(w, r)
 		return
 	}
 	cq, err := changesQuery(r)
@@ -141,7 +141,7 @@ func (s *Server) handleListChanges(w http.ResponseWriter, r *http.Request, _ htt
 		s.writeError(w, r, err)
 		return
 	}
-	writeAnswer(w, r, s.keep(db, r, *buf))
+	s.writeAndKeep(w, r, db, *buf)
 }
 
 // body returns an empty buffer for an answer; recycle hands it back.

@@ -60,38 +60,31 @@ var jsonContentType = []string{"application/json"}
 // net/http would send them chunked.
 const AutoLengthMax = 2048
 
-// answer is the 200 of a catalogue request: its validators and its body,
-// in parts, and, when the compressed body is kept somewhere (the list of
-// sets, a cached answer), what returns it.
-type answer struct {
-	valid *validators
-	parts [][]byte
-	gzip  func() []byte
-}
-
-// writeAnswer writes a: a 304 when the request's If-None-Match names it,
-// otherwise the 200 with its validators, compressed when the client takes
-// gzip and the body is large enough to gain (compressible). The body was
-// built before If-None-Match is looked at: "*" matches only an answer that
-// exists, and a card or set that does not is a 404. A compressible body
-// varies with Accept-Encoding, and its 304 carries the Vary its 200 would
-// (RFC 9110 section 15.4.5); a smaller one is the same bytes for every
-// client, so neither says Vary.
-func writeAnswer(w http.ResponseWriter, r *http.Request, a answer) {
+// writeAnswer writes the 200 of a catalogue request whose validators are
+// valid and whose body is parts, or a 304 when the request's If-None-Match
+// names it. The body is compressed when the client takes gzip and it is
+// large enough to gain (compressible): zipped returns it compressed when
+// that is kept somewhere (the list of sets, a cached answer), and is nil
+// otherwise. The body was built before If-None-Match is looked at: "*"
+// matches only an answer that exists, and a card or set that does not is a
+// 404. A compressible body varies with Accept-Encoding, and its 304
+// carries the Vary its 200 would (RFC 9110 section 15.4.5); a smaller one
+// is the same bytes for every client, so neither says Vary.
+func writeAnswer(w http.ResponseWriter, r *http.Request, valid *validators, zipped func() []byte, parts ...[]byte) {
 	n := 0
-	for _, p := range a.parts {
+	for _, p := range parts {
 		n += len(p)
 	}
 	h := w.Header()
-	h["Etag"] = a.valid[0:1:1]
-	h[GenerationHeader] = a.valid[1:2:2]
+	h["Etag"] = valid[0:1:1]
+	h[GenerationHeader] = valid[1:2:2]
 	h["Cache-Control"] = privateCache
 	compress := compressible(n)
 	if compress {
 		varyOnAcceptEncoding(h)
 	}
 	if inm := firstHeader(r.Header, "If-None-Match"); inm != "" {
-		if matched, ok := etagListMatch(inm, a.valid.tag()); ok {
+		if matched, ok := etagListMatch(inm, valid.tag()); ok {
 			// A 304 names the representation the client holds: the
 			// compressed one's tag carries the gzip suffix.
 			h["Etag"] = []string{matched}
@@ -99,23 +92,30 @@ func writeAnswer(w http.ResponseWriter, r *http.Request, a answer) {
 			return
 		}
 	}
-	var zipped [1][]byte
-	if compress && acceptsGzip(r) {
-		if a.gzip != nil {
-			zipped[0] = a.gzip()
-		} else {
-			zipped[0] = gzipBytes(a.parts...)
-		}
-		a.parts, n = zipped[:], len(zipped[0])
-		h["Etag"] = []string{gzipTag(a.valid.tag())}
-		h["Content-Encoding"] = gzipEncoding
+	if !compress || !acceptsGzip(r) {
+		writeBody(w, n, parts...)
+		return
 	}
+	var body []byte
+	if zipped != nil {
+		body = zipped()
+	} else {
+		body = gzipBytes(parts...)
+	}
+	h["Etag"] = []string{gzipTag(valid.tag())}
+	h["Content-Encoding"] = gzipEncoding
+	writeBody(w, len(body), body)
+}
+
+// writeBody writes a 200 whose JSON body is the parts, n bytes in all.
+func writeBody(w http.ResponseWriter, n int, parts ...[]byte) {
+	h := w.Header()
 	h["Content-Type"] = jsonContentType
 	if n > AutoLengthMax {
 		h["Content-Length"] = []string{strconv.Itoa(n)}
 	}
 	w.WriteHeader(http.StatusOK)
-	for _, p := range a.parts {
+	for _, p := range parts {
 		w.Write(p)
 	}
 }
