@@ -3,6 +3,7 @@ package server
 import (
 	"crypto/rand"
 	"encoding/hex"
+	"log/slog"
 	"net/http"
 	"strconv"
 	"sync/atomic"
@@ -21,7 +22,8 @@ type recorder struct {
 	http.ResponseWriter
 	status   int
 	bytes    int64
-	writeErr error // the first write that failed: the client got less than the status promised
+	writeErr error  // the first write that failed: the client got less than the status promised
+	clientID string // who the bearer token names; "" before authentication
 }
 
 func (rec *recorder) WriteHeader(status int) {
@@ -54,12 +56,18 @@ func (rec *recorder) Flush() {
 // Unwrap gives http.ResponseController the connection underneath.
 func (rec *recorder) Unwrap() http.ResponseWriter { return rec.ResponseWriter }
 
-// record counts the request answered through rec in the route's metrics
-// and writes its access-log line: method, route, path, status, bytes,
-// duration, client id and request id, and the error when the answer could
-// not be written whole (the write timeout, a client gone). The query is
-// never logged: it may hold an access_token.
-func (rt *route) record(s *Server, r *http.Request, rec *recorder, start time.Time, requestID, clientID string) {
+// record ends every request (route.serve defers it). A handler that
+// panicked is answered 500 first. Then the request is counted in the
+// route's metrics and its access-log line written: method, route, path,
+// status, bytes, duration, client id and request id, and the error when the
+// answer could not be written whole (the write timeout, a client gone). The
+// query is never logged: it may hold an access_token.
+func (rt *route) record(r *http.Request, rec *recorder, start time.Time, requestID string) {
+	s := rt.s
+	if v := recover(); v != nil {
+		s.log.ErrorContext(r.Context(), "panic serving request", slog.String("path", r.URL.Path), slog.Any("panic", v))
+		writeProblem(rec, http.StatusInternalServerError, "the server could not answer; the error was logged")
+	}
 	elapsed := time.Since(start)
 	status := rec.status
 	if status == 0 {
@@ -77,7 +85,7 @@ func (rt *route) record(s *Server, r *http.Request, rec *recorder, start time.Ti
 		status:    status,
 		bytes:     rec.bytes,
 		elapsed:   elapsed,
-		clientID:  clientID,
+		clientID:  rec.clientID,
 		requestID: requestID,
 		remote:    r.RemoteAddr,
 		writeErr:  rec.writeErr,

@@ -194,9 +194,9 @@ type route struct {
 }
 
 // serve is the middleware of every request, in order: a request id, a
-// recorder of what is written, recovery from a panic, the bearer token and
-// the rate limit (on catalogue routes), the handler, then the request's
-// metrics and its access-log line. Authentication runs before anything looks
+// recorder of what is written, the bearer token and the rate limit (on
+// catalogue routes), the handler, then, deferred, recovery from a panic
+// and the request's metrics and access-log line (record). Authentication runs before anything looks
 // at the parameters, so a request without a token is a 401 whatever else is
 // wrong with it (docs/CONTRACT.md, Parameters).
 func (rt *route) serve(w http.ResponseWriter, r *http.Request, ps httprouter.Params) {
@@ -205,22 +205,15 @@ func (rt *route) serve(w http.ResponseWriter, r *http.Request, ps httprouter.Par
 	id := s.requestIDs.keep(firstHeader(r.Header, RequestIDHeader))
 	w.Header()[RequestIDHeader] = []string{id}
 	rec := &recorder{ResponseWriter: w}
-	var clientID string
-	defer func() {
-		if v := recover(); v != nil {
-			s.log.ErrorContext(r.Context(), "panic serving request", slog.String("path", r.URL.Path), slog.Any("panic", v))
-			writeProblem(rec, http.StatusInternalServerError, "the server could not answer; the error was logged")
-		}
-		rt.record(s, r, rec, start, id, clientID)
-	}()
+	defer rt.record(r, rec, start, id)
 	if rt.authed {
 		p, err := s.auth.Verify(r.Context(), firstHeader(r.Header, "Authorization"))
 		if err != nil {
 			s.writeUnauthorized(rec, err)
 			return
 		}
-		clientID = p.ClientID
-		if s.limits != nil && !s.limits.allow(rec, clientID) {
+		rec.clientID = p.ClientID
+		if s.limits != nil && !s.limits.allow(rec, p.ClientID) {
 			return
 		}
 	}
