@@ -220,6 +220,88 @@ func (rt *route) serve(w http.ResponseWriter, r *http.Request, ps httprouter.Par
 	rt.handle(rec, r, ps)
 }
 
+// recorder is the ResponseWriter every request is answered through: it
+// notes what the access log and the metrics report.
+type recorder struct {
+	http.ResponseWriter
+	status   int
+	bytes    int64
+	writeErr error  // the first write that failed: the client got less than the status promised
+	clientID string // who the bearer token names; "" before authentication
+}
+
+func (rec *recorder) WriteHeader(status int) {
+	if rec.status == 0 && status >= 200 {
+		rec.status = status
+	}
+	rec.ResponseWriter.WriteHeader(status)
+}
+
+func (rec *recorder) Write(b []byte) (int, error) {
+	if rec.status == 0 {
+		rec.status = http.StatusOK
+	}
+	n, err := rec.ResponseWriter.Write(b)
+	rec.bytes += int64(n)
+	if err != nil && rec.writeErr == nil {
+		rec.writeErr = err
+	}
+	return n, err
+}
+
+// Flush lets streamed answers (MCP) through.
+func (rec *recorder) Flush() {
+	if rec.status == 0 {
+		rec.status = http.StatusOK
+	}
+	http.NewResponseController(rec.ResponseWriter).Flush()
+}
+
+// Unwrap gives http.ResponseController the connection underneath.
+func (rec *recorder) Unwrap() http.ResponseWriter { return rec.ResponseWriter }
+
+// record ends every request (route.serve defers it). A handler that
+// panicked is answered 500 first. Then the request is counted in the
+// route's metrics and its access-log line written: method, route, path,
+// status, bytes, duration, client id and request id, and the error when the
+// answer could not be written whole (the write timeout, a client gone). The
+// query is never logged: it may hold an access_token.
+func (rt *route) record(r *http.Request, rec *recorder, start time.Time, requestID string) {
+	s := rt.s
+	if v := recover(); v != nil {
+		s.log.ErrorContext(r.Context(), "panic serving request", slog.String("path", r.URL.Path), slog.Any("panic", v))
+		writeProblem(rec, http.StatusInternalServerError, "the server could not answer; the error was logged")
+	}
+	elapsed := time.Since(start)
+	status := rec.status
+	if status == 0 {
+		status = http.StatusOK
+	}
+	rt.metrics.observe(status, elapsed, rec.writeErr != nil)
+	if s.accessLog == nil {
+		return
+	}
+	l := accessLine{
+		at:        start,
+		method:    r.Method,
+		route:     rt.metrics.name,
+		path:      r.URL.Path,
+		status:    status,
+		bytes:     rec.bytes,
+		elapsed:   elapsed,
+		clientID:  rec.clientID,
+		requestID: requestID,
+		remote:    r.RemoteAddr,
+		writeErr:  rec.writeErr,
+	}
+	buf := s.lines.Get().(*[]byte)
+	*buf = l.appendJSON((*buf)[:0])
+	s.accessLog.Write(*buf)
+	if cap(*buf) <= 64<<10 {
+		s.lines.Put(buf)
+	}
+}
+
 // ServeHTTP serves the requests the router answers itself (no such
 // resource, a method not allowed, OPTIONS), which have no parameters.
 func (rt *route) ServeHTTP(w http.ResponseWriter, r *http.Request) { rt.serve(w, r, nil) }
