@@ -174,16 +174,7 @@ func runServe(ctx context.Context, e *env, o serveOptions) error {
 	defer stopReloads()
 	go newReloader(o.db, live, seen, log, metrics).run(rctx, reloadEvery, hup)
 
-	info := db.Info()
-	attrs := []slog.Attr{slog.String("addr", ln.Addr().String()), slog.String("base_url", o.baseURL),
-		slog.String("catalogue", db.Path()), slog.String("generation", info.Generation),
-		slog.String("issuer", o.issuer), slog.Bool("keys_loaded", verifier.Ready()),
-		slog.Int("gc_headroom_mb", gcHeadroom)}
-	if metricsSrv != nil {
-		attrs = append(attrs, slog.String("metrics_addr", metricsSrv.Addr))
-	}
-	attrs = append(attrs, https.logAttrs()...)
-	log.LogAttrs(ctx, slog.LevelInfo, "serving", attrs...)
+	logServing(ctx, log, o, ln, db, verifier.Ready(), gcHeadroom, metricsSrv, https)
 	if dev != nil {
 		if err := printDevBanner(e.stdout, o, dev, db.Path()); err != nil {
 			return err
@@ -195,15 +186,34 @@ func runServe(ctx context.Context, e *env, o serveOptions) error {
 		return fmt.Errorf("serve: %w", err)
 	case <-ctx.Done():
 	}
-	log.Info("shutting down: finishing requests in flight")
-	sctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
-	defer cancel()
 	stopReloads()
+	return shutdown(log, srv, metricsSrv)
+}
+
+// logServing writes the "serving" line: where, what and with which keys.
+func logServing(ctx context.Context, log *slog.Logger, o serveOptions, ln net.Listener, db *catalog.DB, keysLoaded bool, gcHeadroom int, metricsSrv *http.Server, https *httpsFront) {
+	attrs := []slog.Attr{slog.String("addr", ln.Addr().String()), slog.String("base_url", o.baseURL),
+		slog.String("catalogue", db.Path()), slog.String("generation", db.Info().Generation),
+		slog.String("issuer", o.issuer), slog.Bool("keys_loaded", keysLoaded),
+		slog.Int("gc_headroom_mb", gcHeadroom)}
+	if metricsSrv != nil {
+		attrs = append(attrs, slog.String("metrics_addr", metricsSrv.Addr))
+	}
+	attrs = append(attrs, https.logAttrs()...)
+	log.LogAttrs(ctx, slog.LevelInfo, "serving", attrs...)
+}
+
+// shutdown stops accepting and lets the requests in flight finish, for at
+// most shutdownGrace.
+func shutdown(log *slog.Logger, srv, metricsSrv *http.Server) error {
+	log.Info("shutting down: finishing requests in flight")
+	ctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
+	defer cancel()
 	if metricsSrv != nil {
 		// Scrapes during the drain still see the last requests counted.
 		defer metricsSrv.Close()
 	}
-	if err := srv.Shutdown(sctx); err != nil {
+	if err := srv.Shutdown(ctx); err != nil {
 		return fmt.Errorf("serve: shutdown: %w", err)
 	}
 	log.Info("stopped")
