@@ -17,7 +17,6 @@ import (
 	"os/signal"
 	"path/filepath"
 	"strings"
-	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -97,7 +96,7 @@ built-in sample catalogue when --db does not exist and issues its own tokens.`,
 	f.StringVar(&o.metricsAddr, "metrics-addr", "", "address for Prometheus metrics (off when empty)")
 	f.Float64Var(&o.rateLimit, "rate-limit", 0, "requests per second each client may make (off when 0)")
 	f.IntVar(&o.rateBurst, "rate-burst", 0, "requests a client may make at once (default: one second's worth, at least 1)")
-	f.IntVar(&o.answerCache, "answer-cache-mb", server.DefaultAnswerCache>>20, "MiB of recent catalogue answers kept in memory (0: none)")
+	f.IntVar(&o.answerCache, "answer-cache-mb", server.DefaultAnswerCache>>20, "MiB of recent answers of pages of a set, searches and change lists kept in memory (0: none)")
 	f.IntVar(&o.gcHeadroom, "gc-headroom-mb", defaultGCHeadroom, "MiB the heap may grow by above the live heap between garbage collections, never less than Go's default (0: Go's default; GOGC in the environment wins)")
 	f.BoolVar(&o.dev, "dev", false, "development mode: built-in sample catalogue and a local token issuer, loopback only")
 	f.StringVar(&o.devClientID, "dev-client-id", "dev", "client id of the dev token issuer")
@@ -116,11 +115,7 @@ func runServe(ctx context.Context, e *env, o serveOptions) error {
 	logs := logbuf.New(e.stderr, logFlushEvery)
 	defer logs.Close()
 	log := slog.New(slog.NewJSONHandler(logs, nil))
-	// GOGC in the environment wins; the headroom in force is logged.
-	gcHeadroom := o.gcHeadroom
-	if e.getenv("GOGC") != "" {
-		gcHeadroom = 0
-	}
+	gcHeadroom := o.gcHeadroomMiB(e.getenv)
 	if gcHeadroom > 0 {
 		defer gcheadroom.Keep(uint64(gcHeadroom) << 20)()
 	}
@@ -129,21 +124,12 @@ func runServe(ctx context.Context, e *env, o serveOptions) error {
 	signal.Notify(hup, syscall.SIGHUP)
 	defer signal.Stop(hup)
 
-	ln, err := net.Listen("tcp", o.addr)
-	if err != nil {
-		return fmt.Errorf("serve: listen on %s: %w", o.addr, err)
-	}
-	defer ln.Close()
-	https, err := openHTTPS(o, log)
+	ln, https, err := o.listen(log)
 	if err != nil {
 		return err
 	}
+	defer ln.Close()
 	defer https.close()
-	if https != nil && o.baseURL == "" {
-		o.baseURL = https.baseURL(ln.Addr().String())
-	}
-	o.resolveURLs(ln.Addr().String())
-
 	// Look before opening: a new file renamed over --db in between is then
 	// noticed by the first reload check.
 	seen, _ := os.Stat(o.db)
@@ -154,93 +140,41 @@ func runServe(ctx context.Context, e *env, o serveOptions) error {
 	defer cleanup()
 	live := catalog.NewLive(db)
 	defer live.Close()
-
-	reg := prometheus.NewRegistry()
-	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	metrics, err := server.NewMetrics(reg, live)
+	reg, metrics, err := newMetrics(live)
 	if err != nil {
-		return fmt.Errorf("serve: %w", err)
+		return err
 	}
-	var metricsLn net.Listener
-	if o.metricsAddr != "" {
-		if metricsLn, err = net.Listen("tcp", o.metricsAddr); err != nil {
-			return fmt.Errorf("serve: metrics: listen on %s: %w", o.metricsAddr, err)
-		}
-		defer metricsLn.Close()
-	}
-
-	// The listener serves from the start, so that the dev issuer's JWKS
-	// answers the verifier's first fetch; the API replaces the placeholder
-	// once it is built.
-	var handler atomic.Pointer[http.Handler]
-	starting := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		http.Error(w, "starting", http.StatusServiceUnavailable)
-	}))
-	handler.Store(&starting)
-	root := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { (*handler.Load()).ServeHTTP(w, r) })
-
-	cfg := server.Config{Catalog: live, BaseURL: o.baseURL, Audience: o.audience, Logger: log, AccessLog: logs.Batched(),
-		Metrics: metrics, RateLimit: o.rateLimits(), AnswerCache: o.answerCacheBytes()}
 	var dev *auth.DevIssuer
 	if o.dev {
-		dev, err = o.devIssuer()
-		if err != nil {
+		if dev, err = o.devIssuer(); err != nil {
 			return err
 		}
-		cfg.DevIssuer = dev
-		devOnly := http.NewServeMux()
-		devOnly.Handle("/.well-known/jwks.json", dev.JWKSHandler())
-		devOnly.Handle("/", starting)
-		var h http.Handler = devOnly
-		handler.Store(&h)
 	}
-	errc := make(chan error, 3)
-	srv, stopHTTPS := https.serve(ctx, root, ln, log, errc)
-	defer stopHTTPS()
-	var metricsSrv *http.Server
-	if metricsLn != nil {
-		mux := http.NewServeMux()
-		mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{
-			ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn),
-		}))
-		metricsSrv = newHTTPServer(mux, log, defaultLimits)
-		go func() { errc <- metricsSrv.Serve(metricsLn) }()
-	}
-
-	verifier, err := auth.NewVerifier(ctx, auth.Config{
-		Issuer:      o.issuer,
-		JWKSURL:     o.jwksURL,
-		Audience:    o.audience,
-		DenyClients: o.denyClients,
-		Logger:      log,
-	})
+	verifier, err := o.verifier(ctx, dev, log)
 	if err != nil {
-		return fmt.Errorf("serve: %w", err)
+		return err
 	}
 	defer verifier.Close()
-	cfg.Auth = verifier
-	cfg.AuthorizationServers = []string{o.authURL}
-	api, err := server.New(cfg)
+	api, err := server.New(server.Config{Catalog: live, BaseURL: o.baseURL, Audience: o.audience,
+		Logger: log, AccessLog: logs.Batched(), Metrics: metrics, RateLimit: o.rateLimits(),
+		AnswerCache: o.answerCacheBytes(), Auth: verifier, DevIssuer: dev,
+		AuthorizationServers: []string{o.authURL}})
 	if err != nil {
 		return fmt.Errorf("serve: %w", err)
 	}
-	var h http.Handler = api
-	handler.Store(&h)
 
+	errc := make(chan error, 3)
+	metricsSrv, err := o.serveMetrics(reg, log, errc)
+	if err != nil {
+		return err
+	}
+	srv, stopHTTPS := https.serve(ctx, api, ln, log, errc)
+	defer stopHTTPS()
 	rctx, stopReloads := context.WithCancel(ctx)
 	defer stopReloads()
 	go newReloader(o.db, live, seen, log, metrics).run(rctx, reloadEvery, hup)
 
-	info := db.Info()
-	attrs := []slog.Attr{slog.String("addr", ln.Addr().String()), slog.String("base_url", o.baseURL),
-		slog.String("catalogue", db.Path()), slog.String("generation", info.Generation),
-		slog.String("issuer", o.issuer), slog.Bool("keys_loaded", verifier.Ready()),
-		slog.Int("gc_headroom_mb", gcHeadroom)}
-	if metricsLn != nil {
-		attrs = append(attrs, slog.String("metrics_addr", metricsLn.Addr().String()))
-	}
-	attrs = append(attrs, https.logAttrs()...)
-	log.LogAttrs(ctx, slog.LevelInfo, "serving", attrs...)
+	logServing(ctx, log, o, ln, db, verifier.Ready(), gcHeadroom, metricsSrv, https)
 	if dev != nil {
 		if err := printDevBanner(e.stdout, o, dev, db.Path()); err != nil {
 			return err
@@ -252,19 +186,115 @@ func runServe(ctx context.Context, e *env, o serveOptions) error {
 		return fmt.Errorf("serve: %w", err)
 	case <-ctx.Done():
 	}
-	log.Info("shutting down: finishing requests in flight")
-	sctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
-	defer cancel()
 	stopReloads()
+	return shutdown(log, srv, metricsSrv)
+}
+
+// logServing writes the "serving" line: where, what and with which keys.
+func logServing(ctx context.Context, log *slog.Logger, o serveOptions, ln net.Listener, db *catalog.DB, keysLoaded bool, gcHeadroom int, metricsSrv *http.Server, https *httpsFront) {
+	attrs := []slog.Attr{slog.String("addr", ln.Addr().String()), slog.String("base_url", o.baseURL),
+		slog.String("catalogue", db.Path()), slog.String("generation", db.Info().Generation),
+		slog.String("issuer", o.issuer), slog.Bool("keys_loaded", keysLoaded),
+		slog.Int("gc_headroom_mb", gcHeadroom)}
+	if metricsSrv != nil {
+		attrs = append(attrs, slog.String("metrics_addr", metricsSrv.Addr))
+	}
+	attrs = append(attrs, https.logAttrs()...)
+	log.LogAttrs(ctx, slog.LevelInfo, "serving", attrs...)
+}
+
+// shutdown stops accepting and lets the requests in flight finish, for at
+// most shutdownGrace.
+func shutdown(log *slog.Logger, srv, metricsSrv *http.Server) error {
+	log.Info("shutting down: finishing requests in flight")
+	ctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
+	defer cancel()
 	if metricsSrv != nil {
 		// Scrapes during the drain still see the last requests counted.
 		defer metricsSrv.Close()
 	}
-	if err := srv.Shutdown(sctx); err != nil {
+	if err := srv.Shutdown(ctx); err != nil {
 		return fmt.Errorf("serve: shutdown: %w", err)
 	}
 	log.Info("stopped")
 	return nil
+}
+
+// gcHeadroomMiB is the heap headroom to keep: --gc-headroom-mb, or none
+// when GOGC is in the environment, which wins.
+func (o *serveOptions) gcHeadroomMiB(getenv func(string) string) int {
+	if getenv("GOGC") != "" {
+		return 0
+	}
+	return o.gcHeadroom
+}
+
+// listen listens on --addr and prepares HTTPS when it is on, then fills in
+// the URLs that depend on the address listened on.
+func (o *serveOptions) listen(log *slog.Logger) (net.Listener, *httpsFront, error) {
+	ln, err := net.Listen("tcp", o.addr)
+	if err != nil {
+		return nil, nil, fmt.Errorf("serve: listen on %s: %w", o.addr, err)
+	}
+	https, err := openHTTPS(*o, log)
+	if err != nil {
+		ln.Close()
+		return nil, nil, err
+	}
+	if https != nil && o.baseURL == "" {
+		o.baseURL = https.baseURL(ln.Addr().String())
+	}
+	o.resolveURLs(ln.Addr().String())
+	return ln, https, nil
+}
+
+// newMetrics registers the process's and catalogd's series.
+func newMetrics(live *catalog.Live) (*prometheus.Registry, *server.Metrics, error) {
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	metrics, err := server.NewMetrics(reg, live)
+	if err != nil {
+		return nil, nil, fmt.Errorf("serve: %w", err)
+	}
+	return reg, metrics, nil
+}
+
+// serveMetrics serves reg on --metrics-addr, when it is set; the server's
+// end goes to errc. Its Addr is the address listened on.
+func (o *serveOptions) serveMetrics(reg *prometheus.Registry, log *slog.Logger, errc chan<- error) (*http.Server, error) {
+	if o.metricsAddr == "" {
+		return nil, nil
+	}
+	ln, err := net.Listen("tcp", o.metricsAddr)
+	if err != nil {
+		return nil, fmt.Errorf("serve: metrics: listen on %s: %w", o.metricsAddr, err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{
+		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+	}))
+	srv := newHTTPServer(mux, log, defaultLimits)
+	srv.Addr = ln.Addr().String()
+	go func() { errc <- srv.Serve(ln) }()
+	return srv, nil
+}
+
+// verifier checks the bearer tokens of --issuer, or, with --dev, those of
+// the dev issuer, whose key it is handed.
+func (o *serveOptions) verifier(ctx context.Context, dev *auth.DevIssuer, log *slog.Logger) (*auth.Verifier, error) {
+	cfg := auth.Config{Issuer: o.issuer, JWKSURL: o.jwksURL, Audience: o.audience, DenyClients: o.denyClients, Logger: log}
+	if dev != nil {
+		jwks, err := dev.JWKS()
+		if err != nil {
+			return nil, fmt.Errorf("serve: dev signing key: %w", err)
+		}
+		cfg.JWKS = jwks
+	}
+	v, err := auth.NewVerifier(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("serve: %w", err)
+	}
+	return v, nil
 }
 
 // answerCacheBytes is --answer-cache-mb as server.Config wants it.
@@ -310,10 +340,7 @@ var defaultLimits = serverLimits{
 // newHTTPServer is the hardened server of docs/CONTRACT.md, Operations, around h.
 func newHTTPServer(h http.Handler, log *slog.Logger, l serverLimits) *http.Server {
 	return &http.Server{
-		Handler: h,
-		// Each connection remembers the last Authorization header it had
-		// verified: a kept-alive partner sends the same one every time.
-		ConnContext:       auth.ConnContext,
+		Handler:           h,
 		ReadHeaderTimeout: l.readHeader,
 		ReadTimeout:       l.read,
 		WriteTimeout:      l.write,

@@ -45,9 +45,6 @@ type DB struct {
 	// Close began is rolled back, so bbolt's Close does not wait on it.
 	closing sync.RWMutex
 	closed  bool
-
-	derivedOnce sync.Once
-	derived     any // see Derived
 }
 
 // reader is one read transaction with the cursors every call uses: a
@@ -317,17 +314,6 @@ func (db *DB) AppendCard(dst []byte, id string) ([]byte, error) {
 
 // Generation is the id of the import that wrote this catalogue.
 func (db *DB) Generation() string { return db.info.Generation }
-
-// Derived returns what derive makes of db, made by the first call and kept
-// with db: the place for what a user of the catalogue computes from it once
-// (its caches), which then lasts exactly as long as the catalogue and needs
-// no invalidation when another replaces it. db keeps one such value, so it
-// has one user, whose every call passes the same kind of derive; the first
-// call's derive is the one that runs, and concurrent first calls wait for it.
-func (db *DB) Derived(derive func() any) any {
-	db.derivedOnce.Do(func() { db.derived = derive() })
-	return db.derived
-}
 
 // Sizes returns the bytes of pages each part of the file takes: "sets",
 // "cards" and, for search, "numbers" and "postings".

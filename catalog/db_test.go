@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -318,43 +317,5 @@ func TestReadersAcrossGoroutinesAndClose(t *testing.T) {
 	}
 	if _, err := db.AppendCard(nil, "jp-X-2"); err == nil || errors.Is(err, ErrNotFound) {
 		t.Errorf("AppendCard after Close: %v, want an error saying the file is closed", err)
-	}
-}
-
-// TestDerived checks that a catalogue keeps what its user derives from it:
-// made once, even by concurrent first calls, and not shared with another
-// catalogue.
-func TestDerived(t *testing.T) {
-	open := func(generation string) *DB {
-		db, err := Open(writeTestCatalogue(t, generation))
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { db.Close() })
-		return db
-	}
-	a, b := open("g1"), open("g2")
-	var made atomic.Int32
-	derive := func() any {
-		made.Add(1)
-		time.Sleep(10 * time.Millisecond) // let the other first calls arrive
-		return new(int)
-	}
-	got := make([]any, 8)
-	var wg sync.WaitGroup
-	for i := range got {
-		wg.Go(func() { got[i] = a.Derived(derive) })
-	}
-	wg.Wait()
-	for _, v := range got {
-		if v != got[0] {
-			t.Fatal("concurrent first calls got different values")
-		}
-	}
-	if a.Derived(derive) != got[0] || made.Load() != 1 {
-		t.Fatalf("derived %d times, want once", made.Load())
-	}
-	if b.Derived(derive) == got[0] || made.Load() != 2 {
-		t.Fatal("another catalogue shares the first one's value")
 	}
 }

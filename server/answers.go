@@ -1,6 +1,7 @@
 package server
 
 import (
+	"net/http"
 	"sync"
 	"sync/atomic"
 
@@ -8,7 +9,12 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 )
 
-// answerCache keeps recent 200 answers of the catalogue being served. A
+// answerCache keeps recent 200 answers of listSetCards, search and
+// listChanges from the catalogue being served, and their compressed bodies
+// once a client has asked for one. It makes a repeated page of cards or
+// search many times cheaper (hot spots); on a long tail it misses, and
+// copies what it keeps. getCard, which it barely sped up, does not use it.
+// docs/BENCHMARKS.md, "Caches", has the figures. A
 // catalogue generation never changes, so an answer stays right for as long
 // as its catalogue is served and needs no expiry: the cache belongs to one
 // catalogue and is dropped whole when another replaces it. It is bounded in
@@ -32,28 +38,59 @@ type answerSet struct {
 }
 
 // cachedAnswer is a body and its validators, neither ever modified, and
-// its compressed representation once a client has asked for it.
+// its compressed body once a client has asked for it.
 type cachedAnswer struct {
 	set   *answerSet
 	key   string
 	valid validators
 	body  []byte
-	gzip  atomic.Pointer[encodedAnswer]
+	gzip  atomic.Pointer[[]byte]
 }
 
-// gzipped returns a's compressed representation, compressing it on the
-// first call and counting it in a's set. Two first calls at once may both
-// compress, to the same bytes, and one result is kept.
-func (a *cachedAnswer) gzipped() *encodedAnswer {
+// write writes a as the answer to r.
+func (a *cachedAnswer) write(w http.ResponseWriter, r *http.Request) {
+	writeAnswer(w, r, &a.valid, a.gzipped, a.body)
+}
+
+// gzipped returns a's compressed body, compressing it on the first call
+// and counting it in a's set. Two first calls at once may both compress,
+// to the same bytes, and one result is kept.
+func (a *cachedAnswer) gzipped() []byte {
 	if z := a.gzip.Load(); z != nil {
-		return z
+		return *z
 	}
-	z := encodeGzip(a.valid.tag(), a.body)
-	if !a.gzip.CompareAndSwap(nil, z) {
-		return a.gzip.Load()
+	z := gzipBytes(a.body)
+	if !a.gzip.CompareAndSwap(nil, &z) {
+		return *a.gzip.Load()
 	}
-	a.set.grew(a, len(z.body)+len(z.etag[0]))
+	a.set.grew(a, len(z)+len(a.valid.tag())+len(gzipETagSuffix))
 	return z
+}
+
+// cached returns the cached answer to r from db, nil when there is none.
+// A cached answer was built for the same path and query, so its parameters
+// were checked then: a hit checks nothing again.
+func (s *Server) cached(db *catalog.DB, r *http.Request) *cachedAnswer {
+	if s.answers == nil {
+		return nil
+	}
+	var kb [256]byte // on the stack for all but outsized requests
+	return s.answers.get(db, s.state(db).answers, answerKey(kb[:0], r))
+}
+
+// writeAndKeep writes body as the answer to r from db, and keeps it in
+// the answer cache when it can.
+func (s *Server) writeAndKeep(w http.ResponseWriter, r *http.Request, db *catalog.DB, body []byte) {
+	var kb [256]byte // on the stack for all but outsized requests
+	key := answerKey(kb[:0], r)
+	valid := validatorsOf(db, key)
+	if s.answers != nil {
+		if a := s.answers.put(db, s.state(db).answers, key, valid, body); a != nil {
+			a.write(w, r)
+			return
+		}
+	}
+	writeAnswer(w, r, valid, nil, body)
 }
 
 // answerOverhead approximates the bytes an entry costs beyond its key,
@@ -150,13 +187,4 @@ func (set *answerSet) grew(a *cachedAnswer, n int) {
 // answerSize approximates the bytes a cached plain answer takes.
 func answerSize(keyLen int, tag string, body []byte) int64 {
 	return int64(keyLen+len(tag)+len(body)) + answerOverhead
-}
-
-// answerKey appends the cache key of r's answer: its escaped path (which
-// dispatch leaves in r.URL.Path) and raw query, which is also what its ETag
-// is made from.
-func answerKey(b []byte, escapedPath, rawQuery string) []byte {
-	b = append(b, escapedPath...)
-	b = append(b, '?')
-	return append(b, rawQuery...)
 }

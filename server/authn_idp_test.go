@@ -269,10 +269,6 @@ func newAuthServer(tb testing.TB, idp *oidcIdP, edit func(*auth.Config)) *authSe
 		tb.Fatal(err)
 	}
 	hs.Config.Handler = srv
-	// As serve does: the connections the tests keep alive remember the
-	// last header they had verified, so every case below also runs through
-	// a connection that has just accepted another token.
-	hs.Config.ConnContext = auth.ConnContext
 	hs.Start()
 	tb.Cleanup(hs.Close)
 	return &authServer{

@@ -1,7 +1,6 @@
 package server
 
 import (
-	"errors"
 	"net/http"
 
 	"github.com/catalogd/catalogd/catalog"
@@ -13,42 +12,28 @@ const (
 	maxChangesLimit     = 1000
 )
 
-// handleListChanges answers listChanges: one page of what changed from a
-// generation to the active one.
-func (s *Server) handleListChanges() http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		s.answer(w, r, func() (builder, error) {
-			q, err := parseQuery(r.URL.RawQuery)
-			if err != nil {
-				return nil, err
-			}
-			since, ok := q.get("since")
-			if !ok && len(q.errs) == 0 || ok && since == "" {
-				q.fail("since", "is required: the generation the copy holds, from the Catalog-Generation of its export or the meta.to of its last sync")
-			}
-			cq := catalog.ChangesQuery{
-				Since: since,
-				Zone:  q.zone("zone"),
-				Limit: int(q.int("limit", defaultChangesLimit, 1, maxChangesLimit)),
-			}
-			if after, ok := q.get("after"); ok {
-				if after == "" {
-					q.fail("after", "must not be empty: pass the meta.next of the previous page as it is")
-				}
-				cq.After = after
-			}
-			if err := q.err(); err != nil {
-				return nil, err
-			}
-			return func(b []byte, db *catalog.DB) ([]byte, error) {
-				b, err := appendChanges(b, db, cq)
-				if errors.Is(err, catalog.ErrBadCursor) {
-					return b, paramErrors{{Parameter: "after", Detail: "is not a cursor of this list: pass the meta.next of the previous page as it is"}}
-				}
-				return b, err
-			}, nil
-		})
-	})
+// changesQuery reads the parameters of listChanges.
+func changesQuery(r *http.Request) (catalog.ChangesQuery, error) {
+	q, err := parseQuery(r.URL.RawQuery)
+	if err != nil {
+		return catalog.ChangesQuery{}, err
+	}
+	since, ok := q.get("since")
+	if !ok && len(q.errs) == 0 || ok && since == "" {
+		q.fail("since", "is required: the generation the copy holds, from the Catalog-Generation of its export or the meta.to of its last sync")
+	}
+	cq := catalog.ChangesQuery{
+		Since: since,
+		Zone:  q.zone("zone"),
+		Limit: int(q.int("limit", defaultChangesLimit, 1, maxChangesLimit)),
+	}
+	if after, ok := q.get("after"); ok {
+		if after == "" {
+			q.fail("after", "must not be empty: pass the meta.next of the previous page as it is")
+		}
+		cq.After = after
+	}
+	return cq, q.err()
 }
 
 // appendChanges appends {"data": [Change], "meta": {"from", "to", "next"}}.

@@ -49,7 +49,7 @@ func (s *Server) handleExport() http.Handler {
 		}
 		defer plain.Close()
 
-		valid := etag(db, []byte("exportCatalog?zone="+zone))
+		valid := validatorsOf(db, []byte("exportCatalog?zone="+zone))
 		h := w.Header()
 		h["Content-Type"] = jsonContentType
 		h["Cache-Control"] = privateCache

@@ -7,7 +7,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/catalogd/catalogd/catalog"
 	"github.com/klauspost/compress/gzhttp"
 	"github.com/klauspost/compress/gzhttp/writer/gzkp"
 	"github.com/klauspost/compress/gzip"
@@ -68,12 +67,10 @@ func newGzip() (func(http.Handler) http.HandlerFunc, error) {
 }
 
 // The catalogue's answers are not compressed by the middleware but by
-// their handlers (writePlain, writeGzip), which compress each answer once:
-// listSetCards, getCard and search keep the compressed body with the plain
-// one in the answer cache, and the list of sets is compressed once per
-// catalogue. Compressing 17 KB of cards costs more than ten times what
-// serving them from the cache does, and a partner's HTTP client asks for
-// gzip by default.
+// writeAnswer: the answer cache keeps the compressed body with the plain
+// one, and the list of sets is compressed once per catalogue. Compressing
+// 17 KB of cards costs more than ten times what serving them from the cache
+// does, and a partner's HTTP client asks for gzip by default.
 
 // gzipEncoding is the Content-Encoding value of compressed answers.
 var gzipEncoding = []string{"gzip"}
@@ -155,11 +152,11 @@ func gzipBytes(parts ...[]byte) []byte {
 	return bytes.Clone(out.Bytes())
 }
 
-// setsGzip returns the compressed list of sets of db, whose answer is parts. It is compressed once
-// per catalogue, by the first request that asks, which the others wait for:
-// it can be a megabyte, too much to compress per request.
-func (s *Server) setsGzip(db *catalog.DB, parts [][]byte) []byte {
-	st := s.state(db)
-	st.setsGzipOnce.Do(func() { st.setsGzip = gzipBytes(parts...) })
-	return st.setsGzip
+// setsGzipped returns the compressed list of sets of g's catalogue, whose
+// answer is parts. It is compressed once per catalogue, by the first
+// request that asks, which the others wait for: it can be a megabyte, too
+// much to compress per request.
+func (g *generation) setsGzipped(parts [][]byte) []byte {
+	g.setsGzipOnce.Do(func() { g.setsGzip = gzipBytes(parts...) })
+	return g.setsGzip
 }

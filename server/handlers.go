@@ -1,231 +1,198 @@
 package server
 
 import (
+	"errors"
 	"fmt"
-	"log/slog"
 	"net/http"
 	"net/url"
-	"strconv"
 	"strings"
 
 	"github.com/catalogd/catalogd/catalog"
+	"github.com/julienschmidt/httprouter"
 )
 
 // handleListSets answers listSets: every set of every zone, newest first. A
 // zone parameter is ignored on this route (docs/CONTRACT.md, Endpoints).
-func (s *Server) handleListSets() http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		q, err := parseQuery(r.URL.RawQuery)
-		if err == nil {
-			err = q.err()
-		}
-		if err != nil {
-			s.writeError(w, r, err)
-			return
-		}
-		// The list is written at import and grows with the catalogue: it
-		// is written from where it lies in the file, not copied per
-		// request, and compressed once per catalogue.
-		db, release := s.catalog.Acquire()
-		defer release()
-		var kb [256]byte // on the stack for all but outsized requests
-		valid := etag(db, answerKey(kb[:0], r.URL.Path, r.URL.RawQuery))
-		parts, n, err := setsAnswer(db)
-		if err != nil {
-			s.writeError(w, r, err)
-			return
-		}
-		if notModified(w, r, valid, n) {
-			return
-		}
-		if !writePlain(w, r, parts...) {
-			writeGzip(w, &encodedAnswer{etag: []string{gzipTag(valid.tag())}, body: s.setsGzip(db, parts)})
-		}
-	})
+// The list is written at import and grows with the catalogue: it is written
+// from where it lies in the file, not copied per request, and compressed
+// once per catalogue.
+func (s *Server) handleListSets(w http.ResponseWriter, r *http.Request, _ httprouter.Params) {
+	if err := noParameters(r); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	db, release := s.catalog.Acquire()
+	defer release()
+	parts, _, err := setsAnswer(db)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	st := s.state(db)
+	writeAnswer(w, r, etag(db, r), func() []byte { return st.setsGzipped(parts) }, parts...)
 }
 
 // handleListSetCards answers listSetCards: one page of the cards of a set,
 // in printed-number order.
-func (s *Server) handleListSetCards() http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		s.answer(w, r, func() (builder, error) {
-			code, err := s.pathParam(r, "code")
-			if err != nil {
-				return nil, err
-			}
-			q, err := parseQuery(r.URL.RawQuery)
-			if err != nil {
-				return nil, err
-			}
-			page := q.int("page", 1, 1, maxPage)
-			pageSize := q.int("pageSize", defaultPageSize, 1, maxPageSize)
-			if err := q.err(); err != nil {
-				return nil, err
-			}
-			return func(b []byte, db *catalog.DB) ([]byte, error) {
-				b, _, _, err := appendSetCards(b, db, code, page, pageSize)
-				return b, err
-			}, nil
-		})
-	})
+func (s *Server) handleListSetCards(w http.ResponseWriter, r *http.Request, ps httprouter.Params) {
+	db, release := s.catalog.Acquire()
+	defer release()
+	if a := s.cached(db, r); a != nil {
+		a.write(w, r)
+		return
+	}
+	code, err := pathParameter(ps, "code")
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	q, err := parseQuery(r.URL.RawQuery)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	page := q.int("page", 1, 1, maxPage)
+	pageSize := q.int("pageSize", defaultPageSize, 1, maxPageSize)
+	if err := q.err(); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	buf := s.body()
+	defer s.recycle(buf)
+	*buf, _, _, err = appendSetCards(*buf, db, code, page, pageSize)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	s.writeAndKeep(w, r, db, *buf)
 }
 
 // handleGetCard answers getCard. The id is a catch-all, so an id holding a
 // "/" resolves whether the client encoded it or not.
-func (s *Server) handleGetCard() http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		s.answer(w, r, func() (builder, error) {
-			id, err := s.pathParam(r, "cardId")
-			if err != nil {
-				return nil, err
-			}
-			if id == "" {
-				return nil, paramErrors{{Parameter: "cardId", Detail: "must not be empty"}}
-			}
-			q, err := parseQuery(r.URL.RawQuery)
-			if err == nil {
-				err = q.err()
-			}
-			if err != nil {
-				return nil, err
-			}
-			return func(b []byte, db *catalog.DB) ([]byte, error) {
-				return appendCard(b, db, id)
-			}, nil
-		})
-	})
-}
-
-// builder appends the body of an answer from db.
-type builder func(b []byte, db *catalog.DB) ([]byte, error)
-
-// answer writes the 200 of r from the current catalogue, or a 304 when
-// the client already holds it; from the answer cache when it can. Otherwise
-// prepare checks the request's parameters and returns what builds the
-// answer. A cached answer was built for the same path and query, so its
-// parameters were checked then: a hit checks nothing again.
-func (s *Server) answer(w http.ResponseWriter, r *http.Request, prepare func() (builder, error)) {
+func (s *Server) handleGetCard(w http.ResponseWriter, r *http.Request, ps httprouter.Params) {
+	id, err := cardParameter(r, ps)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
 	db, release := s.catalog.Acquire()
 	defer release()
-	var kb [256]byte // on the stack for all but outsized requests
-	key := answerKey(kb[:0], r.URL.Path, r.URL.RawQuery)
-	st := s.state(db)
-	if a := s.answers.get(db, st.answers, key); a != nil {
-		if !notModified(w, r, &a.valid, len(a.body)) {
-			writeCached(w, r, a)
-		}
-		return
-	}
-	build, err := prepare()
+	buf := s.body()
+	defer s.recycle(buf)
+	*buf, err = db.AppendCard(append(*buf, `{"data":`...), id)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
 	}
-	// Built before If-None-Match is looked at: "*" matches only an answer
-	// that exists, and a card or set that does not is a 404; and a 304
-	// carries the Vary its 200 would, which depends on the answer's size.
-	buf := s.getBuf()
-	defer s.putBuf(buf)
-	b, err := build(*buf, db)
+	*buf = append(*buf, '}')
+	writeAnswer(w, r, etag(db, r), nil, *buf)
+}
+
+// handleSearch answers searchCards: the cards whose folded name contains
+// every term, or whose printed number equals it, in printed-number order.
+func (s *Server) handleSearch(w http.ResponseWriter, r *http.Request, _ httprouter.Params) {
+	db, release := s.catalog.Acquire()
+	defer release()
+	if a := s.cached(db, r); a != nil {
+		a.write(w, r)
+		return
+	}
+	q, err := parseQuery(r.URL.RawQuery)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
 	}
-	*buf = b
-	valid := etag(db, key)
-	a := s.answers.put(db, st.answers, key, valid, b)
-	if notModified(w, r, valid, len(b)) {
+	sq := searchParams(q)
+	if err := q.err(); err != nil {
+		s.writeError(w, r, err)
 		return
 	}
-	if a != nil {
-		writeCached(w, r, a)
+	buf := s.body()
+	defer s.recycle(buf)
+	*buf, _, err = appendSearch(*buf, db, sq)
+	if err != nil {
+		s.writeError(w, r, err)
 		return
 	}
-	if !writePlain(w, r, b) {
-		writeGzip(w, encodeGzip(valid.tag(), b))
+	s.writeAndKeep(w, r, db, *buf)
+}
+
+// handleListChanges answers listChanges: one page of what changed from a
+// generation to the active one.
+func (s *Server) handleListChanges(w http.ResponseWriter, r *http.Request, _ httprouter.Params) {
+	db, release := s.catalog.Acquire()
+	defer release()
+	if a := s.cached(db, r); a != nil {
+		a.write(w, r)
+		return
+	}
+	cq, err := changesQuery(r)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	buf := s.body()
+	defer s.recycle(buf)
+	*buf, err = appendChanges(*buf, db, cq)
+	if errors.Is(err, catalog.ErrBadCursor) {
+		err = paramErrors{{Parameter: "after", Detail: "is not a cursor of this list: pass the meta.next of the previous page as it is"}}
+	}
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	s.writeAndKeep(w, r, db, *buf)
+}
+
+// body returns an empty buffer for an answer; recycle hands it back.
+func (s *Server) body() *[]byte {
+	b := s.bodies.Get().(*[]byte)
+	*b = (*b)[:0]
+	return b
+}
+
+func (s *Server) recycle(b *[]byte) {
+	if cap(*b) <= 1<<20 { // let an outsized buffer go
+		s.bodies.Put(b)
 	}
 }
 
-// writeCached writes the 200 of the cached answer a. Its compressed body is
-// made on the first request that takes gzip, and cached with it.
-func writeCached(w http.ResponseWriter, r *http.Request, a *cachedAnswer) {
-	if !writePlain(w, r, a.body) {
-		writeGzip(w, a.gzipped())
+// noParameters checks the query of a route that takes no parameters: only
+// that it can be decoded, for unknown parameters are ignored.
+func noParameters(r *http.Request) error {
+	q, err := parseQuery(r.URL.RawQuery)
+	if err != nil {
+		return err
 	}
+	return q.err()
 }
 
-// writePlain writes the 200 whose body is the parts unless the client takes
-// gzip and the body is large enough to gain; it reports whether it did.
-// notModified has set the validators and Vary.
-func writePlain(w http.ResponseWriter, r *http.Request, parts ...[]byte) bool {
-	n := 0
-	for _, p := range parts {
-		n += len(p)
+// cardParameter returns the card id of getCard, from the catch-all parameter (the
+// rest of the path, "/" included), and checks the query.
+func cardParameter(r *http.Request, ps httprouter.Params) (string, error) {
+	id, err := pathParameter(ps, "cardId")
+	if err != nil {
+		return "", err
 	}
-	if compressible(n) && acceptsGzip(r) {
-		return false
+	if id == "" {
+		return "", paramErrors{{Parameter: "cardId", Detail: "must not be empty"}}
 	}
-	writeJSON(w, parts...)
-	return true
+	return id, noParameters(r)
 }
 
-// writeGzip writes the 200 of a compressed answer.
-func writeGzip(w http.ResponseWriter, z *encodedAnswer) {
-	h := w.Header()
-	h["Etag"] = z.etag
-	h["Content-Encoding"] = gzipEncoding
-	writeJSON(w, z.body)
-}
-
-// pathParam returns a route parameter, unescaped (the router matched the
-// escaped path): the set code of listSetCards, or the card id of getCard
-// (the rest of the path, "/" included). The routes are registered without
-// httprouter's parameters, which would cost each request a context and a
-// copy of the request, so the parameter is cut from the path the route
-// matched.
-func (s *Server) pathParam(r *http.Request, name string) (string, error) {
-	var raw string
-	switch name {
-	case "code":
-		raw = strings.TrimSuffix(strings.TrimPrefix(r.URL.Path, s.setsPrefix), cardsOfSetSuffix)
-	case "cardId":
-		raw = strings.TrimPrefix(r.URL.Path, s.cardsPrefix)
+// pathParameter returns a route parameter, unescaped: the router matched
+// the escaped path (Server.ServeHTTP). A catch-all's value starts with the
+// "/" before it, which is not part of the parameter.
+func pathParameter(ps httprouter.Params, name string) (string, error) {
+	raw := ps.ByName(name)
+	if name == "cardId" {
+		raw = strings.TrimPrefix(raw, "/")
 	}
 	v, err := url.PathUnescape(raw)
 	if err != nil {
 		return "", paramErrors{{Parameter: name, Detail: "is not a valid percent-encoded path segment"}}
 	}
 	return v, nil
-}
-
-// jsonContentType is shared by every answer; header values are never
-// modified in place, only replaced.
-var jsonContentType = []string{"application/json"}
-
-// AutoLengthMax is the largest body net/http gives a Content-Length of its
-// own: it holds that much before it sends the header, and a handler that
-// returns by then gets the length written without a header-map entry (no
-// allocation, nothing to copy or sort). 2 KB is net/http's buffer; its
-// documentation promises "a few KB". Longer bodies declare their length, or
-// net/http would send them chunked.
-const AutoLengthMax = 2048
-
-// writeJSON writes a 200 whose JSON body is the parts, in order, with its
-// Content-Length.
-func writeJSON(w http.ResponseWriter, parts ...[]byte) {
-	n := 0
-	for _, p := range parts {
-		n += len(p)
-	}
-	h := w.Header()
-	h["Content-Type"] = jsonContentType
-	if n > AutoLengthMax {
-		h["Content-Length"] = []string{strconv.Itoa(n)}
-	}
-	w.WriteHeader(http.StatusOK)
-	for _, p := range parts {
-		w.Write(p)
-	}
 }
 
 func handleNotFound(w http.ResponseWriter, r *http.Request) {
@@ -235,9 +202,4 @@ func handleNotFound(w http.ResponseWriter, r *http.Request) {
 func handleMethodNotAllowed(w http.ResponseWriter, r *http.Request) {
 	// The router has set Allow.
 	writeProblem(w, http.StatusMethodNotAllowed, fmt.Sprintf("method %s is not allowed here; allowed: %s", r.Method, w.Header().Get("Allow")))
-}
-
-func (s *Server) handlePanic(w http.ResponseWriter, r *http.Request, v any) {
-	s.log.ErrorContext(r.Context(), "panic serving request", slog.String("path", r.URL.Path), slog.Any("panic", v))
-	writeProblem(w, http.StatusInternalServerError, "the server could not answer; the error was logged")
 }

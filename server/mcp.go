@@ -44,7 +44,7 @@ func (s *Server) handleMCP() http.Handler {
 		// the mark of a reverse proxy on the same host that passes the
 		// client's Host on, which catalogd must work behind (docs/CONTRACT.md,
 		// MCP). Rebinding gains an attacker nothing here: this handler sits
-		// behind s.authenticated, so every request must carry a valid bearer
+		// behind the bearer check of route.serve, so every request must carry a valid bearer
 		// token, and the browser a rebinding page runs in has none to send.
 		DisableLocalhostProtection: true,
 		MaxRequestBodyBytes:        mcpMaxBody,

@@ -32,7 +32,7 @@ type routeMethods struct {
 	name   string
 	path   string // from the origin, query included
 	allow  string // the Allow header of OPTIONS and 405, as the router writes it
-	authed bool   // behind s.authenticated: without a token, its methods answer 401
+	authed bool   // behind a bearer token (route.serve): without a token, its methods answer 401
 	// options is the status of OPTIONS: the router's own answer (200, no
 	// body) unless the route registers OPTIONS itself.
 	options int

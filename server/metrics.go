@@ -2,8 +2,6 @@ package server
 
 import (
 	"fmt"
-	"net/http"
-	"strconv"
 	"time"
 
 	"github.com/catalogd/catalogd/catalog"
@@ -73,56 +71,6 @@ func (m *Metrics) Reloaded(ok bool) {
 	} else {
 		m.reloads.WithLabelValues("failure").Inc()
 	}
-}
-
-// routeMetrics are one route's series, resolved once so that a request
-// costs no label lookup for its duration.
-type routeMetrics struct {
-	name       string
-	requests   *prometheus.CounterVec
-	ok         prometheus.Counter // requests answered 200, resolved once: the common case
-	incomplete prometheus.Counter
-	duration   prometheus.Observer
-}
-
-func (m *Metrics) route(name string) *routeMetrics {
-	return &routeMetrics{
-		name:       name,
-		requests:   m.requests.MustCurryWith(prometheus.Labels{"route": name}),
-		ok:         m.requests.WithLabelValues(name, "200"),
-		incomplete: m.incomplete.WithLabelValues(name),
-		duration:   m.duration.WithLabelValues(name),
-	}
-}
-
-// observe counts a request answered with status in d; incomplete when its
-// body could not be written whole.
-func (rm *routeMetrics) observe(status int, d time.Duration, incomplete bool) {
-	if incomplete {
-		rm.incomplete.Inc()
-	}
-	if status == http.StatusOK {
-		rm.ok.Inc()
-	} else {
-		rm.requests.WithLabelValues(statusLabel(status)).Inc()
-	}
-	rm.duration.Observe(d.Seconds())
-}
-
-// statusLabels holds the label of each status code, so that counting a
-// request allocates nothing.
-var statusLabels = func() (l [600]string) {
-	for i := range l {
-		l[i] = strconv.Itoa(i)
-	}
-	return l
-}()
-
-func statusLabel(status int) string {
-	if status >= 0 && status < len(statusLabels) {
-		return statusLabels[status]
-	}
-	return strconv.Itoa(status)
 }
 
 // catalogCollector describes the catalogue being served: which generation,

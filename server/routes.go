@@ -10,73 +10,78 @@ import (
 )
 
 // routes lists the whole HTTP surface. Each route has the name it carries
-// in metrics and access logs.
+// in metrics and access logs, and every request goes through route.serve.
 func (s *Server) routes(docs map[string]*staticFile) *httprouter.Router {
 	r := httprouter.New()
 	r.RedirectTrailingSlash = false
 	r.RedirectFixedPath = false
 	r.HandleMethodNotAllowed = true
 	r.HandleOPTIONS = true
-	r.NotFound = s.named("notFound", http.HandlerFunc(handleNotFound))
-	r.MethodNotAllowed = s.named("methodNotAllowed", http.HandlerFunc(handleMethodNotAllowed))
-	r.PanicHandler = s.handlePanic
+	r.NotFound = s.route("notFound", false, handler(http.HandlerFunc(handleNotFound)))
+	r.MethodNotAllowed = s.route("methodNotAllowed", false, handler(http.HandlerFunc(handleMethodNotAllowed)))
+	// OPTIONS on a route that does not take it itself: the router has set
+	// Allow, and the answer has no body.
+	r.GlobalOPTIONS = s.route("other", false, func(http.ResponseWriter, *http.Request, httprouter.Params) {})
 
 	api := s.basePath
-	// The catalogue's answers are compressed for clients that accept it, by
-	// the handlers, which keep them compressed (writeCached); their
-	// 401s and problems are too small to gain.
-	s.get(r, "listSets", api+setsPath, s.authenticated(s.handleListSets()))
-	s.get(r, "listSetCards", api+setsPath+"/:code"+cardsOfSetSuffix, s.authenticated(s.handleListSetCards()))
-	s.get(r, "getCard", api+cardsPath+"/*cardId", s.authenticated(s.handleGetCard()))
-	s.get(r, "search", api+"/catalog/search", s.authenticated(s.handleSearch()))
-	// The export is streamed and compressed by its handler, which serves
-	// ranges of the compressed bytes too.
-	s.get(r, "exportCatalog", api+"/catalog/export", s.authenticated(s.handleExport()))
-	s.get(r, "listChanges", api+"/catalog/changes", s.authenticated(s.handleListChanges()))
+	// The catalogue, behind a bearer token. Its answers are compressed by
+	// Server.write; the export compresses its own stream.
+	s.get(r, "listSets", api+setsPath, true, s.handleListSets)
+	s.get(r, "listSetCards", api+setsPath+"/:code/cards", true, s.handleListSetCards)
+	s.get(r, "getCard", api+"/catalog/cards/*cardId", true, s.handleGetCard)
+	s.get(r, "search", api+"/catalog/search", true, s.handleSearch)
+	s.get(r, "exportCatalog", api+"/catalog/export", true, handler(s.handleExport()))
+	s.get(r, "listChanges", api+"/catalog/changes", true, s.handleListChanges)
 	// Stateless MCP takes POST only; the router answers other methods 405.
-	r.Handler(http.MethodPost, api+"/mcp", s.named("mcp", s.authenticated(s.gzip(s.handleMCP()))))
+	r.Handle(http.MethodPost, api+"/mcp", s.route("mcp", true, handler(s.gzip(s.handleMCP()))).serve)
 
 	// Probes and discovery need no token.
-	s.get(r, "healthz", "/healthz", handleHealthz())
-	s.get(r, "readyz", "/readyz", s.handleReadyz())
-	s.get(r, "openapi", api+"/openapi.yaml", s.gzip(handleOpenAPI()))
+	s.get(r, "healthz", "/healthz", false, handler(handleHealthz()))
+	s.get(r, "readyz", "/readyz", false, handler(s.handleReadyz()))
+	s.get(r, "openapi", api+"/openapi.yaml", false, handler(s.gzip(handleOpenAPI())))
 	// The API reference page and its files (docsFiles), read without a token.
 	for path, file := range docs {
-		s.get(r, "docs", api+path, file)
+		s.get(r, "docs", api+path, false, handler(file))
 	}
-	metadata := auth.MetadataHandler(s.audience.String(), s.authServers)
+	metadata := handler(auth.MetadataHandler(s.audience.String(), s.authServers))
 	s.public(r, "metadata", metadataPath, metadata)
 	if p := strings.TrimRight(s.audience.EscapedPath(), "/"); p != "" {
 		s.public(r, "metadata", metadataPath+p, metadata)
 	}
 	if s.dev != nil {
-		s.public(r, "jwks", "/.well-known/jwks.json", s.dev.JWKSHandler())
-		s.public(r, "discovery", "/.well-known/openid-configuration", s.dev.OpenIDConfigurationHandler())
-		s.public(r, "discovery", "/.well-known/oauth-authorization-server", s.dev.OpenIDConfigurationHandler())
-		r.Handler(http.MethodPost, "/oauth/token", s.named("token", s.dev.TokenHandler()))
+		discovery := handler(s.dev.OpenIDConfigurationHandler())
+		s.public(r, "jwks", "/.well-known/jwks.json", handler(s.dev.JWKSHandler()))
+		s.public(r, "discovery", "/.well-known/openid-configuration", discovery)
+		s.public(r, "discovery", "/.well-known/oauth-authorization-server", discovery)
+		r.Handle(http.MethodPost, "/oauth/token", s.route("token", false, handler(s.dev.TokenHandler())).serve)
 	}
 	return r
 }
 
-// public registers a handler that answers its own methods (GET, HEAD and
-// OPTIONS for CORS preflight).
-func (s *Server) public(r *httprouter.Router, name, path string, h http.Handler) {
-	s.get(r, name, path, h)
-	r.Handler(http.MethodOptions, path, s.named(name, h))
+// setsPath is the path of listSets under the base path.
+const setsPath = "/catalog/sets"
+
+// route returns the route named name, which takes a bearer token when
+// authed, around h.
+func (s *Server) route(name string, authed bool, h httprouter.Handle) *route {
+	return &route{s: s, metrics: s.metrics.route(name), authed: authed, handle: h}
 }
 
-// The paths of the catalogue routes under the base path.
-const (
-	setsPath         = "/catalog/sets"
-	cardsOfSetSuffix = "/cards"
-	cardsPath        = "/catalog/cards"
-)
-
 // get registers h for GET and HEAD; net/http drops the body of a HEAD.
-// Handlers read their parameters from the path (Server.pathParam).
-func (s *Server) get(r *httprouter.Router, name, path string, h http.Handler) {
-	h = s.named(name, h)
-	handle := func(w http.ResponseWriter, r *http.Request, _ httprouter.Params) { h.ServeHTTP(w, r) }
-	r.Handle(http.MethodGet, path, handle)
-	r.Handle(http.MethodHead, path, handle)
+func (s *Server) get(r *httprouter.Router, name, path string, authed bool, h httprouter.Handle) {
+	serve := s.route(name, authed, h).serve
+	r.Handle(http.MethodGet, path, serve)
+	r.Handle(http.MethodHead, path, serve)
+}
+
+// public registers a handler that answers its own methods (GET, HEAD and
+// OPTIONS for CORS preflight).
+func (s *Server) public(r *httprouter.Router, name, path string, h httprouter.Handle) {
+	s.get(r, name, path, false, h)
+	r.Handle(http.MethodOptions, path, s.route(name, false, h).serve)
+}
+
+// handler adapts a net/http handler, which takes no route parameters.
+func handler(h http.Handler) httprouter.Handle {
+	return func(w http.ResponseWriter, r *http.Request, _ httprouter.Params) { h.ServeHTTP(w, r) }
 }

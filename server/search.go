@@ -1,7 +1,6 @@
 package server
 
 import (
-	"net/http"
 	"strings"
 	"unicode/utf8"
 
@@ -47,25 +46,4 @@ func searchParams(q *query) catalog.SearchQuery {
 	}
 	sq.Limit = int(q.int("limit", defaultLimit, 1, maxLimit))
 	return sq
-}
-
-// handleSearch answers searchCards: the cards whose folded name contains
-// every term, or whose printed number equals it, in printed-number order.
-func (s *Server) handleSearch() http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		s.answer(w, r, func() (builder, error) {
-			q, err := parseQuery(r.URL.RawQuery)
-			if err != nil {
-				return nil, err
-			}
-			sq := searchParams(q)
-			if err := q.err(); err != nil {
-				return nil, err
-			}
-			return func(b []byte, db *catalog.DB) ([]byte, error) {
-				b, _, err := appendSearch(b, db, sq)
-				return b, err
-			}, nil
-		})
-	})
 }

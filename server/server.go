@@ -13,6 +13,8 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"sync/atomic"
+	"time"
 
 	"github.com/catalogd/catalogd/catalog"
 	"github.com/catalogd/catalogd/server/auth"
@@ -52,8 +54,9 @@ type Config struct {
 	Metrics *Metrics
 	// RateLimit, when on, gives every client id its own request budget.
 	RateLimit RateLimit
-	// AnswerCache bounds, in bytes, the cache of recent catalogue answers:
-	// 0 means DefaultAnswerCache, a negative value caches nothing.
+	// AnswerCache bounds, in bytes, the cache of recent answers of
+	// listSetCards, search and listChanges: 0 means DefaultAnswerCache, a
+	// negative value caches nothing.
 	AnswerCache int64
 }
 
@@ -78,18 +81,22 @@ type Server struct {
 	dev              *auth.DevIssuer
 	baseURL          *url.URL
 	basePath         string // the path of BaseURL without a trailing slash
-	setsPrefix       string // of the escaped path of listSetCards, before the code
-	cardsPrefix      string // of the escaped path of getCard, before the id
 	log              *slog.Logger
 	accessLog        io.Writer
 	router           *httprouter.Router
 	mcp              *mcp.Server
 	metrics          *Metrics
-	unmatched        *routeMetrics // requests no route claims
 	gzip             func(http.Handler) http.HandlerFunc
 	limits           *limiters    // nil without a rate limit
 	answers          *answerCache // nil when answers are not cached
-	bufs             sync.Pool
+	requestIDs       requestIDs
+	// generation is what the server keeps of the catalogue being served
+	// (state).
+	generation atomic.Pointer[generation]
+	// bodies and lines recycle the buffers of answers and of access-log
+	// lines: one of each per request would otherwise be garbage.
+	bodies sync.Pool
+	lines  sync.Pool
 }
 
 // New builds a Server from cfg.
@@ -130,17 +137,16 @@ func New(cfg Config) (*Server, error) {
 		basePath:    strings.TrimRight(base.EscapedPath(), "/"),
 		log:         log,
 		accessLog:   cfg.AccessLog,
+		requestIDs:  newRequestIDs(),
 	}
-	s.setsPrefix = s.basePath + setsPath + "/"
-	s.cardsPrefix = s.basePath + cardsPath + "/"
-	s.bufs.New = func() any { b := make([]byte, 0, 16<<10); return &b }
+	s.bodies.New = func() any { b := make([]byte, 0, 16<<10); return &b }
+	s.lines.New = func() any { b := make([]byte, 0, 512); return &b }
 	s.metrics = cfg.Metrics
 	if s.metrics == nil {
 		if s.metrics, err = NewMetrics(prometheus.NewRegistry(), cfg.Catalog); err != nil {
 			return nil, err
 		}
 	}
-	s.unmatched = s.metrics.route("other")
 	if cfg.AnswerCache == 0 {
 		cfg.AnswerCache = DefaultAnswerCache
 	}
@@ -163,15 +169,11 @@ func New(cfg Config) (*Server, error) {
 	return s, nil
 }
 
-// ServeHTTP answers r and records it in the metrics and the access log.
-func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	s.observe(w, r)
-}
-
-// dispatch routes on the escaped path, so that an id holding a
+// ServeHTTP routes r on its escaped path, so that an id holding a
 // percent-encoded "/" stays one path segment and a literal "%" stays
-// itself; handlers unescape their parameters.
-func (s *Server) dispatch(w http.ResponseWriter, r *http.Request) {
+// itself; handlers unescape their parameters. Each route's handler is
+// wrapped in route.serve, the middleware of every request.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if escaped := r.URL.EscapedPath(); escaped != r.URL.Path {
 		r2 := *r
 		u := *r.URL
@@ -182,28 +184,152 @@ func (s *Server) dispatch(w http.ResponseWriter, r *http.Request) {
 	s.router.ServeHTTP(w, r)
 }
 
-// getBuf and putBuf recycle response buffers.
-func (s *Server) getBuf() *[]byte { return s.bufs.Get().(*[]byte) }
-
-func (s *Server) putBuf(b *[]byte) {
-	if cap(*b) > 1<<20 {
-		return // let an outsized buffer go
-	}
-	*b = (*b)[:0]
-	s.bufs.Put(b)
+// route is one entry of the HTTP surface (routes.go): its name in metrics
+// and access logs, whether it takes a bearer token, and its handler.
+type route struct {
+	s       *Server
+	metrics *routeMetrics
+	authed  bool
+	handle  httprouter.Handle
 }
 
-// catalogueState is what the server computes from one catalogue and keeps
-// with it (catalog.DB.Derived): it lasts as long as the catalogue, and a
-// catalogue swapped in starts with its own.
-type catalogueState struct {
+// serve is the middleware of every request, in order: a request id, a
+// recorder of what is written, the bearer token and the rate limit (on
+// catalogue routes), the handler, then, deferred, recovery from a panic
+// and the request's metrics and access-log line (record). Authentication runs before anything looks
+// at the parameters, so a request without a token is a 401 whatever else is
+// wrong with it (docs/CONTRACT.md, Parameters).
+func (rt *route) serve(w http.ResponseWriter, r *http.Request, ps httprouter.Params) {
+	s := rt.s
+	start := time.Now()
+	id := s.requestIDs.keep(firstHeader(r.Header, RequestIDHeader))
+	w.Header()[RequestIDHeader] = []string{id}
+	rec := &recorder{ResponseWriter: w}
+	defer rt.record(r, rec, start, id)
+	if rt.authed {
+		p, err := s.auth.Verify(r.Context(), firstHeader(r.Header, "Authorization"))
+		if err != nil {
+			s.writeUnauthorized(rec, err)
+			return
+		}
+		rec.clientID = p.ClientID
+		if s.limits != nil && !s.limits.allow(rec, p.ClientID) {
+			return
+		}
+	}
+	rt.handle(rec, r, ps)
+}
+
+// recorder is the ResponseWriter every request is answered through: it
+// notes what the access log and the metrics report.
+type recorder struct {
+	http.ResponseWriter
+	status   int
+	bytes    int64
+	writeErr error  // the first write that failed: the client got less than the status promised
+	clientID string // who the bearer token names; "" before authentication
+}
+
+func (rec *recorder) WriteHeader(status int) {
+	if rec.status == 0 && status >= 200 {
+		rec.status = status
+	}
+	rec.ResponseWriter.WriteHeader(status)
+}
+
+func (rec *recorder) Write(b []byte) (int, error) {
+	if rec.status == 0 {
+		rec.status = http.StatusOK
+	}
+	n, err := rec.ResponseWriter.Write(b)
+	rec.bytes += int64(n)
+	if err != nil && rec.writeErr == nil {
+		rec.writeErr = err
+	}
+	return n, err
+}
+
+// Flush lets streamed answers (MCP) through.
+func (rec *recorder) Flush() {
+	if rec.status == 0 {
+		rec.status = http.StatusOK
+	}
+	http.NewResponseController(rec.ResponseWriter).Flush()
+}
+
+// Unwrap gives http.ResponseController the connection underneath.
+func (rec *recorder) Unwrap() http.ResponseWriter { return rec.ResponseWriter }
+
+// record ends every request (route.serve defers it). A handler that
+// panicked is answered 500 first. Then the request is counted in the
+// route's metrics and its access-log line written: method, route, path,
+// status, bytes, duration, client id and request id, and the error when the
+// answer could not be written whole (the write timeout, a client gone). The
+// query is never logged: it may hold an access_token.
+func (rt *route) record(r *http.Request, rec *recorder, start time.Time, requestID string) {
+	s := rt.s
+	if v := recover(); v != nil {
+		s.log.ErrorContext(r.Context(), "panic serving request", slog.String("path", r.URL.Path), slog.Any("panic", v))
+		writeProblem(rec, http.StatusInternalServerError, "the server could not answer; the error was logged")
+	}
+	elapsed := time.Since(start)
+	status := rec.status
+	if status == 0 {
+		status = http.StatusOK
+	}
+	rt.metrics.observe(status, elapsed, rec.writeErr != nil)
+	if s.accessLog == nil {
+		return
+	}
+	l := accessLine{
+		at:        start,
+		method:    r.Method,
+		route:     rt.metrics.name,
+		path:      r.URL.Path,
+		status:    status,
+		bytes:     rec.bytes,
+		elapsed:   elapsed,
+		clientID:  rec.clientID,
+		requestID: requestID,
+		remote:    r.RemoteAddr,
+		writeErr:  rec.writeErr,
+	}
+	buf := s.lines.Get().(*[]byte)
+	*buf = l.appendJSON((*buf)[:0])
+	s.accessLog.Write(*buf)
+	if cap(*buf) <= 64<<10 {
+		s.lines.Put(buf)
+	}
+}
+
+// ServeHTTP serves the requests the router answers itself (no such
+// resource, a method not allowed, OPTIONS), which have no parameters.
+func (rt *route) ServeHTTP(w http.ResponseWriter, r *http.Request) { rt.serve(w, r, nil) }
+
+// generation is what the server keeps of one catalogue: it lasts as long
+// as that catalogue is served, and one swapped in starts with its own.
+type generation struct {
+	db           *catalog.DB
 	answers      *answerSet // nil without an answer cache
 	setsGzipOnce sync.Once
 	setsGzip     []byte
 	exportGzips  exportGzips
 }
 
-// state returns the server's state of db.
-func (s *Server) state(db *catalog.DB) *catalogueState {
-	return db.Derived(func() any { return &catalogueState{answers: s.answers.newSet()} }).(*catalogueState)
+// state returns the server's state of db: the current one's, made by the
+// first request on it; a request still on a replaced catalogue gets a
+// state of its own that nothing keeps.
+func (s *Server) state(db *catalog.DB) *generation {
+	cur := s.generation.Load()
+	if cur != nil && cur.db == db {
+		return cur
+	}
+	g := &generation{db: db, answers: s.answers.newSet()}
+	if db != s.catalog.Current() || s.generation.CompareAndSwap(cur, g) {
+		return g
+	}
+	if cur = s.generation.Load(); cur != nil && cur.db == db {
+		return cur // made by a request at the same time
+	}
+	return g
 }

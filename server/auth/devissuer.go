@@ -215,6 +215,15 @@ func (d *DevIssuer) Token(now time.Time) (string, time.Time, error) {
 	return s, exp, nil
 }
 
+// JWKS returns the public signing key as a JWK Set document, for a
+// Verifier in the same process (Config.JWKS).
+func (d *DevIssuer) JWKS() ([]byte, error) {
+	if d.err != nil {
+		return nil, d.err
+	}
+	return d.jwks, nil
+}
+
 // JWKSHandler serves the public signing key as a JWK Set, for
 // /.well-known/jwks.json.
 func (d *DevIssuer) JWKSHandler() http.Handler {

@@ -16,9 +16,7 @@
 //     so a key the IdP withdraws keeps working for tokens already seen for up
 //     to five minutes. Clients on the deny list are refused even from the
 //     cache. The cache is keyed by the token's SHA-256 and never holds a
-//     usable token; a connection (ConnContext) also remembers the last
-//     header it had verified, within the same bounds, so that a kept-alive
-//     client's next request skips the hash.
+//     usable token.
 //   - An issuer's JWKS that becomes empty does not wipe the keys already
 //     loaded: that is more likely a broken IdP deployment than the revocation
 //     of every key. Withdrawing some keys takes effect at the next refresh.

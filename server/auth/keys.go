@@ -3,6 +3,7 @@ package auth
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -183,6 +184,38 @@ func (l *keyLoader) load(ctx context.Context) error {
 	l.set.Store(&keySet{keyfunc: kf, store: tracked, ctx: storeCtx, stop: cancel})
 	l.log.InfoContext(ctx, "auth: JWKS loaded", "url", jwksURL, "keys", tracked.loaded.Load())
 	return nil
+}
+
+// staticKeySet is a key set given whole (Config.JWKS): nothing fetches or
+// refreshes it, so an unknown kid is simply unknown.
+func staticKeySet(ctx context.Context, jwks []byte, log *slog.Logger) (*keySet, error) {
+	var doc jwkset.JWKSMarshal
+	if err := json.Unmarshal(jwks, &doc); err != nil {
+		return nil, fmt.Errorf("auth: the given JWKS is not a JWK Set: %w", err)
+	}
+	keys := make([]jwkset.JWK, 0, len(doc.Keys))
+	for i, m := range doc.Keys {
+		k, err := jwkset.NewJWKFromMarshal(m, jwkset.JWKMarshalOptions{}, jwkset.JWKValidateOptions{})
+		if err != nil {
+			return nil, fmt.Errorf("auth: the given JWKS: key %d: %w", i, err)
+		}
+		keys = append(keys, k)
+	}
+	if len(keys) == 0 {
+		return nil, errors.New("auth: the given JWKS holds no key")
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	store := &trackedStorage{MemoryJWKSet: jwkset.NewMemoryStorage(), log: log, url: "(given)"}
+	if err := store.KeyReplaceAll(ctx, keys); err != nil {
+		cancel()
+		return nil, fmt.Errorf("auth: the given JWKS: %w", err)
+	}
+	kf, err := keyfunc.New(keyfunc.Options{Ctx: ctx, Storage: store, UseWhitelist: []jwkset.USE{jwkset.UseSig, ""}})
+	if err != nil {
+		cancel()
+		return nil, fmt.Errorf("auth: the given JWKS: %w", err)
+	}
+	return &keySet{keyfunc: kf, store: store, ctx: ctx, stop: cancel}, nil
 }
 
 // discover finds the JWKS URL from the issuer's OpenID configuration. An

@@ -45,6 +45,10 @@ type Config struct {
 	// {Issuer}/.well-known/openid-configuration, falling back to
 	// {Issuer}/.well-known/jwks.json when there is no such document.
 	JWKSURL string
+	// JWKS, when set, is the issuer's key set itself (a JWK Set document),
+	// used as it is and never fetched or refreshed: serve --dev hands its
+	// own key over this way. JWKSURL is then not read.
+	JWKS []byte
 	// Audience must be in the aud claim (a string or an array).
 	Audience string
 	// DenyClients are clients whose tokens are rejected. A token's client is
@@ -101,6 +105,7 @@ func NewVerifier(ctx context.Context, cfg Config) (*Verifier, error) {
 	switch {
 	case cfg.Issuer == "":
 		return nil, errors.New("auth: no issuer configured: set the iss value of the identity provider's tokens")
+	case cfg.JWKS != nil:
 	case cfg.JWKSURL != "":
 		if err := checkURL("JWKS URL", cfg.JWKSURL); err != nil {
 			return nil, err
@@ -172,6 +177,16 @@ func NewVerifier(ctx context.Context, cfg Config) (*Verifier, error) {
 		cancel: cancel,
 		done:   make(chan struct{}),
 	}
+	if cfg.JWKS != nil {
+		set, err := staticKeySet(ctx, cfg.JWKS, cfg.Logger)
+		if err != nil {
+			cancel()
+			return nil, err
+		}
+		v.keys.set.Store(set)
+		close(v.done)
+		return v, nil
+	}
 	first := make(chan struct{})
 	go func() {
 		defer close(v.done)
@@ -209,21 +224,16 @@ func (v *Verifier) Close() {
 
 // Verify authenticates the value of an Authorization header. The error is
 // always an *Error. ctx bounds the wait for a JWKS refresh when the token's
-// key is unknown.
+// key is unknown. A token verified before is found in the cache by its
+// SHA-256, and its syntax is not checked again: it was checked then.
 func (v *Verifier) Verify(ctx context.Context, authorizationHeader string) (Principal, error) {
 	now := v.now()
-	memo := connMemoFrom(ctx)
-	if p, ok := memo.lookup(authorizationHeader, now); ok {
-		return v.allowed(p)
-	}
 	token, aerr := bearerToken(authorizationHeader)
 	if aerr != nil {
 		return Principal{}, aerr
 	}
 	key := hashToken(token)
-	if p, until, ok := v.cache.get(key, now); ok {
-		// The token is one verified before, so its syntax was checked then.
-		memo.remember(authorizationHeader, p, until)
+	if p, _, ok := v.cache.get(key, now); ok {
 		return v.allowed(p)
 	}
 	if !isB64Token(token) {
@@ -234,7 +244,6 @@ func (v *Verifier) Verify(ctx context.Context, authorizationHeader string) (Prin
 		return Principal{}, aerr
 	}
 	v.cache.put(key, p, until, now)
-	memo.remember(authorizationHeader, p, until)
 	return p, nil
 }
 

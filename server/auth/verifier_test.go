@@ -251,12 +251,9 @@ func TestVerifyTimeEdges(t *testing.T) {
 
 // TestVerifyCache shows the cache from outside: a cached verification lapses
 // at exp; once the IdP drops a key, a token verified before is still accepted
-// from the cache while a new one is not, for five minutes at most. A
-// connection's memo (ConnContext) keeps to the same bounds: every call of
-// the second run comes over one connection.
+// from the cache while a new one is not, for five minutes at most.
 func TestVerifyCache(t *testing.T) {
 	t.Run("Cache", func(t *testing.T) { testVerifyCache(t, context.Background()) })
-	t.Run("ConnMemo", func(t *testing.T) { testVerifyCache(t, ConnContext(context.Background(), nil)) })
 }
 
 func testVerifyCache(t *testing.T, ctx context.Context) {
@@ -311,44 +308,8 @@ func TestVerifyCacheRechecksDenyList(t *testing.T) {
 	authError(t, err, CodeInvalidToken, ReasonDenied)
 }
 
-// TestVerifyConnMemo: a connection remembers only the header it last had
-// verified; any other header on it, a forged one included, is verified on
-// its own, and a bad header does not make the connection forget.
-func TestVerifyConnMemo(t *testing.T) {
-	k := ecKey(t)
-	idp := newTestIdP(t, k)
-	v := newVerifier(t, idp, nil)
-	conn := ConnContext(context.Background(), nil)
-	c1 := idp.claims(time.Now())
-	c2 := idp.claims(time.Now())
-	c2["azp"] = "partner-2"
-	first, second := "Bearer "+sign(t, k, c1), "Bearer "+sign(t, k, c2)
-	forged := first[:len(first)-4] + "AAAA"
-	for i, step := range []struct {
-		header string
-		client string // "" when rejected
-	}{
-		{first, "partner-1"}, {first, "partner-1"},
-		{second, "partner-2"}, {second, "partner-2"},
-		{forged, ""}, {second, "partner-2"},
-		{"Bearer " + strings.Repeat("A", 20), ""}, {first, "partner-1"},
-		{"", ""}, {first, "partner-1"},
-	} {
-		p, err := v.Verify(conn, step.header)
-		switch {
-		case step.client == "" && err == nil:
-			t.Fatalf("step %d: header %.20q accepted as %q", i, step.header, p.ClientID)
-		case step.client != "" && err != nil:
-			t.Fatalf("step %d: %v", i, err)
-		case p.ClientID != step.client:
-			t.Fatalf("step %d: client %q, want %q", i, p.ClientID, step.client)
-		}
-	}
-}
-
-// TestVerifyConcurrent: many goroutines, half of them streams of one
-// connection sharing its memo as HTTP/2 streams do, each get the principal
-// of the token they sent.
+// TestVerifyConcurrent: many goroutines each get the principal of the token
+// they sent.
 func TestVerifyConcurrent(t *testing.T) {
 	rk, ek := rsaKey(t), ecKey(t)
 	idp := newTestIdP(t, rk, ek)
@@ -363,14 +324,10 @@ func TestVerifyConcurrent(t *testing.T) {
 		c["azp"] = fmt.Sprintf("partner-%d", i)
 		tokens = append(tokens, "Bearer "+sign(t, k, c))
 	}
-	conn := ConnContext(context.Background(), nil)
 	var wg sync.WaitGroup
 	errs := make(chan error, 16)
 	for g := range 16 {
 		ctx := context.Background()
-		if g%2 == 0 {
-			ctx = conn
-		}
 		wg.Go(func() {
 			for i := range 50 {
 				n := (g + i) % len(tokens)
@@ -429,26 +386,6 @@ func BenchmarkVerifyCached(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		if _, err := v.Verify(ctx, header); err != nil {
-			b.Fatal(err)
-		}
-	}
-}
-
-// BenchmarkVerifyConnMemo is a cached token on a kept-alive connection:
-// the same header as the request before it.
-func BenchmarkVerifyConnMemo(b *testing.B) {
-	idp := newTestIdP(b, rsaKey(b))
-	v := newVerifier(b, idp, nil)
-	header := "Bearer " + sign(b, rsaKey(b), idp.claims(time.Now()))
-	ctx := ConnContext(context.Background(), nil)
-	if _, err := v.Verify(ctx, header); err != nil {
-		b.Fatal(err)
-	}
-	// Another string of the same bytes, as the next request's header is.
-	next := strings.Clone(header)
-	b.ReportAllocs()
-	for b.Loop() {
-		if _, err := v.Verify(ctx, next); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -1,0 +1,158 @@
+package server
+
+import (
+	"crypto/sha256"
+	"encoding/base64"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/catalogd/catalogd/catalog"
+)
+
+// GenerationHeader names the catalogue generation that answered, so that a
+// partner can tell which import a response came from.
+const GenerationHeader = "Catalog-Generation"
+
+// validators are the values of an answer's ETag and Catalog-Generation
+// headers. The header slices point into the array, which is never modified:
+// setting both costs one allocation, and none for a cached answer, whose
+// validators are made once.
+type validators [2]string
+
+// tag is the answer's ETag.
+func (v *validators) tag() string { return v[0] }
+
+// etag returns the validators of the answer to r from db. Its ETag is
+// strong: a catalogue generation never changes, so the same request to the
+// same generation always gets the same bytes.
+func etag(db *catalog.DB, r *http.Request) *validators {
+	var kb [256]byte // on the stack for all but outsized requests
+	return validatorsOf(db, answerKey(kb[:0], r))
+}
+
+// validatorsOf returns the validators of the answer from db to the request
+// key (answerKey).
+func validatorsOf(db *catalog.DB, key []byte) *validators {
+	sum := sha256.Sum256(key)
+	var out [128]byte // on the stack
+	t := append(out[:0], '"')
+	t = append(t, db.Generation()...)
+	t = append(t, '.')
+	t = base64.RawURLEncoding.AppendEncode(t, sum[:16])
+	t = append(t, '"')
+	return &validators{string(t), db.Generation()}
+}
+
+// privateCache is the Cache-Control of every answer: only the partner's own
+// cache may keep it, for it was given to a token.
+var privateCache = []string{"private"}
+
+// jsonContentType is shared by every answer; header values are never
+// modified in place, only replaced.
+var jsonContentType = []string{"application/json"}
+
+// AutoLengthMax is the largest body net/http gives a Content-Length of its
+// own: it holds that much before it sends the header, and a handler that
+// returns by then gets the length written without a header-map entry (no
+// allocation, nothing to copy or sort). 2 KB is net/http's buffer; its
+// documentation promises "a few KB". Longer bodies declare their length, or
+// net/http would send them chunked.
+const AutoLengthMax = 2048
+
+// writeAnswer writes the 200 of a catalogue request whose validators are
+// valid and whose body is parts, or a 304 when the request's If-None-Match
+// names it. The body is compressed when the client takes gzip and it is
+// large enough to gain (compressible): zipped returns it compressed when
+// that is kept somewhere (the list of sets, a cached answer), and is nil
+// otherwise. The body was built before If-None-Match is looked at: "*"
+// matches only an answer that exists, and a card or set that does not is a
+// 404. A compressible body varies with Accept-Encoding, and its 304
+// carries the Vary its 200 would (RFC 9110 section 15.4.5); a smaller one
+// is the same bytes for every client, so neither says Vary.
+func writeAnswer(w http.ResponseWriter, r *http.Request, valid *validators, zipped func() []byte, parts ...[]byte) {
+	n := 0
+	for _, p := range parts {
+		n += len(p)
+	}
+	h := w.Header()
+	h["Etag"] = valid[0:1:1]
+	h[GenerationHeader] = valid[1:2:2]
+	h["Cache-Control"] = privateCache
+	compress := compressible(n)
+	if compress {
+		varyOnAcceptEncoding(h)
+	}
+	if inm := firstHeader(r.Header, "If-None-Match"); inm != "" {
+		if matched, ok := etagListMatch(inm, valid.tag()); ok {
+			// A 304 names the representation the client holds: the
+			// compressed one's tag carries the gzip suffix.
+			h["Etag"] = []string{matched}
+			w.WriteHeader(http.StatusNotModified)
+			return
+		}
+	}
+	if !compress || !acceptsGzip(r) {
+		writeBody(w, n, parts...)
+		return
+	}
+	var body []byte
+	if zipped != nil {
+		body = zipped()
+	} else {
+		body = gzipBytes(parts...)
+	}
+	h["Etag"] = []string{gzipTag(valid.tag())}
+	h["Content-Encoding"] = gzipEncoding
+	writeBody(w, len(body), body)
+}
+
+// writeBody writes a 200 whose JSON body is the parts, n bytes in all.
+func writeBody(w http.ResponseWriter, n int, parts ...[]byte) {
+	h := w.Header()
+	h["Content-Type"] = jsonContentType
+	if n > AutoLengthMax {
+		h["Content-Length"] = []string{strconv.Itoa(n)}
+	}
+	w.WriteHeader(http.StatusOK)
+	for _, p := range parts {
+		w.Write(p)
+	}
+}
+
+// answerKey appends the key of r's answer, which its ETag and the answer
+// cache are made from: its escaped path (which Server.ServeHTTP leaves in
+// r.URL.Path) and raw query.
+func answerKey(b []byte, r *http.Request) []byte {
+	b = append(b, r.URL.Path...)
+	b = append(b, '?')
+	return append(b, r.URL.RawQuery...)
+}
+
+// etagListMatch returns the entry of an If-None-Match list that names tag,
+// as tag itself or as its compressed variant. GET and HEAD compare weakly
+// (RFC 9110 section 13.1.2), so W/ prefixes are ignored.
+func etagListMatch(list, tag string) (string, bool) {
+	for list != "" {
+		var candidate string
+		candidate, list, _ = strings.Cut(list, ",")
+		candidate = strings.TrimPrefix(strings.TrimSpace(candidate), "W/")
+		switch {
+		case candidate == "*" || candidate == tag:
+			return tag, true
+		case isGzipVariant(candidate, tag):
+			return candidate, true
+		}
+	}
+	return "", false
+}
+
+// isGzipVariant reports whether candidate is tag with the gzip suffix
+// inside its closing quote, as gzipTag and the compression middleware
+// write it.
+func isGzipVariant(candidate, tag string) bool {
+	body := tag[:len(tag)-1] // without the closing quote
+	return len(candidate) == len(tag)+len(gzipETagSuffix) &&
+		strings.HasPrefix(candidate, body) &&
+		candidate[len(body):] == gzipETagSuffix+`"`
+}
