@@ -34,8 +34,9 @@ import (
 //	           code), then that term,
 //	           uvarint-length-prefixed. The list key -> uvarint count of
 //	           the list; list key + 4-byte big-endian last ordinal of a
-//	           block -> the block: its first ordinal, then the others as
-//	           deltas, all uvarints (see postings.go)
+//	           block -> the block: a kind byte, then its first ordinal
+//	           and the others as deltas, all uvarints, or a bitmap of a
+//	           window of ordinals (see postings.go)
 //
 // Each card's JSON is stored once, grouped by set and in printed-number
 // order within its set: a page of a set is one contiguous range of
