@@ -8,7 +8,7 @@ import (
 
 // Records: a set and its cards, appended as JSON lines.
 
-func appendSet(b []byte, sp *setPlan) []byte {
+func appendSet(b []byte, sp *setPlan, zone string) []byte {
 	b = append(b, `{"id":`...)
 	b = catalog.AppendJSONString(b, sp.id)
 	b = append(b, `,"code":`...)
@@ -16,7 +16,7 @@ func appendSet(b []byte, sp *setPlan) []byte {
 	b = append(b, `,"name":`...)
 	b = catalog.AppendJSONString(b, sp.name)
 	b = append(b, `,"zone":"`...)
-	b = append(b, zones[sp.zone].name...)
+	b = append(b, zone...)
 	b = append(b, '"')
 	if sp.dated {
 		b = append(b, `,"releasedOn":"`...)
@@ -31,11 +31,12 @@ func appendSet(b []byte, sp *setPlan) []byte {
 // cardWriter produces the cards of one set at a time; its scratch buffers
 // are reused so that a card costs no allocation.
 type cardWriter struct {
-	o     *output
-	names *names
-	sp    *setPlan
-	r     *rng
-	zi    *zoneInfo
+	o      *output
+	names  *names
+	tables *tables
+	sp     *setPlan
+	r      *rng
+	zi     *zoneInfo
 
 	table   *nameTable
 	era     *markEra
@@ -51,27 +52,27 @@ type cardWriter struct {
 }
 
 func (w *cardWriter) writeSet(sp *setPlan) {
-	w.sp, w.zi = sp, &zones[sp.zone]
+	w.sp, w.zi = sp, &w.tables.Zones[sp.zone]
 	w.r = newRNG(sp.seed)
 	w.pos = 0
 	w.table = w.names.cards[sp.lang]
-	w.era = markEraFor(sp.year)
+	w.era = w.tables.markEraFor(sp.year)
 	// Marks only go on "mon" names, so the per-name chance is scaled up to
 	// give the era's share of all cards.
-	w.markMil = min(800, w.era.mil*1000/max(1, w.table.monMil))
+	w.markMil = min(800, w.era.Mil*1000/max(1, w.table.monMil))
 
 	r, n := w.r, sp.cards
 	var sub *subset
 	subN, letterN := 0, 0
 	if sp.kind == kindMain && n >= 20 {
 		if sp.zone == zoneIntl && r.mil(150) {
-			sub = pickSubset(r, sp.year)
+			sub = pickSubset(r, w.tables.SubsetsIntl, sp.year)
 			if sub != nil {
 				subN = n * (8 + r.intn(8)) / 100
 			}
 		}
 		if n >= 40 && r.mil(10) {
-			letterN = min(len(unownNumbers), n/5)
+			letterN = min(len(w.tables.UnownNumbers), n/5)
 		}
 	}
 	mainN := n - subN - letterN
@@ -109,25 +110,25 @@ func (w *cardWriter) writeSet(sp *setPlan) {
 		}
 	}
 	for j := 1; j <= subN; j++ {
-		w.num = appendPad(append(w.num[:0], sub.prefix...), j, sub.pad)
+		w.num = appendPad(append(w.num[:0], sub.Prefix...), j, sub.Pad)
 		w.pickName()
-		w.card(w.rarity(raritySubset), "")
+		w.card(w.rarity(w.tables.Rarities.Subset), "")
 		if w.o.maybeFlush() != nil {
 			return
 		}
 	}
 	for j := range letterN {
-		w.num = append(w.num[:0], unownNumbers[j]...)
+		w.num = append(w.num[:0], w.tables.UnownNumbers[j]...)
 		w.name = append(w.name[:0], w.unown()...)
-		w.card(w.rarity(rarityLetters), "")
+		w.card(w.rarity(w.tables.Rarities.Letters), "")
 	}
 	w.o.maybeFlush()
 }
 
-func pickSubset(r *rng, year int) *subset {
+func pickSubset(r *rng, subsets []subset, year int) *subset {
 	var fit []*subset
-	for i := range subsetsIntl {
-		if s := &subsetsIntl[i]; s.from <= year && year <= s.to {
+	for i := range subsets {
+		if s := &subsets[i]; s.From <= year && year <= s.To {
 			fit = append(fit, s)
 		}
 	}
@@ -224,10 +225,10 @@ func (w *cardWriter) pickName() {
 		w.serial++
 		w.name = appendDistinct(w.name, w.r, w.serial)
 	}
-	if !e.mon || w.era.marks == nil || !w.r.mil(w.markMil) {
+	if !e.mon || w.era.Marks == nil || !w.r.mil(w.markMil) {
 		return
 	}
-	mark := pickWeighted(w.r, w.era.marks)
+	mark := pickWeighted(w.r, w.era.Marks)
 	w.mark = mark
 	switch {
 	case w.sp.lang != "en" && mark == "δ":
@@ -250,34 +251,34 @@ func (w *cardWriter) mainRarity(k int) string {
 	sp := w.sp
 	switch {
 	case sp.kind == kindPocket:
-		return pickWeighted(w.r, rarityPocket)
-	case w.r.mil(w.zi.noRarityMil):
+		return pickWeighted(w.r, w.tables.Rarities.Pocket)
+	case w.r.mil(w.zi.NoRarityMil):
 		return ""
 	case sp.kind == kindPromo:
 		return "Promo"
 	case k > w.total:
 		switch {
 		case sp.year >= 2023:
-			return pickWeighted(w.r, secretModern)
+			return pickWeighted(w.r, w.tables.Rarities.SecretModern)
 		case sp.year >= 2017:
-			return pickWeighted(w.r, secretMid)
+			return pickWeighted(w.r, w.tables.Rarities.SecretMid)
 		}
-		return pickWeighted(w.r, secretClassic)
+		return pickWeighted(w.r, w.tables.Rarities.SecretClassic)
 	}
 	if r := markRarity(w.mark, sp.year); r != "" {
 		return r
 	}
 	switch {
 	case sp.year >= 2023:
-		return pickWeighted(w.r, rarityModern)
+		return pickWeighted(w.r, w.tables.Rarities.Modern)
 	case sp.year >= 2017:
-		return pickWeighted(w.r, rarityMid)
+		return pickWeighted(w.r, w.tables.Rarities.Mid)
 	}
-	return pickWeighted(w.r, rarityClassic)
+	return pickWeighted(w.r, w.tables.Rarities.Classic)
 }
 
 func (w *cardWriter) rarity(t []weighted) string {
-	if w.r.mil(w.zi.noRarityMil) {
+	if w.r.mil(w.zi.NoRarityMil) {
 		return ""
 	}
 	return pickWeighted(w.r, t)
@@ -286,11 +287,11 @@ func (w *cardWriter) rarity(t []weighted) string {
 func (w *cardWriter) extraVariant() string {
 	switch {
 	case w.sp.kind == kindPromo:
-		return pickWeighted(w.r, variantsPromo)
+		return pickWeighted(w.r, w.tables.Variants.Promo)
 	case w.sp.year < 2003:
-		return pickWeighted(w.r, variantsVintage)
+		return pickWeighted(w.r, w.tables.Variants.Vintage)
 	}
-	return pickWeighted(w.r, variantsModern)
+	return pickWeighted(w.r, w.tables.Variants.Modern)
 }
 
 // card writes one card from w.name and w.num. A non-empty variant marks an
@@ -339,7 +340,7 @@ func (w *cardWriter) card(rarity, variant string) {
 		b = w.appendAsset(b, "high.png")
 	}
 	b = append(b, `,"zone":"`...)
-	b = append(b, zi.name...)
+	b = append(b, zi.Name...)
 	b = append(b, '"')
 	if !sp.sparse {
 		b = append(b, `,"totalCards":`...)
@@ -349,14 +350,14 @@ func (w *cardWriter) card(rarity, variant string) {
 			b = strconv.AppendInt(b, int64(w.total), 10)
 		}
 		b = append(b, `,"illustrator":`...)
-		if r.mil(zi.noIllusMil) {
+		if r.mil(zi.NoIllusMil) {
 			b = append(b, "null"...)
 		} else {
 			b = catalog.AppendJSONString(b, w.names.illustrators.pick(r).name)
 		}
 		roll := r.intn(1000)
-		aNull := roll < zi.bothMarketNullMil+zi.aNullMil
-		bNull := roll < zi.bothMarketNullMil || (roll >= zi.bothMarketNullMil+zi.aNullMil && roll < zi.bothMarketNullMil+zi.aNullMil+zi.bNullMil)
+		aNull := roll < zi.BothMarketNullMil+zi.ANullMil
+		bNull := roll < zi.BothMarketNullMil || (roll >= zi.BothMarketNullMil+zi.ANullMil && roll < zi.BothMarketNullMil+zi.ANullMil+zi.BNullMil)
 		b = append(b, `,"marketAId":`...)
 		if aNull {
 			b = append(b, "null"...)

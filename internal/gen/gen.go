@@ -144,7 +144,11 @@ func Write(w io.Writer, opt Options) (Stats, error) {
 	if err != nil {
 		return Stats{}, err
 	}
-	sets := plan(opt, nm.sets)
+	tb, err := loadTables()
+	if err != nil {
+		return Stats{}, err
+	}
+	sets := plan(opt, nm.sets, tb)
 	for i := range sets {
 		sp := &sets[i]
 		sp.name += opt.SetNameSuffix
@@ -153,19 +157,19 @@ func Write(w io.Writer, opt Options) (Stats, error) {
 	}
 
 	st := Stats{Zones: map[string]ZoneStats{}}
-	for _, z := range zones {
-		st.Zones[z.name] = ZoneStats{}
+	for _, z := range tb.Zones {
+		st.Zones[z.Name] = ZoneStats{}
 	}
 	o := &output{w: w, buf: make([]byte, 0, outBufSize+8<<10)}
 	o.buf = append(o.buf, `{"sets":[`...)
 	for i := range sets {
 		sp := &sets[i]
 		o.sep(i)
-		o.buf = appendSet(o.buf, sp)
-		zs := st.Zones[zones[sp.zone].name]
+		o.buf = appendSet(o.buf, sp, tb.Zones[sp.zone].Name)
+		zs := st.Zones[tb.Zones[sp.zone].Name]
 		zs.Sets++
 		zs.Cards += sp.cards
-		st.Zones[zones[sp.zone].name] = zs
+		st.Zones[tb.Zones[sp.zone].Name] = zs
 		st.Sets++
 		st.Cards += sp.cards
 		if o.maybeFlush() != nil {
@@ -173,7 +177,7 @@ func Write(w io.Writer, opt Options) (Stats, error) {
 		}
 	}
 	o.buf = append(o.buf, "\n],\"cards\":["...)
-	cw := &cardWriter{o: o, names: nm, distinct: opt.DistinctNames}
+	cw := &cardWriter{o: o, names: nm, tables: tb, distinct: opt.DistinctNames}
 	for i := range sets {
 		cw.writeSet(&sets[i])
 		if o.err != nil {

@@ -8,22 +8,22 @@ import (
 // Planning: how many sets each zone gets, their sizes, names, codes and
 // numbering styles, decided before any record is written.
 
-func plan(opt Options, setNames map[string][]string) []setPlan {
+func plan(opt Options, setNames map[string][]string, tb *tables) []setPlan {
 	var totals [3]int
 	rest := opt.Cards
-	for z := range zones {
-		if z == len(zones)-1 {
+	for z := range tb.Zones {
+		if z == len(tb.Zones)-1 {
 			totals[z] = rest
 		} else {
-			totals[z] = opt.Cards * zones[z].cardMil / 1000
+			totals[z] = opt.Cards * tb.Zones[z].CardMil / 1000
 			rest -= totals[z]
 		}
 	}
 	var all []setPlan
 	var jp []setPlan
-	for z := range zones {
+	for z := range tb.Zones {
 		r := newRNG(mix(opt.Seed, uint64(z)+1))
-		sets := planZone(z, totals[z], opt.CardsPerSet, r, jp, setNames)
+		sets := planZone(tb, z, totals[z], opt.CardsPerSet, r, jp, setNames)
 		if z == zoneJP {
 			jp = sets
 		}
@@ -35,18 +35,18 @@ func plan(opt Options, setNames map[string][]string) []setPlan {
 	return all
 }
 
-func planZone(z, total, perSet int, r *rng, jp []setPlan, setNames map[string][]string) []setPlan {
-	zi := &zones[z]
+func planZone(tb *tables, z, total, perSet int, r *rng, jp []setPlan, setNames map[string][]string) []setPlan {
+	zi := &tb.Zones[z]
 	var sizes []int
 	for rest := total; rest > 0; {
-		s := max(1, (perSet*sizeMilles[r.intn(len(sizeMilles))]+500)/1000)
+		s := max(1, (perSet*tb.SizeMilles[r.intn(len(tb.SizeMilles))]+500)/1000)
 		s = min(s, rest)
 		sizes = append(sizes, s)
 		rest -= s
 	}
 	// Sets without cards are spread over the timeline, as in the real data:
 	// shuffle where the empty ones go, then fill the rest in order.
-	empty := len(sizes) * zi.emptySetMil / (1000 - zi.emptySetMil)
+	empty := len(sizes) * zi.EmptySetMil / (1000 - zi.EmptySetMil)
 	n := len(sizes) + empty
 	isEmpty := make([]bool, n)
 	for i := range empty {
@@ -69,12 +69,12 @@ func planZone(z, total, perSet int, r *rng, jp []setPlan, setNames map[string][]
 	if n == 0 {
 		return nil
 	}
-	first, last := dayOf(zi.first), dayOf(zi.last)
+	first, last := dayOf(zi.First), dayOf(zi.Last)
 	span := last - first
 	step := max(1, span/int64(n))
 
 	sets := make([]setPlan, n)
-	c := &coder{r: r, used: map[string]bool{}, states: map[string]*seriesState{}}
+	c := &coder{r: r, zone: zi, used: map[string]bool{}, states: map[string]*seriesState{}}
 	jpAt := 0
 	jpCopied := make([]bool, len(jp))
 	for i := range sets {
@@ -83,7 +83,7 @@ func planZone(z, total, perSet int, r *rng, jp []setPlan, setNames map[string][]
 		sp.cards = sizes[i]
 		sp.day = first + span*int64(i)/int64(n) + int64(r.intn(int(step)))
 		sp.year = yearOf(sp.day)
-		sp.dated = !r.mil(zi.undatedSetMil)
+		sp.dated = !r.mil(zi.UndatedSetMil)
 
 		switch z {
 		case zoneIntl:
@@ -112,7 +112,7 @@ func planZone(z, total, perSet int, r *rng, jp []setPlan, setNames map[string][]
 				c.chn(sp)
 			}
 		}
-		sp.id = zi.name + "-" + sp.code
+		sp.id = zi.Name + "-" + sp.code
 		sp.style = chooseStyle(sp, r)
 
 		sp.sparse = r.mil(30)
@@ -225,6 +225,7 @@ type seriesState struct {
 // even ignoring case, as in the real data.
 type coder struct {
 	r      *rng
+	zone   *zoneInfo
 	used   map[string]bool
 	states map[string]*seriesState
 	pop    int
@@ -244,17 +245,17 @@ func (c *coder) take(code string) bool {
 func (c *coder) series(list []series, year int, zhCN bool) (*series, *seriesState) {
 	var s *series
 	for i := range list {
-		if list[i].zhCN != zhCN {
+		if list[i].ZhCN != zhCN {
 			continue
 		}
-		if s == nil || list[i].from <= year {
+		if s == nil || list[i].From <= year {
 			s = &list[i]
 		}
 	}
-	st := c.states[s.prefix]
+	st := c.states[s.Prefix]
 	if st == nil {
 		st = &seriesState{}
-		c.states[s.prefix] = st
+		c.states[s.Prefix] = st
 	}
 	return s, st
 }
@@ -263,23 +264,23 @@ func (c *coder) main(sp *setPlan, s *series, st *seriesState) {
 	for {
 		st.n++
 		st.letter = 0
-		if code := s.prefix + pad(st.n, s.pad) + s.tail; c.take(code) {
-			sp.code, sp.kind, sp.folder = code, kindMain, s.folder
+		if code := s.Prefix + pad(st.n, s.Pad) + s.Tail; c.take(code) {
+			sp.code, sp.kind, sp.folder = code, kindMain, s.Folder
 			return
 		}
 	}
 }
 
 func (c *coder) promo(sp *setPlan, s *series, st *seriesState) bool {
-	if s.promo == "" || st.promo {
+	if s.Promo == "" || st.promo {
 		return false
 	}
 	st.promo = true
-	if !c.take(s.promo) {
+	if !c.take(s.Promo) {
 		return false
 	}
-	sp.code, sp.kind, sp.folder = s.promo, kindPromo, s.folder
-	sp.promoNum, sp.promoPad = s.promoNum, s.promoPad
+	sp.code, sp.kind, sp.folder = s.Promo, kindPromo, s.Folder
+	sp.promoNum, sp.promoPad = s.PromoNum, s.PromoPad
 	return true
 }
 
@@ -301,24 +302,24 @@ func (c *coder) letters(n int, base byte) string {
 
 // intl: sv01, sv03.5, swsh12tg, swshp, tk-xy-n, pop5, 2014xy, A2a, ...
 func (c *coder) intl(sp *setPlan) {
-	s, st := c.series(seriesIntl, sp.year, false)
+	s, st := c.series(c.zone.Series, sp.year, false)
 	roll, y := c.r.intn(1000), sp.year
-	num := s.prefix + pad(st.n, s.pad)
+	num := s.Prefix + pad(st.n, s.Pad)
 	ok := false
 	switch {
 	case roll < 30:
 		ok = c.promo(sp, s, st)
 	case roll < 80 && st.n > 0:
-		ok = c.set(sp, num+".5", kindMain, s.folder)
+		ok = c.set(sp, num+".5", kindMain, s.Folder)
 	case roll < 110 && y >= 2021 && st.n > 0:
-		ok = c.set(sp, num+[]string{"tg", "gg"}[c.r.intn(2)], kindMain, s.folder)
+		ok = c.set(sp, num+[]string{"tg", "gg"}[c.r.intn(2)], kindMain, s.Folder)
 	case roll < 150:
-		ok = c.set(sp, "tk-"+s.prefix+"-"+c.letters(1+c.r.intn(2), 'a'), kindKit, "tk")
+		ok = c.set(sp, "tk-"+s.Prefix+"-"+c.letters(1+c.r.intn(2), 'a'), kindKit, "tk")
 	case roll < 180 && y >= 2004 && y <= 2009:
 		c.pop++
 		ok = c.set(sp, "pop"+strconv.Itoa(c.pop), kindMain, "pop")
 	case roll < 200 && y >= 2011:
-		ok = c.set(sp, strconv.Itoa(y)+s.prefix, kindKit, "mc")
+		ok = c.set(sp, strconv.Itoa(y)+s.Prefix, kindKit, "mc")
 	case roll < 300 && y >= 2024:
 		if c.take("P-A") {
 			sp.code, sp.kind, sp.folder = "P-A", kindPromo, "tcgp"
@@ -334,7 +335,7 @@ func (c *coder) intl(sp *setPlan) {
 
 // jp: SV1a, SV4K, SM1+, SV-P, SVLN, PCG3, ...
 func (c *coder) jp(sp *setPlan) {
-	s, st := c.series(seriesJP, sp.year, false)
+	s, st := c.series(c.zone.Series, sp.year, false)
 	c.asian(sp, s, st, "KMHLWDPRSNBIV")
 }
 
@@ -345,16 +346,16 @@ func (c *coder) asian(sp *setPlan, s *series, st *seriesState, pairLetters strin
 	case roll < 30:
 		ok = c.promo(sp, s, st)
 	case roll < 60 && st.n > 0:
-		ok = c.set(sp, s.prefix+strconv.Itoa(st.n)+"+", kindMain, s.folder)
+		ok = c.set(sp, s.Prefix+strconv.Itoa(st.n)+"+", kindMain, s.Folder)
 	case roll < 230:
 		st.n++
 		st.letter = 0
-		ok = c.set(sp, s.prefix+strconv.Itoa(st.n)+string(pairLetters[c.r.intn(len(pairLetters))]), kindMain, s.folder)
+		ok = c.set(sp, s.Prefix+strconv.Itoa(st.n)+string(pairLetters[c.r.intn(len(pairLetters))]), kindMain, s.Folder)
 	case roll < 420 && st.n > 0 && st.letter < 3:
 		st.letter++
-		ok = c.set(sp, s.prefix+strconv.Itoa(st.n)+string(rune('a'+st.letter-1)), kindMain, s.folder)
+		ok = c.set(sp, s.Prefix+strconv.Itoa(st.n)+string(rune('a'+st.letter-1)), kindMain, s.Folder)
 	case roll < 470:
-		ok = c.set(sp, s.prefix+c.letters(1+c.r.intn(2), 'A'), kindKit, s.folder)
+		ok = c.set(sp, s.Prefix+c.letters(1+c.r.intn(2), 'A'), kindKit, s.Folder)
 	}
 	if !ok {
 		c.main(sp, s, st)
@@ -364,21 +365,21 @@ func (c *coder) asian(sp *setPlan, s *series, st *seriesState, pairLetters strin
 // chn: SC1a, S8b, SV-P (Traditional); CSM1aC, CS2.5C, CSV3C, CBB2C, csm1b (mainland).
 func (c *coder) chn(sp *setPlan) {
 	if sp.lang == "zh-tw" {
-		s, st := c.series(seriesCHN, sp.year, false)
+		s, st := c.series(c.zone.Series, sp.year, false)
 		c.asian(sp, s, st, "DDab")
 		return
 	}
-	s, st := c.series(seriesCHN, sp.year, true)
+	s, st := c.series(c.zone.Series, sp.year, true)
 	roll := c.r.intn(1000)
 	ok := false
 	switch {
 	case roll < 150 && st.n > 0:
-		ok = c.set(sp, s.prefix+strconv.Itoa(st.n)+".5"+s.tail, kindMain, s.folder)
+		ok = c.set(sp, s.Prefix+strconv.Itoa(st.n)+".5"+s.Tail, kindMain, s.Folder)
 	case roll < 550 && st.n > 0 && st.letter < 3:
 		st.letter++
-		ok = c.set(sp, s.prefix+strconv.Itoa(st.n)+string(rune('a'+st.letter-1))+s.tail, kindMain, s.folder)
-	case roll < 650 && s.prefix == "CSM" && st.n > 0:
-		ok = c.set(sp, "csm"+strconv.Itoa(st.n)+string(rune('a'+c.r.intn(3))), kindMain, s.folder)
+		ok = c.set(sp, s.Prefix+strconv.Itoa(st.n)+string(rune('a'+st.letter-1))+s.Tail, kindMain, s.Folder)
+	case roll < 650 && s.Prefix == "CSM" && st.n > 0:
+		ok = c.set(sp, "csm"+strconv.Itoa(st.n)+string(rune('a'+c.r.intn(3))), kindMain, s.Folder)
 	case roll < 800 && sp.year >= 2025:
 		c.cbb++
 		ok = c.set(sp, "CBB"+strconv.Itoa(c.cbb)+"C", kindKit, "CBB")

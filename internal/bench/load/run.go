@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,8 +12,14 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/catalogd/catalogd/internal/bench/idp"
 	"github.com/catalogd/catalogd/internal/bench/procfs"
 	"github.com/catalogd/catalogd/internal/bench/stats"
+)
+
+const (
+	apiPath  = "/api/v1"
+	clientID = "catalogd-load" // the client the harness's token is for
 )
 
 // The CPUs of the comparison: each server alone on one, the load generator
@@ -65,22 +70,20 @@ func run(ctx context.Context, o options) (err error) {
 		return err
 	}
 
-	port, err := freePort()
+	addr, err := procfs.FreeAddr()
 	if err != nil {
 		return err
 	}
-	addr := "127.0.0.1:" + strconv.Itoa(port)
-	// catalogd's audience is its base URL's /mcp when none is given.
-	idp, err := startIdP("http://" + addr + apiPath + "/mcp")
+	provider, err := idp.Start(idp.Audience(addr), clientID)
 	if err != nil {
 		return err
 	}
-	defer idp.close()
-	token, err := idp.token()
+	defer provider.Close()
+	token, err := provider.Token()
 	if err != nil {
 		return err
 	}
-	serveArgs := []string{"serve", "--db", src.path, "--addr", addr, "--issuer", idp.issuer, "--jwks-url", idp.issuer + jwksPath}
+	serveArgs := append([]string{"serve", "--db", src.path, "--addr", addr}, provider.ServeFlags()...)
 	serveArgs = append(serveArgs, o.serveArgs...)
 	catLog := filepath.Join(dir, "catalogd.log")
 	sink, err := startLogSink(catLog)
@@ -159,11 +162,10 @@ func run(ctx context.Context, o options) (err error) {
 	if err := writeBodies(bodies, routes, o.bareCeiling); err != nil {
 		return err
 	}
-	ceilPort, err := freePort()
+	ceilAddr, err := procfs.FreeAddr()
 	if err != nil {
 		return err
 	}
-	ceilAddr := "127.0.0.1:" + strconv.Itoa(ceilPort)
 	ceilLog, err := os.Create(filepath.Join(dir, "ceiling.log"))
 	if err != nil {
 		return err
@@ -354,17 +356,6 @@ func openRate(want float64, rows []row, traffic, route string) float64 {
 		return float64(int(rate/100) * 100)
 	}
 	return max(1, float64(int(rate)))
-}
-
-// freePort asks the kernel for a port that is free now. Another process
-// could take it before the server listens; then the start fails and says so.
-func freePort() (int, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port, nil
 }
 
 // fmtDurs is the median of ds with its range.

@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -262,6 +263,18 @@ func Start(cmd *exec.Cmd, beforeWait func()) (*Process, error) {
 		close(p.done)
 	}()
 	return p, nil
+}
+
+// FreeAddr asks the kernel for a loopback port that is free now. Another
+// process could take it before the server listens; then the start fails and
+// says so.
+func FreeAddr() (string, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	defer ln.Close()
+	return ln.Addr().String(), nil
 }
 
 // Pid is the process's id.

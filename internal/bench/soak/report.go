@@ -14,8 +14,9 @@ import (
 
 // The growth allowed between the second minute and the last, comparing the
 // averages of the samples of each. The first minute is left out: it still
-// has the connection serve --dev opens to itself to fetch its signing keys
-// (two descriptors, three goroutines), which closes after 90 s idle.
+// has the connection serve opens to the identity provider to fetch its
+// signing keys (a descriptor and two goroutines), which closes after 90 s
+// idle.
 // Anonymous memory moves with the garbage collector's cycle by a few MiB,
 // hence the floor.
 const (

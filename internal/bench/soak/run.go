@@ -85,6 +85,7 @@ func run(ctx context.Context, o options, out io.Writer) (passed bool, err error)
 		if !srv.Exited() {
 			srv.Kill()
 		}
+		srv.idp.Close()
 	}()
 	metricsClient := &http.Client{Timeout: 5 * time.Second}
 	smp := &sampler{pid: srv.Pid(), db: c.db, metrics: srv.metrics, client: metricsClient}

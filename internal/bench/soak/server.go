@@ -14,101 +14,75 @@ import (
 	"sync"
 	"time"
 
+	"github.com/catalogd/catalogd/internal/bench/idp"
 	"github.com/catalogd/catalogd/internal/bench/procfs"
 )
 
-// server is catalogd serve --dev, started by the soak.
+// server is catalogd serve, started by the soak with its own identity
+// provider, as the load harness starts it.
 type server struct {
 	*procfs.Process
-	api     string // the base URL of the API
+	idp     *idp.IdP
+	api     string // the base URL of the API: http://addr/api/v1
 	token   string
 	metrics string // the URL of /metrics
 	log     *serverLog
 }
 
-// startServer starts bin serve --dev on db, its log going to logPath, and
-// waits for its start message and its metrics address.
+// startServer starts bin serve on db, its log going to logPath, and waits
+// until it is ready. close stops its identity provider.
 func startServer(ctx context.Context, bin, db, logPath string) (*server, error) {
+	addr, err := procfs.FreeAddr()
+	if err != nil {
+		return nil, err
+	}
+	metricsAddr, err := procfs.FreeAddr()
+	if err != nil {
+		return nil, err
+	}
+	provider, err := idp.Start(idp.Audience(addr), "catalogd-soak")
+	if err != nil {
+		return nil, err
+	}
+	s := &server{idp: provider, api: "http://" + addr + "/api/v1", metrics: "http://" + metricsAddr + "/metrics"}
+	if s.token, err = provider.Token(); err != nil {
+		provider.Close()
+		return nil, err
+	}
 	logFile, err := os.Create(logPath)
 	if err != nil {
+		provider.Close()
 		return nil, err
 	}
-	cmd := procfs.Command(context.Background(), bin, "serve", "--dev", "--addr", "127.0.0.1:0", "--db", db, "--metrics-addr", "127.0.0.1:0")
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		logFile.Close()
-		return nil, err
-	}
+	s.log = newServerLog(logFile)
+	args := append([]string{"serve", "--addr", addr, "--db", db, "--metrics-addr", metricsAddr}, provider.ServeFlags()...)
+	cmd := procfs.Command(context.Background(), bin, args...)
+	cmd.Stdout = logFile
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		logFile.Close()
+		provider.Close()
 		return nil, err
 	}
-	// The two readers below are counted before the process starts, so
-	// that Wait cannot run before they are done.
-	var wg sync.WaitGroup
-	wg.Add(2)
-	p, err := procfs.Start(cmd, func() {
-		wg.Wait() // the pipes are read to the end before Wait closes them
+	read := make(chan struct{})
+	s.Process, err = procfs.Start(cmd, func() {
+		<-read // the pipe is read to the end before Wait closes it
 		logFile.Close()
 	})
 	if err != nil {
 		logFile.Close()
+		provider.Close()
 		return nil, err
 	}
-	s := &server{Process: p, log: newServerLog(logFile)}
-	banner := make(chan map[string]string, 1)
 	go func() {
-		defer wg.Done()
-		banner <- readBanner(stdout)
-		io.Copy(io.Discard, stdout)
-	}()
-	go func() {
-		defer wg.Done()
+		defer close(read)
 		s.log.read(stderr)
 	}()
-
-	timeout := time.NewTimer(60 * time.Second)
-	defer timeout.Stop()
-	select {
-	case b := <-banner:
-		s.api, s.token = b["API"], b["token"]
-	case <-timeout.C:
-	case <-ctx.Done():
+	if err := s.WaitReady(ctx, addr, 50*time.Millisecond); err != nil {
+		provider.Close()
+		return nil, fmt.Errorf("catalogd serve (its log: %s): %w", logPath, err)
 	}
-	if s.api == "" || s.token == "" {
-		s.Kill()
-		return nil, fmt.Errorf("catalogd serve --dev printed no API and token (its log: %s): %v", logPath, s.Err())
-	}
-	// The "serving" line comes before the start message.
-	for range 100 {
-		if addr := s.log.metricsAddr(); addr != "" {
-			s.metrics = "http://" + addr + "/metrics"
-			return s, nil
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	s.Kill()
-	return nil, fmt.Errorf("catalogd serve logged no metrics_addr (its log: %s)", logPath)
-}
-
-// readBanner reads serve --dev's start message: its "name  value" lines
-// and the token of its curl line. It returns what it has when the token is
-// read or the output ends.
-func readBanner(r io.Reader) map[string]string {
-	b := map[string]string{}
-	sc := bufio.NewScanner(r)
-	for sc.Scan() {
-		line := sc.Text()
-		if f := strings.Fields(line); len(f) >= 2 {
-			b[strings.Join(f[:len(f)-1], " ")] = f[len(f)-1]
-		}
-		if _, rest, ok := strings.Cut(line, "Bearer "); ok {
-			b["token"], _, _ = strings.Cut(rest, "'")
-			return b
-		}
-	}
-	return b
+	return s, nil
 }
 
 // serverLog copies catalogd's JSON log to a file and keeps what the soak
@@ -122,7 +96,6 @@ type serverLog struct {
 	levels   map[string]int
 	reloads  int // "catalogue reloaded"
 	stopped  bool
-	metrics  string
 	notable  []string // the first WARN and ERROR lines
 	failures []string // the first access-log lines with a status other than 200 and 304
 	statuses map[int]int
@@ -139,11 +112,10 @@ func newServerLog(w io.Writer) *serverLog {
 
 // logLine is what the soak reads of a log line.
 type logLine struct {
-	Level       string  `json:"level"`
-	Msg         string  `json:"msg"`
-	Status      int     `json:"status"`
-	DurationMS  float64 `json:"duration_ms"`
-	MetricsAddr string  `json:"metrics_addr"`
+	Level      string  `json:"level"`
+	Msg        string  `json:"msg"`
+	Status     int     `json:"status"`
+	DurationMS float64 `json:"duration_ms"`
 }
 
 func (l *serverLog) read(r io.Reader) {
@@ -177,8 +149,6 @@ func (l *serverLog) read(r io.Reader) {
 			l.reloads++
 		case "stopped":
 			l.stopped = true
-		case "serving":
-			l.metrics = ll.MetricsAddr
 		}
 		if (ll.Level == "WARN" || ll.Level == "ERROR" || ll.Level == "TEXT") && len(l.notable) < keepLines {
 			l.notable = append(l.notable, string(b))
@@ -199,12 +169,6 @@ func numberAfter(line []byte, key string) float64 {
 	}
 	n, _ := strconv.ParseFloat(string(rest[:end]), 64)
 	return n
-}
-
-func (l *serverLog) metricsAddr() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.metrics
 }
 
 func (l *serverLog) reloaded() int {

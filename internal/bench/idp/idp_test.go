@@ -1,4 +1,4 @@
-package main
+package idp
 
 import (
 	"context"
@@ -11,16 +11,17 @@ import (
 	"github.com/golang-jwt/jwt/v5"
 )
 
-// TestIdP checks that catalogd's verifier, configured as run configures
+// TestIdP checks that catalogd's verifier, configured as ServeFlags configure
 // catalogd serve, accepts the harness's token, and that the token is RS256.
 func TestIdP(t *testing.T) {
-	const audience = "http://127.0.0.1:1" + apiPath + "/mcp"
-	p, err := startIdP(audience)
+	const clientID = "catalogd-test"
+	audience := Audience("127.0.0.1:1")
+	p, err := Start(audience, clientID)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer p.close()
-	token, err := p.token()
+	defer p.Close()
+	token, err := p.Token()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -32,7 +33,7 @@ func TestIdP(t *testing.T) {
 		t.Fatalf("token signed with %s, want RS256", parsed.Method.Alg())
 	}
 
-	resp, err := http.Get(p.issuer + discoveryDoc)
+	resp, err := http.Get(p.Issuer + discoveryDoc)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,13 +45,13 @@ func TestIdP(t *testing.T) {
 	if err := json.NewDecoder(resp.Body).Decode(&doc); err != nil {
 		t.Fatal(err)
 	}
-	if doc.Issuer != p.issuer || doc.JWKSURI != p.issuer+jwksPath {
-		t.Fatalf("discovery names issuer %q and JWKS %q, want %q and %q", doc.Issuer, doc.JWKSURI, p.issuer, p.issuer+jwksPath)
+	if doc.Issuer != p.Issuer || doc.JWKSURI != p.Issuer+JWKSPath {
+		t.Fatalf("discovery names issuer %q and JWKS %q, want %q and %q", doc.Issuer, doc.JWKSURI, p.Issuer, p.Issuer+JWKSPath)
 	}
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	v, err := auth.NewVerifier(ctx, auth.Config{Issuer: p.issuer, JWKSURL: p.issuer + jwksPath, Audience: audience})
+	v, err := auth.NewVerifier(ctx, auth.Config{Issuer: p.Issuer, JWKSURL: p.Issuer + JWKSPath, Audience: audience})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,70 @@
+// Package idp is the benchmark harnesses' identity provider: catalogd's
+// dev issuer with an RSA key on loopback, so that catalogd serve verifies
+// RS256 tokens through a real JWKS as it does in production.
+package idp
+
+import (
+	"crypto/rand"
+	"crypto/rsa"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/catalogd/catalogd/server/auth"
+)
+
+const (
+	// JWKSPath is the JWKS the dev issuer's discovery document names.
+	JWKSPath     = "/.well-known/jwks.json"
+	discoveryDoc = "/.well-known/openid-configuration"
+)
+
+// Audience is the audience catalogd serve expects when none is given: the
+// /mcp URL under its API on addr.
+func Audience(addr string) string { return "http://" + addr + "/api/v1/mcp" }
+
+// IdP serves its discovery document and JWKS. It has no token endpoint: the
+// harness signs its one token itself.
+type IdP struct {
+	Issuer string
+	dev    *auth.DevIssuer
+	srv    *http.Server
+}
+
+// Start starts an identity provider whose tokens are clientID's, for
+// audience.
+func Start(audience, clientID string) (*IdP, error) {
+	key, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		return nil, err
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	issuer := "http://" + ln.Addr().String()
+	// Without a token endpoint the client secret is never asked for; the
+	// dev issuer only needs one to exist.
+	dev := auth.NewDevIssuer(key, issuer, audience, clientID, rand.Text(), 24*time.Hour)
+	mux := http.NewServeMux()
+	mux.Handle(JWKSPath, dev.JWKSHandler())
+	mux.Handle(discoveryDoc, dev.OpenIDConfigurationHandler())
+	p := &IdP{Issuer: issuer, dev: dev, srv: &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}}
+	go p.srv.Serve(ln)
+	return p, nil
+}
+
+// ServeFlags are the flags that make catalogd serve trust this provider.
+func (p *IdP) ServeFlags() []string {
+	return []string{"--issuer", p.Issuer, "--jwks-url", p.Issuer + JWKSPath}
+}
+
+// Token signs a client-credentials access token valid for a day, as a
+// partner would hold one.
+func (p *IdP) Token() (string, error) {
+	t, _, err := p.dev.Token(time.Now())
+	return t, err
+}
+
+// Close stops serving.
+func (p *IdP) Close() { p.srv.Close() }
