@@ -450,12 +450,12 @@ func (p *searchPlan) driver(c *cursorPool, dense uint64) ordinals {
 	return in
 }
 
-// denseList returns the length from which a list of a catalogue of cards
-// cards is dense enough that a windowed intersection of it with others
-// costs less than a leapfrog: one card in denseFraction. A window costs a
-// few hundred nanoseconds whatever it holds, a leapfrog's step some twenty,
-// so below that density the windows cost more than the steps they save
-// (BENCHMARKS.md, Hostile queries).
+// denseList returns the length from which a list, in a catalogue of that
+// many cards, is dense enough that a windowed intersection of it with
+// others costs less than a leapfrog: one card in denseFraction. A window
+// costs a few hundred nanoseconds whatever it holds, a leapfrog's step some
+// twenty, so below that density the windows cost more than the steps they
+// save (docs/SEARCH.md, How a query is answered).
 func denseList(cards uint64) uint64 { return max(1, cards/denseFraction) }
 
 const denseFraction = 256
