@@ -1,7 +1,6 @@
 package catalog_test
 
 import (
-	"cmp"
 	"context"
 	"encoding/json"
 	"flag"
@@ -9,13 +8,13 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"slices"
 	"strings"
 	"sync"
 	"testing"
 
 	"github.com/catalogd/catalogd/catalog"
 	"github.com/catalogd/catalogd/importer"
+	"github.com/catalogd/catalogd/internal/bench/query"
 	"github.com/catalogd/catalogd/internal/gen"
 )
 
@@ -130,8 +129,8 @@ func BenchmarkSearchReal(b *testing.B) {
 // benchmarkTypicalSearches is the cost of a typical query, against which
 // a hostile one is measured: 2,000 distinct queries made of the names and
 // numbers of cards of the catalogue, as a search box sends them (a word of
-// a name, the first letters of one being typed, the whole name, a word and
-// the number), each sent once a round. Its cpu-ns/op is the mean of one
+// a name, letters of one being typed, the whole name, a word and the
+// number), each sent once a round. Its cpu-ns/op is the mean of one
 // query.
 func benchmarkTypicalSearches(b *testing.B, db *catalog.DB) {
 	queries := typicalQueries(b, db, 2000)
@@ -150,8 +149,9 @@ func benchmarkTypicalSearches(b *testing.B, db *catalog.DB) {
 	})
 }
 
-// typicalQueries makes n distinct queries from the cards of sets drawn at
-// random (seeded) from db.
+// typicalQueries makes n distinct queries, as the load harness does
+// (query.Distinct), from the first page of sets drawn at random (seeded)
+// from db.
 func typicalQueries(b *testing.B, db *catalog.DB, n int) []string {
 	b.Helper()
 	data, err := db.SetsJSON("")
@@ -165,41 +165,18 @@ func typicalQueries(b *testing.B, db *catalog.DB, n int) []string {
 		b.Fatal(err)
 	}
 	rng := rand.New(rand.NewPCG(7, 8))
-	seen := make(map[string]bool)
-	var queries []string
-	for tries := 0; len(queries) < n && tries < 100*n; tries++ {
-		var cards []struct{ Name, Number string }
+	var cards []query.Card
+	for range min(n, len(sets)) {
 		if _, err := db.SetCards(sets[rng.IntN(len(sets))].ID, 1, 50, func(card []byte) {
-			var c struct{ Name, Number string }
+			var c query.Card
 			if json.Unmarshal(card, &c) == nil {
 				cards = append(cards, c)
 			}
 		}); err != nil {
 			b.Fatal(err)
 		}
-		if len(cards) == 0 {
-			continue
-		}
-		c := cards[rng.IntN(len(cards))]
-		words := strings.Fields(c.Name)
-		longest := slices.MaxFunc(words, func(a, b string) int { return cmp.Compare(len([]rune(a)), len([]rune(b))) })
-		var q string
-		switch rng.IntN(4) {
-		case 0:
-			q = longest
-		case 1: // a word being typed
-			w := []rune(words[rng.IntN(len(words))])
-			q = string(w[:min(len(w), 2+rng.IntN(5))])
-		case 2:
-			q = c.Name
-		case 3:
-			q = longest + " " + c.Number
-		}
-		if q = strings.TrimSpace(q); len([]rune(q)) >= 2 && !seen[q] {
-			seen[q] = true
-			queries = append(queries, q)
-		}
 	}
+	queries := query.Distinct(cards, n, rng)
 	if len(queries) < n {
 		b.Fatalf("only %d distinct queries from the catalogue's names", len(queries))
 	}

@@ -10,9 +10,7 @@ import (
 	"net/url"
 	"slices"
 	"strconv"
-	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/catalogd/catalogd/internal/bench/query"
 )
@@ -242,7 +240,11 @@ func longTailURIs(smp sample, seed uint64) map[string][]string {
 			uris[routeListSetCards] = append(uris[routeListSetCards], pageURI(set.code, n))
 		}
 	}
-	for _, q := range distinctQueries(smp.cards, longTailQueries, rng) {
+	named := make([]query.Card, len(smp.cards))
+	for i, c := range smp.cards {
+		named[i] = query.Card{Name: c.name, Number: c.number}
+	}
+	for _, q := range query.Distinct(named, longTailQueries, rng) {
 		uris[routeSearch] = append(uris[routeSearch], searchURI(q))
 	}
 	for _, name := range routeNames { // in a fixed order, for the same draws
@@ -259,39 +261,6 @@ func pageURI(code string, page int64) string {
 }
 
 func searchURI(q string) string { return apiPath + "/catalog/search?q=" + url.QueryEscape(q) }
-
-// distinctQueries returns up to n distinct queries of the kinds a search
-// box sends, made of the cards' names and numbers: the longest word of a
-// name, 2 to 6 letters of one of its words (a name being typed), the whole
-// name, or the longest word and the card's number. It gives up after 20 n
-// draws, so a catalogue too small for n queries yields fewer.
-func distinctQueries(cards []card, n int, rng *rand.Rand) []string {
-	seen := map[string]bool{}
-	var out []string
-	for draws := 0; len(out) < n && draws < 20*n && len(cards) > 0; draws++ {
-		c := cards[rng.IntN(len(cards))]
-		var q string
-		switch rng.IntN(4) {
-		case 0:
-			q = query.Typical(c.name)
-		case 1:
-			q = query.Fragment(c.name, rng)
-		case 2:
-			q = strings.Join(strings.Fields(c.name), " ")
-		case 3:
-			if num := query.LeadingNumber(c.number); num != "" {
-				q = query.Typical(c.name) + " " + num
-			}
-		}
-		q = strings.ToLower(strings.TrimSpace(q))
-		if l := utf8.RuneCountInString(q); l < 2 || l > 200 || seen[q] {
-			continue
-		}
-		seen[q] = true
-		out = append(out, q)
-	}
-	return out
-}
 
 // fetchTargets builds the requests of each kind of traffic in traffics for
 // the routes named in only (all four when it is empty), in their usual

@@ -2,7 +2,6 @@ package main
 
 import (
 	"math"
-	"math/rand/v2"
 	"net/url"
 	"slices"
 	"strings"
@@ -106,18 +105,5 @@ func TestLongTailURIs(t *testing.T) {
 	}
 	if _, ok := uris[routeListSets]; ok {
 		t.Fatal("long-tail traffic lists the sets")
-	}
-}
-
-// TestDistinctQueriesStopsOnASmallCatalogue checks that a catalogue with
-// fewer distinct queries than asked for gives what it has, without looping.
-func TestDistinctQueriesStopsOnASmallCatalogue(t *testing.T) {
-	cards := []card{{name: "Pikachu", number: "25"}}
-	got := distinctQueries(cards, 1000, rand.New(rand.NewPCG(1, 2)))
-	if len(got) == 0 || len(got) > 30 {
-		t.Fatalf("%d queries from one card: %q", len(got), got)
-	}
-	if !slices.Contains(got, "pikachu 25") || !slices.Contains(got, "pikachu") {
-		t.Fatalf("queries %q lack the name and the name with its number", got)
 	}
 }

@@ -64,3 +64,39 @@ func LeadingNumber(s string) string {
 	}
 	return s[i:j]
 }
+
+// Card is what queries are made of: a card's name and printed number.
+type Card struct{ Name, Number string }
+
+// Distinct returns up to n distinct queries of the kinds a search box
+// sends, made of the cards' names and numbers: the longest word of a name,
+// 2 to 6 letters of one of its words (a name being typed), the whole name,
+// or the longest word and the card's number. It gives up after 20 n draws,
+// so a catalogue too small for n queries yields fewer.
+func Distinct(cards []Card, n int, rng *rand.Rand) []string {
+	seen := map[string]bool{}
+	var out []string
+	for draws := 0; len(out) < n && draws < 20*n && len(cards) > 0; draws++ {
+		c := cards[rng.IntN(len(cards))]
+		var q string
+		switch rng.IntN(4) {
+		case 0:
+			q = Typical(c.Name)
+		case 1:
+			q = Fragment(c.Name, rng)
+		case 2:
+			q = strings.Join(strings.Fields(c.Name), " ")
+		case 3:
+			if num := LeadingNumber(c.Number); num != "" {
+				q = Typical(c.Name) + " " + num
+			}
+		}
+		q = strings.ToLower(strings.TrimSpace(q))
+		if l := utf8.RuneCountInString(q); l < 2 || l > 200 || seen[q] {
+			continue
+		}
+		seen[q] = true
+		out = append(out, q)
+	}
+	return out
+}

@@ -2,6 +2,7 @@ package query
 
 import (
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -43,5 +44,18 @@ func TestFragment(t *testing.T) {
 	}
 	if f := Fragment("N", rng); f != "" {
 		t.Fatalf("Fragment of a one-letter name = %q, want none", f)
+	}
+}
+
+// TestDistinctQueriesStopsOnASmallCatalogue checks that a catalogue with
+// fewer distinct queries than asked for gives what it has, without looping.
+func TestDistinctQueriesStopsOnASmallCatalogue(t *testing.T) {
+	cards := []Card{{Name: "Pikachu", Number: "25"}}
+	got := Distinct(cards, 1000, rand.New(rand.NewPCG(1, 2)))
+	if len(got) == 0 || len(got) > 30 {
+		t.Fatalf("%d queries from one card: %q", len(got), got)
+	}
+	if !slices.Contains(got, "pikachu 25") || !slices.Contains(got, "pikachu") {
+		t.Fatalf("queries %q lack the name and the name with its number", got)
 	}
 }
