@@ -356,6 +356,7 @@ type searchPlan struct {
 // trigrams (its bigram or its character, for a shorter term), and those
 // whose number is the term.
 type termRef struct {
+	term   *term
 	byName []listRef
 	number listRef
 }
@@ -396,11 +397,25 @@ func planSearch(c *bolt.Cursor, sets []storedSet, terms []term, longestName int)
 		}
 		slices.SortStableFunc(tr.byName, func(a, b listRef) int { return cmp.Compare(a.count, b.count) })
 		tr.byName = tr.byName[:min(2, len(tr.byName))]
-		tr.number = ref(appendListKey(key[:0], postingNumber, t.number))
+		tr.term = t
 		p.terms = append(p.terms, tr)
 	}
-	slices.SortStableFunc(p.terms, func(a, b termRef) int { return cmp.Compare(a.count(), b.count()) })
-	p.terms = p.terms[:min(maxDriverTerms, len(p.terms))]
+	// A term's lists hold at least its rarest gram's cards, so once the
+	// shortest terms found so far are shorter than the next term's gram
+	// list, no term after it can take their place: the number lists of
+	// the rest are not looked up. A query of a hundred common characters
+	// looks up three number lists, not a hundred.
+	slices.SortStableFunc(p.terms, func(a, b termRef) int { return cmp.Compare(a.byName[0].count, b.byName[0].count) })
+	var drivers []termRef
+	for _, tr := range p.terms {
+		if len(drivers) == maxDriverTerms && tr.byName[0].count >= drivers[len(drivers)-1].count() {
+			break
+		}
+		tr.number = ref(appendListKey(key[:0], postingNumber, tr.term.number))
+		i, _ := slices.BinarySearchFunc(drivers, tr.count(), func(d termRef, n uint64) int { return cmp.Compare(d.count(), n+1) })
+		drivers = slices.Insert(drivers, i, tr)[:min(maxDriverTerms, len(drivers)+1)]
+	}
+	p.terms = drivers
 	return p
 }
 

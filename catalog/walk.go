@@ -170,7 +170,8 @@ func (l *storedList) fill(lo, n uint32, window *bitWindow, _ *spareWindows) bool
 			src := l.data[(start-uint64(l.base))/8:]
 			src = src[:8*len(dst)]
 			for i := range dst {
-				dst[i] |= binary.LittleEndian.Uint64(src[8*i:])
+				dst[i] |= binary.LittleEndian.Uint64(src[:8])
+				src = src[8:]
 			}
 			if end > math.MaxUint32 {
 				break
@@ -339,6 +340,7 @@ type windowed struct {
 	lo     uint32 // of the window held
 	size   uint32 // of the window held, growing to windowSize
 	held   bool
+	empty  bool // the window held has no bit set
 	window bitWindow
 	spare  spareWindows
 }
@@ -354,7 +356,7 @@ func (w *windowed) seek(from uint32) (uint32, bool) {
 	}
 	for {
 		if w.held && from >= w.lo && from-w.lo < w.size {
-			for i := from - w.lo; i < w.size; {
+			for i := from - w.lo; i < w.size && !w.empty; {
 				if word := w.window[i/64] >> (i % 64); word != 0 {
 					return w.lo + i + uint32(bits.TrailingZeros64(word)), true
 				}
@@ -378,7 +380,7 @@ func (w *windowed) seek(from uint32) (uint32, bool) {
 		lo &^= 63
 		w.size = max(firstWindowSize, min(w.size, windowSize))
 		clear(w.window[:])
-		w.in.fill(lo, w.size, &w.window, &w.spare)
+		w.empty = !w.in.fill(lo, w.size, &w.window, &w.spare)
 		w.lo, w.held, from = lo, true, max(from, lo)
 	}
 }
