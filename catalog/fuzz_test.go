@@ -303,6 +303,8 @@ func FuzzValidate(f *testing.F) {
 	f.Add("", "", "", "", "", int64(-1), "", "", "", "", int64(0), int64(0))
 	f.Add("x", "X", "n", "jp", "2024-02-29", int64(MaxInteger), "1", "ja", strings.Repeat("é", 100), "urn:x", int64(1996), int64(1))
 	f.Add("x", "X", "n", "JP", "1900-02-29", int64(MaxInteger+1), "1", "j", strings.Repeat("é", 101), "https:///x", int64(1995), int64(0))
+	f.Add(strings.Repeat("x", MaxKeyLength), strings.Repeat("é", MaxKeyLength), "n", "jp", "", int64(0), strings.Repeat("1", MaxNumberLength), "ja", "R", "urn:x", int64(1996), int64(1))
+	f.Add(strings.Repeat("x", MaxKeyLength+1), strings.Repeat("é", MaxKeyLength+1), "n", "jp", "", int64(0), strings.Repeat("①", MaxNumberLength+1), "ja", "R", "urn:x", int64(1996), int64(1))
 	f.Add("\xff", "\xc0\xaf", "日", "chn", "2023-13-01", int64(0), "1/2", "日本", "\x00", "http://h/a b", int64(-1), int64(-1))
 	f.Fuzz(func(t *testing.T, id, code, name, zone, releasedOn string, cardCount int64, number, language, rarity, imageURL string, year, totalCards int64) {
 		set := Set{ID: id, Code: code, Name: name, Zone: zone, ReleasedOn: Some(releasedOn), CardCount: cardCount}
@@ -318,8 +320,8 @@ func FuzzValidate(f *testing.F) {
 
 		zoneOK := zone == "intl" || zone == "jp" || zone == "chn"
 		wantSet := map[string]bool{
-			"id":         utf8.RuneCountInString(id) >= 1,
-			"code":       utf8.RuneCountInString(code) >= 1,
+			"id":         between(utf8.RuneCountInString(id), 1, MaxKeyLength),
+			"code":       between(utf8.RuneCountInString(code), 1, MaxKeyLength),
 			"name":       utf8.RuneCountInString(name) >= 1,
 			"zone":       zoneOK,
 			"releasedOn": calendarDate(releasedOn),
@@ -333,11 +335,11 @@ func FuzzValidate(f *testing.F) {
 
 		rarityLen := utf8.RuneCountInString(rarity)
 		wantCard := map[string]bool{
-			"id":              utf8.RuneCountInString(id) >= 1,
+			"id":              between(utf8.RuneCountInString(id), 1, MaxKeyLength),
 			"name":            utf8.RuneCountInString(name) >= 1,
 			"setName":         utf8.RuneCountInString(name) >= 1,
-			"setCode":         utf8.RuneCountInString(code) >= 1,
-			"number":          utf8.RuneCountInString(number) >= 1,
+			"setCode":         between(utf8.RuneCountInString(code), 1, MaxKeyLength),
+			"number":          between(utf8.RuneCountInString(number), 1, MaxNumberLength),
 			"language":        utf8.RuneCountInString(language) >= 2,
 			"year":            1996 <= year && year <= MaxInteger,
 			"rarity":          1 <= rarityLen && rarityLen <= 100,
@@ -426,3 +428,5 @@ func checkURIConsistent(t *testing.T, s string, valid bool) {
 		t.Fatalf("ValidURI(%q): an %s URI without a host", s, sch)
 	}
 }
+
+func between(n, min, max int) bool { return min <= n && n <= max }

@@ -25,8 +25,8 @@ func (e FieldError) Error() string {
 // decoder's to check.
 func (s *Set) Validate() []FieldError {
 	var errs []FieldError
-	errs = checkMinLen(errs, "id", s.ID, 1)
-	errs = checkMinLen(errs, "code", s.Code, 1)
+	errs = checkLen(errs, "id", s.ID, 1, MaxKeyLength)
+	errs = checkLen(errs, "code", s.Code, 1, MaxKeyLength)
 	errs = checkMinLen(errs, "name", s.Name, 1)
 	errs = checkZone(errs, s.Zone)
 	if s.ReleasedOn.HasValue() && !ValidDate(s.ReleasedOn.Value) {
@@ -41,11 +41,11 @@ func (s *Set) Validate() []FieldError {
 // decoder's to check.
 func (c *Card) Validate() []FieldError {
 	var errs []FieldError
-	errs = checkMinLen(errs, "id", c.ID, 1)
+	errs = checkLen(errs, "id", c.ID, 1, MaxKeyLength)
 	errs = checkMinLen(errs, "name", c.Name, 1)
 	errs = checkMinLen(errs, "setName", c.SetName, 1)
-	errs = checkMinLen(errs, "setCode", c.SetCode, 1)
-	errs = checkMinLen(errs, "number", c.Number, 1)
+	errs = checkLen(errs, "setCode", c.SetCode, 1, MaxKeyLength)
+	errs = checkLen(errs, "number", c.Number, 1, MaxNumberLength)
 	errs = checkMinLen(errs, "language", c.Language, 2)
 	if c.Year.HasValue() {
 		errs = checkRange(errs, "year", c.Year.Value, 1996)
@@ -79,6 +79,27 @@ func (c *Card) Validate() []FieldError {
 		errs = checkURI(errs, "scanFallbackUrl", c.ScanFallbackURL.Value)
 	}
 	return errs
+}
+
+// MaxKeyLength and MaxNumberLength bound, in characters, the fields the
+// catalogue file's keys are made of (ids, set codes, printed numbers): a
+// key holds at most 32 KiB, and these bounds keep the longest key, a
+// number's sort key with its set's code and its card's id, well under it.
+// Real ids and codes are under 30 characters, numbers under 10.
+const (
+	MaxKeyLength    = 256
+	MaxNumberLength = 64
+)
+
+// checkLen checks that v has at least min and at most max characters.
+func checkLen(errs []FieldError, field, v string, min, max int) []FieldError {
+	if len(v) <= max { // max characters take at least max bytes
+		return checkMinLen(errs, field, v, min)
+	}
+	if n := utf8.RuneCountInString(v); n > max {
+		return append(errs, FieldError{field, fmt.Sprintf("a string of at most %d characters", max), lengthFound(v, n)})
+	}
+	return checkMinLen(errs, field, v, min)
 }
 
 func checkMinLen(errs []FieldError, field, v string, min int) []FieldError {

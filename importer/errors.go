@@ -3,6 +3,8 @@ package importer
 import (
 	"fmt"
 	"strings"
+
+	"github.com/catalogd/catalogd/catalog"
 )
 
 // MaxErrors is how many problems one import reports before it stops looking.
@@ -34,7 +36,7 @@ func (e *RecordError) Error() string {
 	if e.Record != "" {
 		b.WriteString(e.Record)
 		if e.ID != "" {
-			fmt.Fprintf(&b, " (id %q)", e.ID)
+			fmt.Fprintf(&b, " (id %s)", catalog.Quote(e.ID)) // cut short: an id can be long
 		}
 		b.WriteString(": ")
 	}

@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -499,4 +500,49 @@ func gzipBytes(tb testing.TB, data []byte) []byte {
 		tb.Fatal(err)
 	}
 	return b.Bytes()
+}
+
+// The longest ids, codes and numbers the rules allow make the longest keys
+// of the catalogue file: four-byte characters, and a number of the
+// character NFKC expands most (U+FDFA, to 18 characters), with digits
+// between them. Such a catalogue imports and answers; one character more
+// is a problem that names its record and field, not a failed write.
+func TestImportLongestKeys(t *testing.T) {
+	long := strings.Repeat("𠀀", catalog.MaxKeyLength)
+	number := strings.Repeat("ﷺ1", catalog.MaxNumberLength/2)
+	snapshot := func(id, code, number string) string {
+		set, _ := json.Marshal(catalog.Set{ID: id, Code: code, Name: "Long", Zone: "jp", CardCount: 1})
+		card, _ := json.Marshal(catalog.Card{ID: id, Name: "Long", SetName: "Long", SetCode: code, Number: number, Language: "ja", Variant: catalog.DefaultVariant, Zone: "jp"})
+		return `{"sets":[` + string(set) + `],"cards":[` + string(card) + `]}`
+	}
+	dir := t.TempDir()
+	file, dbPath := filepath.Join(dir, "long.json"), filepath.Join(dir, "catalog.db")
+	writeFile(t, file, snapshot(long, long, number))
+	mustImport(t, Config{DB: dbPath, Inputs: []string{file}})
+	db := mustOpen(t, dbPath)
+	assertHoldsSnapshot(t, db, readFile(t, file))
+	total, err := db.SetCards(long, 1, 10, func([]byte) {})
+	if err != nil || total != 1 {
+		t.Errorf("cards of the set: %d, %v; want 1", total, err)
+	}
+
+	for field, snap := range map[string]string{
+		"sets[0] id":      snapshot(long+"x", "c", "1"),
+		"sets[0] code":    snapshot("s", long+"x", "1"),
+		"cards[0] number": snapshot("s", "c", number+"1"),
+	} {
+		writeFile(t, file, snap)
+		_, err := Import(context.Background(), Config{DB: filepath.Join(dir, "other.db"), Inputs: []string{file}})
+		record, name, _ := strings.Cut(field, " ")
+		want := "at most " + strconv.Itoa(catalog.MaxKeyLength) + " characters"
+		if name == "number" {
+			want = "at most " + strconv.Itoa(catalog.MaxNumberLength) + " characters"
+		}
+		if err == nil || !strings.Contains(err.Error(), record) || !strings.Contains(err.Error(), name+": expected a string of "+want) {
+			t.Errorf("%s one character too long: err = %v, want a problem naming the field", field, err)
+		}
+		if len(err.Error()) > 2048 {
+			t.Errorf("%s: the message holds the whole value (%d bytes)", field, len(err.Error()))
+		}
+	}
 }

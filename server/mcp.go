@@ -537,23 +537,28 @@ func catalogSchemas() map[string]*jsonschema.Schema {
 	scanFallbackURL.Format = "uri"
 	rarity := str("", 1)
 	rarity.MaxLength = intPtr(100)
+	key := func(description string, maxLen int) *jsonschema.Schema {
+		s := str(description, 1)
+		s.MaxLength = intPtr(maxLen)
+		return s
+	}
 
 	return map[string]*jsonschema.Schema{
 		"Zone": zoneSchema("A release zone."),
 		"Set": object("A card set of one release zone.", []string{"id", "code", "name", "zone", "cardCount"},
-			"id", str("The set id, unique across all zones.", 1),
-			"code", str("The set code, unique within its zone; the same code may be used in several zones.", 1),
+			"id", key("The set id, unique across all zones.", catalog.MaxKeyLength),
+			"code", key("The set code, unique within its zone; the same code may be used in several zones.", catalog.MaxKeyLength),
 			"name", str("", 1),
 			"zone", zone,
 			"releasedOn", &jsonschema.Schema{Type: "string", Description: "The release date, a calendar date `YYYY-MM-DD`.", Format: "date"},
 			"cardCount", integer("", 0),
 		),
 		"Card": object("A printed card.", []string{"id", "name", "setName", "setCode", "number", "language", "variant", "zone"},
-			"id", str("The catalogue id of the card, unique across all zones.", 1),
+			"id", key("The catalogue id of the card, unique across all zones.", catalog.MaxKeyLength),
 			"name", str("", 1),
 			"setName", str("The `name` of the card's set.", 1),
-			"setCode", str("The `code` of the card's set, in the card's zone.", 1),
-			"number", str("The printed number, as printed (`4/102`, `TG02`).", 1),
+			"setCode", key("The `code` of the card's set, in the card's zone.", catalog.MaxKeyLength),
+			"number", key("The printed number, as printed (`4/102`, `TG02`).", catalog.MaxNumberLength),
 			"language", str("", 2),
 			"year", integer("", 1996),
 			"variant", &jsonschema.Schema{Type: "string", Default: json.RawMessage(`"` + catalog.DefaultVariant + `"`)},
