@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"sync"
 	"time"
 
@@ -14,8 +15,8 @@ import (
 )
 
 // DB is an open, read-only catalogue file. It is safe for concurrent use.
-// Sets are few and read on every call, so Open loads them into memory; cards
-// stay in the file.
+// Open reads the catalogue's info and nothing that grows with it: sets,
+// cards and the search index stay in the file until a call asks.
 type DB struct {
 	db   *bolt.DB
 	path string
@@ -214,8 +215,15 @@ func (db *DB) Close() error {
 func (db *DB) Path() string { return db.path }
 
 // Info returns the generation, import time, sources and counts of the
-// catalogue.
-func (db *DB) Info() Info { return db.info }
+// catalogue. Its slices are the caller's: changing them changes no other
+// caller's.
+func (db *DB) Info() Info {
+	info := db.info
+	info.Sources = slices.Clone(info.Sources)
+	info.Zones = slices.Clone(info.Zones)
+	info.History = slices.Clone(info.History)
+	return info
+}
 
 // Set resolves ref the way /catalog/sets/{code}/cards does
 // (docs/CONTRACT.md, Endpoints): an exact set id first, then an exact set

@@ -319,3 +319,18 @@ func TestReadersAcrossGoroutinesAndClose(t *testing.T) {
 		t.Errorf("AppendCard after Close: %v, want an error saying the file is closed", err)
 	}
 }
+
+// Info hands each caller its own slices: a caller that sorts or edits
+// them changes no other caller's view of the catalogue.
+func TestInfoIsTheCallersCopy(t *testing.T) {
+	db, err := Open(writeTestCatalogue(t, "g1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	first := db.Info()
+	first.Zones[0].Cards = -1
+	if again := db.Info(); again.Zones[0].Cards == -1 {
+		t.Errorf("a caller's change to Info showed in the next call: %+v", again.Zones)
+	}
+}
