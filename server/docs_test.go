@@ -44,12 +44,17 @@ func docsGet(t *testing.T, f *fixture, path string, header ...string) *response 
 	return &response{status: resp.StatusCode, header: resp.Header, body: body}
 }
 
-// TestDocsServed checks every file of the reference page: served without a
-// token, under the Content-Security-Policy, with a strong ETag that gives
-// 304, and compressed for clients that take gzip.
+// TestDocsServed checks every file of the reference page, and the OpenAPI
+// document as written: served without a token, under the
+// Content-Security-Policy, with a strong ETag that gives 304, and
+// compressed for clients that take gzip.
 func TestDocsServed(t *testing.T) {
 	f := newFixture(t)
+	if r := docsGet(t, f, "/openapi.yaml"); !bytes.Equal(r.body, OpenAPI()) {
+		t.Errorf("/openapi.yaml is not the document as written")
+	}
 	files := map[string]string{
+		"/openapi.yaml":              "application/yaml",
 		"/docs":                      "text/html",
 		"/docs/page.js":              "text/javascript",
 		"/docs/swagger-ui-bundle.js": "text/javascript",

@@ -76,9 +76,9 @@ func newGzip() (func(http.Handler) http.HandlerFunc, error) {
 var gzipEncoding = []string{"gzip"}
 
 // acceptsGzip reports whether r takes a gzip answer, by the rules of the
-// middleware in front of MCP and OpenAPI: an Accept-Encoding (its first
-// line) naming gzip with a q-value above 0, and not HEAD, which is never
-// compressed (golang.org/issue/5522). One difference: a q-value that reads
+// middleware in front of MCP: an Accept-Encoding (its first line) naming
+// gzip with a q-value above 0, and not HEAD, which is never compressed
+// (golang.org/issue/5522). One difference: a q-value that reads
 // as no finite number (NaN, inf, 1e400) refuses gzip here, where the
 // middleware takes it; no client sends one.
 func acceptsGzip(r *http.Request) bool {

@@ -1,10 +1,6 @@
 package server
 
-import (
-	_ "embed"
-	"net/http"
-	"strconv"
-)
+import _ "embed"
 
 //go:embed openapi.yaml
 var openAPIDocument []byte
@@ -12,12 +8,9 @@ var openAPIDocument []byte
 // OpenAPI returns the OpenAPI 3.1 document of the partner API.
 func OpenAPI() []byte { return openAPIDocument }
 
-func handleOpenAPI() http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		h := w.Header()
-		h.Set("Content-Type", "application/yaml")
-		h.Set("Content-Length", strconv.Itoa(len(openAPIDocument)))
-		w.WriteHeader(http.StatusOK)
-		w.Write(openAPIDocument)
-	})
+// newOpenAPIFile serves the document as written, at {base URL}/openapi.yaml,
+// as the reference page's files are served: with a validator, compressed
+// once for the clients that take gzip.
+func newOpenAPIFile() *staticFile {
+	return newStaticFile("application/yaml", "no-cache", openAPIDocument)
 }

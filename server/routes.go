@@ -33,12 +33,15 @@ func (s *Server) routes(docs map[string]*staticFile) *httprouter.Router {
 	s.get(r, "exportCatalog", api+"/catalog/export", true, handler(s.handleExport()))
 	s.get(r, "listChanges", api+"/catalog/changes", true, s.handleListChanges)
 	// Stateless MCP takes POST only; the router answers other methods 405.
+	// Its answers are the SDK's, JSON or a stream of events, so they are
+	// compressed as they are written (Server.gzip), where every other
+	// route compresses a whole answer once (writeAnswer, staticFile).
 	r.Handle(http.MethodPost, api+"/mcp", s.route("mcp", true, handler(s.gzip(s.handleMCP()))).serve)
 
 	// Probes and discovery need no token.
 	s.get(r, "healthz", "/healthz", false, handler(handleHealthz()))
 	s.get(r, "readyz", "/readyz", false, handler(s.handleReadyz()))
-	s.get(r, "openapi", api+"/openapi.yaml", false, handler(s.gzip(handleOpenAPI())))
+	s.get(r, "openapi", api+"/openapi.yaml", false, handler(newOpenAPIFile()))
 	// The API reference page and its files (docsFiles), read without a token.
 	for path, file := range docs {
 		s.get(r, "docs", api+path, false, handler(file))
