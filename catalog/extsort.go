@@ -27,7 +27,56 @@ type sorter struct {
 	limit int
 	data  []byte    // keys and values of the buffered entries
 	index []sortRef // one per buffered entry
-	runs  []*os.File
+	runs  sortedRuns
+}
+
+// mergeFanIn is how many runs of one level a sort merges into one run of the
+// next level: a spilled buffer is a run of level 0, and as soon as there
+// are mergeFanIn runs of one level they are merged, so that no level ever
+// holds more than mergeFanIn-1. The merge at the end reads every run
+// through a buffer of its own and holds each file open; with runs merged
+// this way their number grows by mergeFanIn-1 each time the input grows
+// mergeFanIn-fold (fewer than 64 for a terabyte of entries), and each entry
+// is written once more for each such fold.
+const mergeFanIn = 16
+
+// compactBufSize is the read buffer of each run while runs are merged
+// into one.
+const compactBufSize = 64 << 10
+
+// sortedRuns are the runs of a sort, oldest first, with the level of each.
+// Merging keeps the runs in order: a merged run takes the place of the
+// newest runs it replaces, so a run holds only entries added after those
+// of every run before it.
+type sortedRuns struct {
+	fanIn  int // mergeFanIn, but for tests
+	files  []*os.File
+	levels []int
+}
+
+// add appends f, a run of level 0, and merges the newest runs through
+// merge, which closes them, for as long as the newest fanIn are of one
+// level. Levels never rise from oldest to newest, so the newest fanIn are
+// of one level when the first and the last of them are.
+func (r *sortedRuns) add(f *os.File, merge func(runs []*os.File) (*os.File, error)) error {
+	r.files, r.levels = append(r.files, f), append(r.levels, 0)
+	for n := len(r.files); n >= r.fanIn && r.levels[n-r.fanIn] == r.levels[n-1]; n = len(r.files) {
+		merged, err := merge(r.files[n-r.fanIn:])
+		if err != nil {
+			return err
+		}
+		level := r.levels[n-1] + 1
+		r.files, r.levels = append(r.files[:n-r.fanIn], merged), append(r.levels[:n-r.fanIn], level)
+	}
+	return nil
+}
+
+// close closes the runs.
+func (r *sortedRuns) close() {
+	for _, f := range r.files {
+		f.Close()
+	}
+	r.files, r.levels = nil, nil
 }
 
 // sortRef locates one buffered entry in data. prefix holds the first eight
@@ -38,7 +87,9 @@ type sortRef struct {
 	klen, vlen uint32
 }
 
-func newSorter(dir string, limit int) *sorter { return &sorter{dir: dir, limit: limit} }
+func newSorter(dir string, limit int) *sorter {
+	return &sorter{dir: dir, limit: limit, runs: sortedRuns{fanIn: mergeFanIn}}
+}
 
 // sortRefSize is the memory of one sortRef.
 const sortRefSize = int(unsafe.Sizeof(sortRef{}))
@@ -86,35 +137,77 @@ func (s *sorter) sortBuffer() {
 
 func (s *sorter) spill() error {
 	s.sortBuffer()
-	f, err := os.CreateTemp(s.dir, ".catalogd-sort-*")
+	f, w, err := createRun(s.dir, ".catalogd-sort-*")
 	if err != nil {
-		return fmt.Errorf("create sort run: %w", err)
+		return err
 	}
-	// The run is unlinked at once: it lives as long as the open file, so an
-	// interrupted import leaves nothing behind.
-	_ = os.Remove(f.Name())
-	s.runs = append(s.runs, f)
-	w := bufio.NewWriterSize(f, 1<<20)
-	var hdr [2 * binary.MaxVarintLen64]byte
 	for i := range s.index {
 		r := &s.index[i]
-		n := binary.PutUvarint(hdr[:], uint64(r.klen))
-		n += binary.PutUvarint(hdr[n:], uint64(r.vlen))
-		w.Write(hdr[:n])
-		w.Write(s.data[r.off : r.off+r.klen+r.vlen])
+		writeEntry(w, s.key(r), s.value(r))
 	}
 	if err := w.Flush(); err != nil {
+		f.Close()
 		return fmt.Errorf("write sort run %s: %w", f.Name(), err)
 	}
 	s.data = s.data[:0]
 	s.index = s.index[:0]
-	return nil
+	return s.runs.add(f, func(runs []*os.File) (*os.File, error) {
+		return compactRuns(s.dir, ".catalogd-sort-*", runs, newRunReader, lessRun,
+			func(w *bufio.Writer, r *runReader) { writeEntry(w, r.key, r.value) })
+	})
+}
+
+// createRun creates a temporary file for a run in dir, and its writer. The
+// file is unlinked at once: it lives as long as it is open, so an
+// interrupted import leaves nothing behind.
+func createRun(dir, pattern string) (*os.File, *bufio.Writer, error) {
+	f, err := os.CreateTemp(dir, pattern)
+	if err != nil {
+		return nil, nil, fmt.Errorf("create a sorted run: %w", err)
+	}
+	_ = os.Remove(f.Name())
+	return f, bufio.NewWriterSize(f, 1<<20), nil
+}
+
+// writeEntry writes one entry of a run: the lengths of key and value, then
+// both. A write error stays in w for its Flush.
+func writeEntry(w *bufio.Writer, key, value []byte) {
+	var hdr [2 * binary.MaxVarintLen64]byte
+	n := binary.PutUvarint(hdr[:], uint64(len(key)))
+	n += binary.PutUvarint(hdr[n:], uint64(len(value)))
+	w.Write(hdr[:n])
+	w.Write(key)
+	w.Write(value)
+}
+
+// compactRuns merges runs, in the order less gives, into one new run in
+// dir that write writes entry by entry, and closes them.
+func compactRuns[C runCursor](dir, pattern string, runs []*os.File, open func(run int, r *bufio.Reader) C, less func(a, b C) bool, write func(w *bufio.Writer, c C)) (*os.File, error) {
+	f, w, err := createRun(dir, pattern)
+	if err != nil {
+		return nil, err
+	}
+	err = mergeSortedRuns(runs, compactBufSize, open, less, func(c C) error {
+		write(w, c)
+		return nil
+	})
+	if err == nil {
+		err = w.Flush()
+	}
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("merge sorted runs: %w", err)
+	}
+	for _, r := range runs {
+		r.Close()
+	}
+	return f, nil
 }
 
 // each calls fn for every entry in key order. The slices passed to fn are
 // valid only until fn returns. The sorter is spent afterwards.
 func (s *sorter) each(fn func(key, value []byte) error) error {
-	if len(s.runs) == 0 {
+	if len(s.runs.files) == 0 {
 		s.sortBuffer()
 		for i := range s.index {
 			r := &s.index[i]
@@ -131,11 +224,13 @@ func (s *sorter) each(fn func(key, value []byte) error) error {
 	}
 	// The buffer is no longer needed: free it for what fn builds.
 	s.data, s.index = nil, nil
-	return mergeSortedRuns(s.runs, 256<<10,
-		func(_ int, r *bufio.Reader) *runReader { return &runReader{r: r} },
-		func(a, b *runReader) bool { return bytes.Compare(a.key, b.key) < 0 },
+	return mergeSortedRuns(s.runs.files, 256<<10, newRunReader, lessRun,
 		func(r *runReader) error { return fn(r.key, r.value) })
 }
+
+func newRunReader(_ int, r *bufio.Reader) *runReader { return &runReader{r: r} }
+
+func lessRun(a, b *runReader) bool { return bytes.Compare(a.key, b.key) < 0 }
 
 // runCursor reads the entries of one run in order.
 type runCursor interface {
@@ -182,10 +277,7 @@ func mergeSortedRuns[C runCursor](runs []*os.File, bufSize int, open func(run in
 
 // close releases the runs.
 func (s *sorter) close() {
-	for _, f := range s.runs {
-		f.Close()
-	}
-	s.runs = nil
+	s.runs.close()
 	s.data, s.index = nil, nil
 }
 

@@ -105,7 +105,7 @@ type postingBuilder struct {
 	lastNumber []byte // the number key last added, whose list is numberList:
 	numberList *postingChunk
 	key        []byte
-	runs       []*os.File
+	runs       sortedRuns
 }
 
 // postingListCost is the memory of a list in the builder beyond its key and
@@ -116,7 +116,7 @@ const postingListCost = 96
 const nameCacheSize = 1 << 14
 
 func newPostingBuilder(dir string, limit int) *postingBuilder {
-	return &postingBuilder{dir: dir, limit: limit, lists: make(map[string]*postingChunk), chars: make(map[uint64]*postingChunk), names: make(map[string][]*postingChunk)}
+	return &postingBuilder{dir: dir, limit: limit, runs: sortedRuns{fanIn: mergeFanIn}, lists: make(map[string]*postingChunk), chars: make(map[uint64]*postingChunk), names: make(map[string][]*postingChunk)}
 }
 
 // gramKinds is the kind of the list of a gram of one, two and three
@@ -267,49 +267,57 @@ func (b *postingBuilder) reset() {
 }
 
 // spill writes the lists held as a run: each key with its chunk, in key
-// order.
+// order, merged with others as sortedRuns says.
 func (b *postingBuilder) spill() error {
-	f, err := os.CreateTemp(b.dir, ".catalogd-postings-*")
+	f, w, err := createRun(b.dir, ".catalogd-postings-*")
 	if err != nil {
-		return fmt.Errorf("search index: create a temporary file: %w", err)
+		return fmt.Errorf("search index: %w", err)
 	}
-	// Unlinked at once: the run lives as long as the open file, so an
-	// interrupted import leaves nothing behind.
-	_ = os.Remove(f.Name())
-	b.runs = append(b.runs, f)
-	w := bufio.NewWriterSize(f, 256<<10)
-	var hdr []byte
 	for _, kc := range b.sorted() {
-		k, c := kc.key, kc.chunk
-		hdr = binary.AppendUvarint(hdr[:0], uint64(len(k)))
-		hdr = append(hdr, k...)
-		hdr = binary.AppendUvarint(hdr, uint64(c.n))
-		hdr = binary.AppendUvarint(hdr, uint64(c.first))
-		hdr = binary.AppendUvarint(hdr, uint64(c.last))
-		hdr = binary.AppendUvarint(hdr, uint64(len(c.deltas)))
-		w.Write(hdr)
-		w.Write(c.deltas)
+		writeChunk(w, []byte(kc.key), kc.chunk)
 	}
 	if err := w.Flush(); err != nil {
+		f.Close()
 		return fmt.Errorf("search index: write a temporary file: %w", err)
 	}
 	b.reset()
+	// A merged run holds each list's chunks in the order of the runs it
+	// merged, which is ordinal order, one after the other.
+	err = b.runs.add(f, func(runs []*os.File) (*os.File, error) {
+		return compactRuns(b.dir, ".catalogd-postings-*", runs, newChunkReader, lessChunk,
+			func(w *bufio.Writer, r *chunkReader) { writeChunk(w, r.key, &r.chunk) })
+	})
+	if err != nil {
+		return fmt.Errorf("search index: %w", err)
+	}
 	return nil
+}
+
+// writeChunk writes one chunk of a run: its list's key, then the chunk. A
+// write error stays in w for its Flush.
+func writeChunk(w *bufio.Writer, key []byte, c *postingChunk) {
+	var hdr [5 * binary.MaxVarintLen64]byte
+	n := binary.PutUvarint(hdr[:], uint64(len(key)))
+	w.Write(hdr[:n])
+	w.Write(key)
+	n = binary.PutUvarint(hdr[:], uint64(c.n))
+	n += binary.PutUvarint(hdr[n:], uint64(c.first))
+	n += binary.PutUvarint(hdr[n:], uint64(c.last))
+	n += binary.PutUvarint(hdr[n:], uint64(len(c.deltas)))
+	w.Write(hdr[:n])
+	w.Write(c.deltas)
 }
 
 // close releases the runs.
 func (b *postingBuilder) close() {
-	for _, f := range b.runs {
-		f.Close()
-	}
-	b.runs = nil
+	b.runs.close()
 	b.lists, b.chars, b.names = nil, nil, nil
 }
 
 // write writes every list, in key order, through put.
 func (b *postingBuilder) write(put func(key, value []byte) error) error {
 	lw := listWriter{put: put}
-	if len(b.runs) == 0 {
+	if len(b.runs.files) == 0 {
 		for _, kc := range b.sorted() {
 			if err := lw.chunk([]byte(kc.key), kc.chunk); err != nil {
 				return err
@@ -322,15 +330,7 @@ func (b *postingBuilder) write(put func(key, value []byte) error) error {
 			return err
 		}
 	}
-	// A list's chunks come out in run order, which is ordinal order.
-	err := mergeSortedRuns(b.runs, 64<<10,
-		func(run int, r *bufio.Reader) *chunkReader { return &chunkReader{r: r, run: run} },
-		func(a, b *chunkReader) bool {
-			if c := bytes.Compare(a.key, b.key); c != 0 {
-				return c < 0
-			}
-			return a.run < b.run
-		},
+	err := mergeSortedRuns(b.runs.files, 64<<10, newChunkReader, lessChunk,
 		func(r *chunkReader) error { return lw.chunk(r.key, &r.chunk) })
 	if err != nil {
 		return err
@@ -497,6 +497,17 @@ func (lw *listWriter) end() error {
 }
 
 // chunkReader reads the chunks of one run in key order.
+func newChunkReader(run int, r *bufio.Reader) *chunkReader { return &chunkReader{r: r, run: run} }
+
+// lessChunk orders chunks by key, and a list's chunks in run order, which
+// is ordinal order.
+func lessChunk(a, b *chunkReader) bool {
+	if c := bytes.Compare(a.key, b.key); c != 0 {
+		return c < 0
+	}
+	return a.run < b.run
+}
+
 type chunkReader struct {
 	r     *bufio.Reader
 	run   int

@@ -62,12 +62,20 @@ func worstCaseSnapshot(seed uint64, cards int) (sets []Set, out []Card) {
 // most postingLimit bytes of posting lists in memory, and opens it.
 func buildCatalogue(t *testing.T, sets []Set, cards []Card, postingLimit int) *DB {
 	t.Helper()
+	return buildCatalogueRuns(t, sets, cards, postingLimit, mergeFanIn)
+}
+
+// buildCatalogueRuns is buildCatalogue with the search index's sorts
+// merging their runs fanIn at a time.
+func buildCatalogueRuns(t *testing.T, sets []Set, cards []Card, postingLimit, fanIn int) *DB {
+	t.Helper()
 	path := filepath.Join(t.TempDir(), "catalog.db")
 	w, err := Create(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	w.postingLimit = postingLimit
+	w.mergeFanIn, w.numbers.runs.fanIn = fanIn, fanIn
 	for _, s := range sets {
 		if err := w.AddSet(s); err != nil {
 			t.Fatal(err)
@@ -111,6 +119,8 @@ func TestPostingsWhateverTheMemory(t *testing.T) {
 	sets, cards := worstCaseSnapshot(1, 3000)
 	inMemory := bucketContents(t, buildCatalogue(t, sets, cards, 1<<40), bucketPostings)
 	spilled := bucketContents(t, buildCatalogue(t, sets, cards, 4<<10), bucketPostings)
+	// Runs merged two at a time, level after level.
+	merged := bucketContents(t, buildCatalogueRuns(t, sets, cards, 4<<10, 2), bucketPostings)
 	if len(inMemory) == 0 {
 		t.Fatal("no posting lists")
 	}
@@ -126,6 +136,9 @@ func TestPostingsWhateverTheMemory(t *testing.T) {
 	}
 	if !slices.Equal(inMemory, spilled) {
 		t.Fatalf("postings differ: %d entries in memory, %d through runs", len(inMemory), len(spilled))
+	}
+	if !slices.Equal(inMemory, merged) {
+		t.Fatalf("postings differ: %d entries in memory, %d through runs merged two at a time", len(inMemory), len(merged))
 	}
 }
 

@@ -31,6 +31,7 @@ type Writer struct {
 	txBytes      int // bytes put or pending since the last commit
 	commitAt     int // txBytes that end a transaction: commitEvery, but for tests
 	postingLimit int // postingMemory, but for tests
+	mergeFanIn   int // of the search index's sorts: mergeFanIn, but for tests
 
 	// The cards of the current transaction. They are put when it commits,
 	// sorted by key (see flushCards); pendingIDs finds them by the hash of
@@ -152,6 +153,7 @@ func Create(path string) (*Writer, error) {
 		path:         path,
 		commitAt:     commitEvery,
 		postingLimit: postingMemory,
+		mergeFanIn:   mergeFanIn,
 		pendingIDs:   make(map[uint64]int32),
 		seed:         maphash.MakeSeed(),
 		runCounts:    newSorter(filepath.Dir(path), setSortMemory),
@@ -629,6 +631,7 @@ func (w *Writer) writeSetLists() error {
 // lists of those numbers.
 func (w *Writer) writeIndex() error {
 	postings := newPostingBuilder(filepath.Dir(w.path), w.postingLimit)
+	postings.runs.fanIn = w.mergeFanIn
 	defer postings.close()
 	var ord uint32
 	var ends []uint32
