@@ -36,8 +36,8 @@ type sorter struct {
 // holds more than mergeFanIn-1. The merge at the end reads every run
 // through a buffer of its own and holds each file open; with runs merged
 // this way their number grows by mergeFanIn-1 each time the input grows
-// mergeFanIn-fold (fewer than 64 for a terabyte of entries), and each entry
-// is written once more for each such fold.
+// mergeFanIn-fold (about 60 for a terabyte spilled 16 MiB at a time), and
+// each entry is written once more for each such fold.
 const mergeFanIn = 16
 
 // compactBufSize is the read buffer of each run while runs are merged
