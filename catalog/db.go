@@ -68,6 +68,10 @@ type cursorPool struct {
 	bucket *bolt.Bucket
 	all    []*bolt.Cursor
 	used   int
+	// damaged is the first list of the call found not as the import
+	// writes lists: the call fails with it rather than answer from what
+	// it could read.
+	damaged error
 }
 
 func (p *cursorPool) get() *bolt.Cursor {
@@ -79,7 +83,7 @@ func (p *cursorPool) get() *bolt.Cursor {
 }
 
 // reset makes every cursor free again, for the next call.
-func (p *cursorPool) reset() { p.used = 0 }
+func (p *cursorPool) reset() { p.used, p.damaged = 0, nil }
 
 // readersPerDB bounds the idle transactions kept; more run at once when
 // needed, and are closed when done.

@@ -143,7 +143,11 @@ func (db *DB) Search(q SearchQuery, fn func(card []byte)) error {
 				walks = append(walks, &zoneWalk{driver: p.driver(&r.listCursors, db.denseList), entries: indexBlocks{c: r.entryCursors[z]}, next: zr.lo, hi: zr.hi})
 			}
 		}
-		return merge(walks, r.cardCursor, q.Limit, func(e *indexEntry) bool { return inSets(sets, e) && e.matches(terms) }, fn)
+		err := merge(walks, r.cardCursor, q.Limit, func(e *indexEntry) bool { return inSets(sets, e) && e.matches(terms) }, fn)
+		if err == nil {
+			err = r.listCursors.damaged
+		}
+		return err
 	})
 	if err != nil {
 		return fmt.Errorf("search %q: %w", q.Q, err)

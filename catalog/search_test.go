@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -397,5 +398,94 @@ func TestGrams(t *testing.T) {
 	}
 	if _, ok := packChars([]byte{'a', 0xff}); ok {
 		t.Error("packChars took invalid UTF-8")
+	}
+}
+
+// A block of a posting list that is not as the import writes them (a
+// damaged file) fails the search, naming the list, rather than giving the
+// results the walk could read before it.
+func TestSearchReportsADamagedList(t *testing.T) {
+	sets, cards := worstCaseSnapshot(1, 3000)
+	path := filepath.Join(t.TempDir(), "catalog.db")
+	w, err := Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range sets {
+		if err := w.AddSet(s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range cards {
+		if err := w.AddCard(&cards[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := w.Finish(Info{Generation: "g"}); err != nil {
+		t.Fatal(err)
+	}
+
+	for _, damage := range []struct {
+		name  string
+		value []byte
+	}{
+		{"a block of no known kind", []byte{7, 1, 2, 3}},
+		{"a delta is not a number", []byte{blockDeltas, 0x80}},
+		{"a block ends below its last ordinal", []byte{blockDeltas}},
+	} {
+		t.Run(damage.name, func(t *testing.T) {
+			// The first block of the longest list of a name's characters
+			// gets the damage; a search for those characters reads it
+			// first.
+			bdb, err := bolt.Open(path, 0o600, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var term string
+			err = bdb.Update(func(tx *bolt.Tx) error {
+				var first []byte
+				longest := 0
+				lists := map[string]int{}
+				c := tx.Bucket(bucketPostings).Cursor()
+				for k, _ := c.First(); k != nil; k, _ = c.Next() {
+					n, w := binary.Uvarint(k[1:])
+					if (k[0] != postingRune && k[0] != postingGram && k[0] != postingTrigram) || w <= 0 || len(k) != 1+w+int(n)+4 {
+						continue // not a block of a list of characters
+					}
+					text := string(k[1+w : 1+w+int(n)])
+					if lists[text]++; lists[text] > longest {
+						longest, term = lists[text], text
+						first = nil
+					}
+					if text == term && first == nil {
+						first = slices.Clone(k)
+					}
+				}
+				if first == nil {
+					return errors.New("no list of characters in blocks")
+				}
+				return tx.Bucket(bucketPostings).Put(first, damage.value)
+			})
+			if cerr := bdb.Close(); err == nil {
+				err = cerr
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			db, err := Open(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer db.Close()
+			found := 0
+			err = db.Search(SearchQuery{Q: term, Limit: 1000}, func([]byte) { found++ })
+			if err == nil || !strings.Contains(err.Error(), "search index damaged") || !strings.Contains(err.Error(), damage.name) {
+				t.Fatalf("search %q over the damaged block: %d results, err = %v; want the damage named", term, found, err)
+			}
+			// The next search on the same reader is not blamed for it.
+			if err := db.Search(SearchQuery{Q: "zzzzzzzz", Limit: 10}, func([]byte) {}); err != nil {
+				t.Errorf("a search that reads no damaged list: %v", err)
+			}
+		})
 	}
 }

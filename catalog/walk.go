@@ -7,6 +7,7 @@ package catalog
 import (
 	"bytes"
 	"encoding/binary"
+	"fmt"
 	"math"
 	"math/bits"
 	"slices"
@@ -103,10 +104,10 @@ func readListRef(c *bolt.Cursor, key []byte) listRef {
 }
 
 // newList returns a reader of the list l, which takes a cursor from pool
-// if it needs one.
+// if it needs one, and records in pool what it finds damaged.
 func newList(pool *cursorPool, l listRef) storedList {
 	if l.count <= postingBlockSize {
-		return storedList{data: l.inline, last: math.MaxUint32, inline: true, loaded: true, done: l.count == 0}
+		return storedList{pool: pool, key: l.key, data: l.inline, last: math.MaxUint32, inline: true, loaded: true, done: l.count == 0}
 	}
 	return storedList{pool: pool, key: l.key}
 }
@@ -127,22 +128,24 @@ func (l *storedList) seek(min uint32) (uint32, bool) {
 			}
 			ord, ok := nextBit(l.data, l.base, from)
 			if !ok {
-				// The bitmap ends below its own last ordinal: corrupt.
-				l.done = true
+				l.damage("a bitmap ends below its block's last ordinal")
 				break
 			}
 			l.cur, l.started = ord, true
 			continue
 		}
 		if len(l.data) == 0 {
-			// The list is over, or the block ends below its own last
-			// ordinal: corrupt.
+			// A list held whole is over; a block has ended below its own
+			// last ordinal.
+			if !l.inline {
+				l.damage("a block ends below its last ordinal")
+			}
 			l.done = true
 			break
 		}
 		d, w := binary.Uvarint(l.data)
 		if w <= 0 {
-			l.done = true
+			l.damage("a delta is not a number")
 			break
 		}
 		l.data = l.data[w:]
@@ -230,7 +233,16 @@ func (l *storedList) load(min uint32) {
 	case len(v) == bitmapBlockLen && v[0] == blockBitmap:
 		l.base, l.data, l.bitmap = binary.BigEndian.Uint32(v[1:]), v[5:], true
 	default:
-		l.done = true // a block of no known kind: corrupt
+		l.damage("a block of no known kind")
+	}
+}
+
+// damage ends the list, which is not as the import writes lists, and
+// records why in its pool for the call to fail with.
+func (l *storedList) damage(what string) {
+	l.done = true
+	if l.pool != nil && l.pool.damaged == nil {
+		l.pool.damaged = fmt.Errorf("search index damaged: list %q: %s; import the catalogue again", l.key, what)
 	}
 }
 
