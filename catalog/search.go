@@ -136,6 +136,9 @@ func (db *DB) Search(q SearchQuery, fn func(card []byte)) error {
 			}
 		}
 		p := planSearch(r.postingCursor, sets, terms, db.longestName)
+		if p.damaged != nil {
+			return p.damaged
+		}
 		r.listCursors.reset()
 		var walks []*zoneWalk
 		for z, zr := range db.zoneOrdinals {
@@ -352,8 +355,9 @@ func inSets(sets []storedSet, e *indexEntry) bool {
 // searchPlan is the lists a search walks, found once and walked by every
 // zone with lists of its own.
 type searchPlan struct {
-	sets  []listRef // the cards of the filtered sets: on any of them
-	terms []termRef // the terms whose lists are walked, shortest first
+	sets    []listRef // the cards of the filtered sets: on any of them
+	terms   []termRef // the terms whose lists are walked, shortest first
+	damaged error     // the first list found damaged, if any
 }
 
 // termRef is the lists of one term: the cards whose names hold its rarest
@@ -378,7 +382,13 @@ const maxDriverTerms = 3
 func planSearch(c *bolt.Cursor, sets []storedSet, terms []term, longestName int) searchPlan {
 	var p searchPlan
 	var key []byte
-	ref := func(key []byte) listRef { return readListRef(c, key) }
+	ref := func(key []byte) listRef {
+		l, err := readListRef(c, key)
+		if p.damaged == nil {
+			p.damaged = err
+		}
+		return l
+	}
 	for _, set := range sets {
 		p.sets = append(p.sets, ref(appendSetPostingKey(key[:0], set.zone(), set.code)))
 	}

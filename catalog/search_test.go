@@ -432,6 +432,7 @@ func TestSearchReportsADamagedList(t *testing.T) {
 		{"a block of no known kind", []byte{7, 1, 2, 3}},
 		{"a delta is not a number", []byte{blockDeltas, 0x80}},
 		{"a block ends below its last ordinal", []byte{blockDeltas}},
+		{"its length is not a number", []byte{0x80}}, // the list's own key
 	} {
 		t.Run(damage.name, func(t *testing.T) {
 			// The first block of the longest list of a name's characters
@@ -463,6 +464,9 @@ func TestSearchReportsADamagedList(t *testing.T) {
 				}
 				if first == nil {
 					return errors.New("no list of characters in blocks")
+				}
+				if damage.value[0] == 0x80 {
+					first = first[:len(first)-4] // the list's key: its length
 				}
 				return tx.Bucket(bucketPostings).Put(first, damage.value)
 			})

@@ -85,22 +85,22 @@ type listRef struct {
 }
 
 // readListRef reads the list stored under key; it is empty when there is
-// none.
-func readListRef(c *bolt.Cursor, key []byte) listRef {
+// none, and an error when its length is not a number (a damaged file).
+func readListRef(c *bolt.Cursor, key []byte) (listRef, error) {
 	l := listRef{key: slices.Clone(key)}
 	k, v := c.Seek(key)
 	if !bytes.Equal(k, key) {
-		return l
+		return l, nil
 	}
 	n, w := binary.Uvarint(v)
 	if w <= 0 {
-		return l
+		return l, fmt.Errorf("search index damaged: list %q: its length is not a number; import the catalogue again", key)
 	}
 	l.count = n
 	if n <= postingBlockSize {
 		l.inline = v[w:]
 	}
-	return l
+	return l, nil
 }
 
 // newList returns a reader of the list l, which takes a cursor from pool
