@@ -59,16 +59,10 @@ func worstCaseSnapshot(seed uint64, cards int) (sets []Set, out []Card) {
 	return sets, out
 }
 
-// buildCatalogue writes sets and cards into a new catalogue, holding at
-// most postingLimit bytes of posting lists in memory, and opens it.
-func buildCatalogue(t *testing.T, sets []Set, cards []Card, postingLimit int) *DB {
-	t.Helper()
-	return buildCatalogueRuns(t, sets, cards, postingLimit, mergeFanIn)
-}
-
-// buildCatalogueRuns is buildCatalogue with the search index's sorts
-// merging their runs fanIn at a time.
-func buildCatalogueRuns(t *testing.T, sets []Set, cards []Card, postingLimit, fanIn int) *DB {
+// writeCatalogue writes sets and cards into a new catalogue file, holding
+// at most postingLimit bytes of posting lists in memory and merging the
+// search index's sorted runs fanIn at a time, and returns its path.
+func writeCatalogue(t *testing.T, sets []Set, cards []Card, postingLimit, fanIn int) string {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "catalog.db")
 	w, err := Create(path)
@@ -90,6 +84,21 @@ func buildCatalogueRuns(t *testing.T, sets []Set, cards []Card, postingLimit, fa
 	if _, err := w.Finish(Info{Generation: "g"}); err != nil {
 		t.Fatal(err)
 	}
+	return path
+}
+
+// buildCatalogue writes sets and cards into a new catalogue, holding at
+// most postingLimit bytes of posting lists in memory, and opens it.
+func buildCatalogue(t *testing.T, sets []Set, cards []Card, postingLimit int) *DB {
+	t.Helper()
+	return buildCatalogueRuns(t, sets, cards, postingLimit, mergeFanIn)
+}
+
+// buildCatalogueRuns is buildCatalogue with the search index's sorts
+// merging their runs fanIn at a time.
+func buildCatalogueRuns(t *testing.T, sets []Set, cards []Card, postingLimit, fanIn int) *DB {
+	t.Helper()
+	path := writeCatalogue(t, sets, cards, postingLimit, fanIn)
 	db, err := Open(path)
 	if err != nil {
 		t.Fatal(err)
@@ -406,25 +415,7 @@ func TestGrams(t *testing.T) {
 // results the walk could read before it.
 func TestSearchReportsADamagedList(t *testing.T) {
 	sets, cards := worstCaseSnapshot(1, 3000)
-	path := filepath.Join(t.TempDir(), "catalog.db")
-	w, err := Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, s := range sets {
-		if err := w.AddSet(s); err != nil {
-			t.Fatal(err)
-		}
-	}
-	for i := range cards {
-		if err := w.AddCard(&cards[i]); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if _, err := w.Finish(Info{Generation: "g"}); err != nil {
-		t.Fatal(err)
-	}
-
+	path := writeCatalogue(t, sets, cards, postingMemory, mergeFanIn)
 	for _, damage := range []struct {
 		name  string
 		value []byte
