@@ -60,7 +60,7 @@ type sortedRuns struct {
 // of one level when the first and the last of them are.
 func (r *sortedRuns) add(f *os.File, merge func(runs []*os.File) (*os.File, error)) error {
 	r.files, r.levels = append(r.files, f), append(r.levels, 0)
-	for n := len(r.files); n >= r.fanIn && r.levels[n-r.fanIn] == r.levels[n-1]; n = len(r.files) {
+	for n := len(r.files); r.fanIn > 1 && n >= r.fanIn && r.levels[n-r.fanIn] == r.levels[n-1]; n = len(r.files) {
 		merged, err := merge(r.files[n-r.fanIn:])
 		if err != nil {
 			return err
