@@ -59,18 +59,18 @@ func worstCaseSnapshot(seed uint64, cards int) (sets []Set, out []Card) {
 	return sets, out
 }
 
-// writeCatalogue writes sets and cards into a new catalogue file, holding
-// at most postingLimit bytes of posting lists in memory and merging the
-// search index's sorted runs fanIn at a time, and returns its path.
-func writeCatalogue(t *testing.T, sets []Set, cards []Card, postingLimit, fanIn int) string {
+// writeCatalogue writes sets and cards into a new catalogue file, with the
+// writer's limits set by tune when it is not nil, and returns its path.
+func writeCatalogue(t *testing.T, sets []Set, cards []Card, tune func(w *Writer)) string {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "catalog.db")
 	w, err := Create(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	w.postingLimit = postingLimit
-	w.mergeFanIn, w.numbers.runs.fanIn = fanIn, fanIn
+	if tune != nil {
+		tune(w)
+	}
 	for _, s := range sets {
 		if err := w.AddSet(s); err != nil {
 			t.Fatal(err)
@@ -91,14 +91,12 @@ func writeCatalogue(t *testing.T, sets []Set, cards []Card, postingLimit, fanIn 
 // most postingLimit bytes of posting lists in memory, and opens it.
 func buildCatalogue(t *testing.T, sets []Set, cards []Card, postingLimit int) *DB {
 	t.Helper()
-	return buildCatalogueRuns(t, sets, cards, postingLimit, mergeFanIn)
+	return openCatalogue(t, writeCatalogue(t, sets, cards, func(w *Writer) { w.postingLimit = postingLimit }))
 }
 
-// buildCatalogueRuns is buildCatalogue with the search index's sorts
-// merging their runs fanIn at a time.
-func buildCatalogueRuns(t *testing.T, sets []Set, cards []Card, postingLimit, fanIn int) *DB {
+// openCatalogue opens the catalogue at path until the test ends.
+func openCatalogue(t *testing.T, path string) *DB {
 	t.Helper()
-	path := writeCatalogue(t, sets, cards, postingLimit, fanIn)
 	db, err := Open(path)
 	if err != nil {
 		t.Fatal(err)
@@ -130,7 +128,10 @@ func TestPostingsWhateverTheMemory(t *testing.T) {
 	inMemory := bucketContents(t, buildCatalogue(t, sets, cards, 1<<40), bucketPostings)
 	spilled := bucketContents(t, buildCatalogue(t, sets, cards, 4<<10), bucketPostings)
 	// Runs merged two at a time, level after level.
-	merged := bucketContents(t, buildCatalogueRuns(t, sets, cards, 4<<10, 2), bucketPostings)
+	merged := bucketContents(t, openCatalogue(t, writeCatalogue(t, sets, cards, func(w *Writer) {
+		w.postingLimit = 4 << 10
+		w.mergeFanIn, w.numbers.runs.fanIn = 2, 2
+	})), bucketPostings)
 	if len(inMemory) == 0 {
 		t.Fatal("no posting lists")
 	}
@@ -324,7 +325,8 @@ func TestSetListsInPieces(t *testing.T) {
 		s := sets[i]
 		cards = append(cards, Card{ID: fmt.Sprintf("%s-%d", s.ID, len(cards)), Name: "x", SetName: s.Name, SetCode: s.Code, Number: "1", Language: "en", Variant: DefaultVariant, Zone: s.Zone})
 	}
-	db := buildCatalogue(t, sets, cards, 1<<20)
+	// Pieces of 4 KiB: the lists take several.
+	db := openCatalogue(t, writeCatalogue(t, sets, cards, func(w *Writer) { w.setListPiece = 4 << 10 }))
 
 	want := slices.Clone(sets)
 	slices.SortFunc(want, func(a, b Set) int {
@@ -415,7 +417,7 @@ func TestGrams(t *testing.T) {
 // results the walk could read before it.
 func TestSearchReportsADamagedList(t *testing.T) {
 	sets, cards := worstCaseSnapshot(1, 3000)
-	path := writeCatalogue(t, sets, cards, postingMemory, mergeFanIn)
+	path := writeCatalogue(t, sets, cards, nil)
 	for _, damage := range []struct {
 		name  string
 		value []byte

@@ -25,8 +25,11 @@ import (
 //	           array
 
 // setListPiece is the size a piece of a list of sets grows to before the
-// next begins.
-const setListPiece = 32 << 10
+// next begins. listSets writes the pieces one by one: each write of a
+// piece is a send on the connection, and one send of a megabyte costs the
+// kernel half what 32 sends of 32 KiB do (docs/BENCHMARKS.md, "The list of
+// sets"). The import holds one piece of each of the four lists at once.
+const setListPiece = 1 << 20
 
 // appendSetCodeKey appends the key of the set (zone, code) in setCodes.
 func appendSetCodeKey(dst []byte, zone byte, code string) []byte {
@@ -234,7 +237,7 @@ func (l *setListWriter) add(w *Writer, set []byte) error {
 		l.piece = append(l.piece, ',')
 	}
 	l.piece = append(l.piece, set...)
-	if len(l.piece) < setListPiece {
+	if len(l.piece) < w.setListPiece {
 		return nil
 	}
 	return l.flush(w)

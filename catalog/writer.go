@@ -32,6 +32,7 @@ type Writer struct {
 	commitAt     int // txBytes that end a transaction: commitEvery, but for tests
 	postingLimit int // postingMemory, but for tests
 	mergeFanIn   int // of the search index's sorts: mergeFanIn, but for tests
+	setListPiece int // setListPiece, but for tests
 
 	// The cards of the current transaction. They are put when it commits,
 	// sorted by key (see flushCards); pendingIDs finds them by the hash of
@@ -154,6 +155,7 @@ func Create(path string) (*Writer, error) {
 		commitAt:     commitEvery,
 		postingLimit: postingMemory,
 		mergeFanIn:   mergeFanIn,
+		setListPiece: setListPiece,
 		pendingIDs:   make(map[uint64]int32),
 		seed:         maphash.MakeSeed(),
 		runCounts:    newSorter(filepath.Dir(path), setSortMemory),
