@@ -134,6 +134,21 @@ func setEncodedLength(h http.Header, status int, size int64) {
 	}
 }
 
+// exportWrite is the size of the writes of a download: io.Copy, which
+// ServeContent sends the body through, would write 32 KiB at a time, and
+// each write is a send on the connection, whose cost in the kernel falls
+// with its size (docs/BENCHMARKS.md, "Export").
+const exportWrite = 256 << 10
+
+// ReadFrom sends r in writes of exportWrite bytes.
+func (w *exportWriter) ReadFrom(r io.Reader) (int64, error) {
+	return io.CopyBuffer(writeOnly{w}, r, make([]byte, exportWrite))
+}
+
+// writeOnly hides every method but Write, so that io.CopyBuffer uses its
+// buffer rather than call ReadFrom again.
+type writeOnly struct{ io.Writer }
+
 func (w *exportWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // The compressed export is one gzip member whose deflate stream is made of
