@@ -26,9 +26,9 @@ import (
 
 // setListPiece is the size a piece of a list of sets grows to before the
 // next begins. listSets writes the pieces one by one: each write of a
-// piece is a send on the connection, and one send of a megabyte costs the
-// kernel half what 32 sends of 32 KiB do (docs/BENCHMARKS.md, "The list of
-// sets"). The import holds one piece of each of the four lists at once.
+// piece is a send on the connection, and a megabyte in one send cost the
+// server about half what it did in 32 sends of 32 KiB (docs/BENCHMARKS.md,
+// "The list of sets"). The import holds one piece of each of the four lists at once.
 const setListPiece = 1 << 20
 
 // appendSetCodeKey appends the key of the set (zone, code) in setCodes.

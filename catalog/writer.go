@@ -31,7 +31,7 @@ type Writer struct {
 	txBytes      int // bytes put or pending since the last commit
 	commitAt     int // txBytes that end a transaction: commitEvery, but for tests
 	postingLimit int // postingMemory, but for tests
-	mergeFanIn   int // of the search index's sorts: mergeFanIn, but for tests
+	mergeFanIn   int // of the posting lists' runs: mergeFanIn, but for tests
 	setListPiece int // setListPiece, but for tests
 
 	// The cards of the current transaction. They are put when it commits,
