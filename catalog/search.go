@@ -360,9 +360,9 @@ type searchPlan struct {
 	damaged error     // the first list found damaged, if any
 }
 
-// termRef is the lists of one term: the cards whose names hold its rarest
-// trigrams (its bigram or its character, for a shorter term), and those
-// whose number is the term.
+// termRef is the lists of one term: the cards whose names hold two of its
+// trigrams, the rarest first (its bigram or its character, for a shorter
+// term), and those whose number is the term.
 type termRef struct {
 	term   *term
 	byName []listRef
@@ -377,8 +377,8 @@ func (t *termRef) count() uint64 { return t.byName[0].count + t.number.count }
 const maxDriverTerms = 3
 
 // planSearch picks the lists that every result is on: those of the
-// filtered sets, and for each term its two rarest trigrams together with
-// its number. The walk intersects the shortest few, shortest first.
+// filtered sets, and for each term two of its trigrams (see rarestApart)
+// together with its number. The walk intersects the shortest few, shortest first.
 func planSearch(c *bolt.Cursor, sets []storedSet, terms []term, longestName int) searchPlan {
 	var p searchPlan
 	var key []byte
@@ -394,24 +394,24 @@ func planSearch(c *bolt.Cursor, sets []storedSet, terms []term, longestName int)
 	}
 	for i := range terms {
 		t := &terms[i]
-		var tr termRef
+		var grams []gramList
 		none := len(t.text) > longestName // then it is in no name
 		n := min(3, utf8.RuneCount(t.text))
+		at := -1 // the gram's first character: a term holds no space, so fn is called at each
 		eachGram(t.text, n, func(gram []byte) {
+			at++
 			key = appendListKey(key[:0], gramKinds[n], gram)
-			if none || slices.ContainsFunc(tr.byName, func(l listRef) bool { return bytes.Equal(l.key, key) }) {
+			if none || slices.ContainsFunc(grams, func(g gramList) bool { return bytes.Equal(g.key, key) }) {
 				return
 			}
 			l := ref(key)
-			tr.byName = append(tr.byName, l)
+			grams = append(grams, gramList{l, at})
 			none = l.count == 0
 		})
-		if none {
-			tr.byName = []listRef{{}} // an empty list
+		tr := termRef{term: t, byName: []listRef{{}}} // an empty list
+		if !none {
+			tr.byName = rarestApart(grams, n)
 		}
-		slices.SortStableFunc(tr.byName, func(a, b listRef) int { return cmp.Compare(a.count, b.count) })
-		tr.byName = tr.byName[:min(2, len(tr.byName))]
-		tr.term = t
 		p.terms = append(p.terms, tr)
 	}
 	// A term's lists hold at least its rarest gram's cards, so once the
@@ -432,6 +432,43 @@ func planSearch(c *bolt.Cursor, sets []storedSet, terms []term, longestName int)
 	p.terms = drivers
 	return p
 }
+
+// gramList is the list of one gram of a term, and the gram's first
+// character in the term.
+type gramList struct {
+	listRef
+	at int
+}
+
+// rarestApart returns the lists of a term's rarest gram and of the gram of
+// n characters that shares the fewest of them with it, the rarest of those.
+//
+// The two rarest grams alone are often neighbours, and neighbours are found
+// together: every card whose name holds "0079" holds both "007" and "079",
+// the two rarest of "700797", so their lists meet on some three hundred
+// cards of a million generated names, each read and checked to find the
+// one result, where "700" and "797" meet on one. Grams apart cut the cost
+// of queries of digits by a third on a million and on ten million cards;
+// on the real catalogue, whose neighbouring grams are found together
+// whichever are taken, the cost is the same (docs/BENCHMARKS.md, Two
+// trigrams apart).
+func rarestApart(grams []gramList, n int) []listRef {
+	slices.SortStableFunc(grams, func(a, b gramList) int { return cmp.Compare(a.count, b.count) })
+	rarest := grams[0]
+	if len(grams) == 1 {
+		return []listRef{rarest.listRef}
+	}
+	shared := func(g gramList) int { return max(0, n-abs(g.at-rarest.at)) }
+	second := grams[1]
+	for _, g := range grams[2:] {
+		if shared(g) < shared(second) {
+			second = g
+		}
+	}
+	return []listRef{rarest.listRef, second.listRef}
+}
+
+func abs(n int) int { return max(n, -n) }
 
 // driver returns new lists, read with cursors from c, that walk the plan.
 func (p *searchPlan) driver(c *cursorPool, dense uint64) ordinals {

@@ -412,6 +412,41 @@ func TestGrams(t *testing.T) {
 	}
 }
 
+// A term's two lists are its rarest gram's and the gram that shares the
+// fewest characters with it: not its next rarest neighbour, which is found
+// with it on every card that holds the two together.
+func TestSearchPlanTakesGramsApart(t *testing.T) {
+	// In "700797", "700" is the rarest trigram and "007" the next rarest,
+	// both on the cards named "0079"; "797" shares nothing with "700".
+	names := []string{"700797", "q700", "q700", "0079", "0079", "0079", "r079", "s797", "s797", "s797", "s797", "s797"}
+	set := Set{ID: "intl-S1", Code: "S1", Name: "Set S1", Zone: "intl"}
+	var cards []Card
+	for i, name := range names {
+		cards = append(cards, Card{ID: fmt.Sprintf("intl-S1-%d", i+1), Name: name, SetName: set.Name, SetCode: set.Code,
+			Number: strconv.Itoa(i + 1), Language: "en", Variant: DefaultVariant, Zone: set.Zone})
+		set.CardCount++
+	}
+	db := buildCatalogue(t, []Set{set}, cards, 0)
+	var got []string
+	err := db.read(func(r *reader) error {
+		p := planSearch(r.postingCursor, nil, searchTerms("700797"), db.longestName)
+		for _, l := range p.terms[0].byName {
+			got = append(got, fmt.Sprintf("%q on %d", l.key, l.count))
+		}
+		return p.damaged
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		fmt.Sprintf("%q on 3", appendListKey(nil, gramKinds[3], "700")),
+		fmt.Sprintf("%q on 6", appendListKey(nil, gramKinds[3], "797")),
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("lists of %q: got %s, want %s", "700797", got, want)
+	}
+}
+
 // A block of a posting list that is not as the import writes them (a
 // damaged file) fails the search, naming the list, rather than giving the
 // results the walk could read before it.
