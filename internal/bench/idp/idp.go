@@ -19,21 +19,20 @@ const (
 	discoveryDoc = "/.well-known/openid-configuration"
 )
 
-// Audience is the audience catalogd serve expects when none is given: the
-// /mcp URL under its API on addr.
-func Audience(addr string) string { return "http://" + addr + "/api/v1/mcp" }
-
-// IdP serves its discovery document and JWKS. It has no token endpoint: the
-// harness signs its one token itself.
+// IdP serves its discovery document and JWKS. It has no token endpoint: it
+// signs the harness's one token when it starts.
 type IdP struct {
 	Issuer string
-	dev    *auth.DevIssuer
-	srv    *http.Server
+	// Token is clientID's client-credentials access token, valid for a
+	// day, as a partner would hold one.
+	Token string
+	srv   *http.Server
 }
 
-// Start starts an identity provider whose tokens are clientID's, for
-// audience.
-func Start(audience, clientID string) (*IdP, error) {
+// Start starts an identity provider for catalogd serve on addr, whose token
+// is clientID's, for the audience serve expects when none is given: the
+// /mcp URL under its API.
+func Start(addr, clientID string) (*IdP, error) {
 	key, err := rsa.GenerateKey(rand.Reader, 2048)
 	if err != nil {
 		return nil, err
@@ -45,11 +44,16 @@ func Start(audience, clientID string) (*IdP, error) {
 	issuer := "http://" + ln.Addr().String()
 	// Without a token endpoint the client secret is never asked for; the
 	// dev issuer only needs one to exist.
-	dev := auth.NewDevIssuer(key, issuer, audience, clientID, rand.Text(), 24*time.Hour)
+	dev := auth.NewDevIssuer(key, issuer, "http://"+addr+"/api/v1/mcp", clientID, rand.Text(), 24*time.Hour)
+	token, _, err := dev.Token(time.Now())
+	if err != nil {
+		ln.Close()
+		return nil, err
+	}
 	mux := http.NewServeMux()
 	mux.Handle(JWKSPath, dev.JWKSHandler())
 	mux.Handle(discoveryDoc, dev.OpenIDConfigurationHandler())
-	p := &IdP{Issuer: issuer, dev: dev, srv: &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}}
+	p := &IdP{Issuer: issuer, Token: token, srv: &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}}
 	go p.srv.Serve(ln)
 	return p, nil
 }
@@ -57,13 +61,6 @@ func Start(audience, clientID string) (*IdP, error) {
 // ServeFlags are the flags that make catalogd serve trust this provider.
 func (p *IdP) ServeFlags() []string {
 	return []string{"--issuer", p.Issuer, "--jwks-url", p.Issuer + JWKSPath}
-}
-
-// Token signs a client-credentials access token valid for a day, as a
-// partner would hold one.
-func (p *IdP) Token() (string, error) {
-	t, _, err := p.dev.Token(time.Now())
-	return t, err
 }
 
 // Close stops serving.

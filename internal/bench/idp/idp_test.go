@@ -15,16 +15,13 @@ import (
 // catalogd serve, accepts the harness's token, and that the token is RS256.
 func TestIdP(t *testing.T) {
 	const clientID = "catalogd-test"
-	audience := Audience("127.0.0.1:1")
-	p, err := Start(audience, clientID)
+	const audience = "http://127.0.0.1:1/api/v1/mcp" // serve's on 127.0.0.1:1, when none is given
+	p, err := Start("127.0.0.1:1", clientID)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer p.Close()
-	token, err := p.Token()
-	if err != nil {
-		t.Fatal(err)
-	}
+	token := p.Token
 	parsed, _, err := jwt.NewParser().ParseUnverified(token, jwt.MapClaims{})
 	if err != nil {
 		t.Fatal(err)

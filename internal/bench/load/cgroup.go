@@ -147,6 +147,7 @@ func (cg *memCgroup) procs() string { return filepath.Join(cg.dir, "cgroup.procs
 
 // cgroupUse is what a cgroup's counters say after a run.
 type cgroupUse struct {
+	limit     int64
 	peak      int64 // highest charge: memory, page cache and kernel memory
 	oomKills  int64 // processes the limit killed
 	limitHits int64 // times the charge reached the limit (v1 with swap capped: may stay 0)
@@ -154,7 +155,7 @@ type cgroupUse struct {
 
 // use reads the cgroup's peak charge and how often the limit was met.
 func (cg *memCgroup) use() (cgroupUse, error) {
-	var u cgroupUse
+	u := cgroupUse{limit: cg.limit}
 	var err error
 	if cg.v2 {
 		if u.peak, err = readInt(filepath.Join(cg.dir, "memory.peak")); err != nil {

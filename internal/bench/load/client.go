@@ -49,18 +49,6 @@ func (c *client) close() {
 	}
 }
 
-// errStatus is an answer other than 200.
-type errStatus int
-
-func (e errStatus) Error() string { return "status " + strconv.Itoa(int(e)) }
-
-// errLength is a 200 whose body is not the length of the stored answer.
-type errLength struct{ got, want int64 }
-
-func (e errLength) Error() string {
-	return fmt.Sprintf("body of %d bytes, want %d", e.got, e.want)
-}
-
 // do sends one request and reads its answer to the end; an answer other
 // than a 200 of the expected length is an error. A connection that failed or that the server closes is dialled
 // again by the next call.
@@ -84,9 +72,9 @@ func (c *client) do(t *preparedTarget) error {
 	}
 	switch {
 	case status != 200:
-		return errStatus(status)
+		return fmt.Errorf("status %d", status)
 	case n != t.want:
-		return errLength{n, t.want}
+		return fmt.Errorf("body of %d bytes, want %d", n, t.want)
 	}
 	return nil
 }
@@ -114,8 +102,10 @@ func readResponse(br *bufio.Reader) (status int, n int64, keep bool, err error) 
 	if len(line) < 12 || !bytes.HasPrefix(line, []byte("HTTP/1.")) || line[8] != ' ' {
 		return 0, 0, false, errMalformed
 	}
-	code, ok := parseDec(line[9:12])
-	if !ok {
+	// strconv copies what it puts in an error, so string(b) does not
+	// allocate here.
+	code, err := strconv.ParseUint(string(line[9:12]), 10, 16)
+	if err != nil {
 		return 0, 0, false, errMalformed
 	}
 	status, keep = int(code), line[7] == '1'
@@ -136,9 +126,11 @@ func readResponse(br *bufio.Reader) (status int, n int64, keep bool, err error) 
 		name, value := line[:colon], bytes.TrimSpace(line[colon+1:])
 		switch {
 		case bytes.EqualFold(name, hdrContentLength):
-			if length, ok = parseDec(value); !ok {
+			l, err := strconv.ParseUint(string(value), 10, 63)
+			if err != nil {
 				return status, 0, false, errMalformed
 			}
+			length = int64(l)
 		case bytes.EqualFold(name, hdrTransferEncoding):
 			chunked = bytes.EqualFold(value, valChunked)
 		case bytes.EqualFold(name, hdrConnection):
@@ -178,8 +170,8 @@ func discardChunked(br *bufio.Reader) (int64, error) {
 		if i := bytes.IndexByte(line, ';'); i >= 0 {
 			line = line[:i]
 		}
-		size, ok := parseHex(bytes.TrimSpace(line))
-		if !ok {
+		size, err := strconv.ParseUint(string(bytes.TrimSpace(line)), 16, 63)
+		if err != nil {
 			return n, errMalformed
 		}
 		if size == 0 {
@@ -210,42 +202,4 @@ func discardChunked(br *bufio.Reader) (int64, error) {
 func trimCRLF(b []byte) []byte {
 	b = bytes.TrimSuffix(b, []byte("\n"))
 	return bytes.TrimSuffix(b, []byte("\r"))
-}
-
-// parseDec reads a non-negative decimal number of at most 18 digits.
-func parseDec(b []byte) (int64, bool) {
-	if len(b) == 0 || len(b) > 18 {
-		return 0, false
-	}
-	var v int64
-	for _, c := range b {
-		if c < '0' || c > '9' {
-			return 0, false
-		}
-		v = v*10 + int64(c-'0')
-	}
-	return v, true
-}
-
-// parseHex reads a chunk size: at most 15 hexadecimal digits.
-func parseHex(b []byte) (int64, bool) {
-	if len(b) == 0 || len(b) > 15 {
-		return 0, false
-	}
-	var v int64
-	for _, c := range b {
-		var d byte
-		switch {
-		case '0' <= c && c <= '9':
-			d = c - '0'
-		case 'a' <= c && c <= 'f':
-			d = c - 'a' + 10
-		case 'A' <= c && c <= 'F':
-			d = c - 'A' + 10
-		default:
-			return 0, false
-		}
-		v = v<<4 | int64(d)
-	}
-	return v, true
 }

@@ -17,6 +17,7 @@ import (
 
 	"github.com/catalogd/catalogd/internal/bench/procfs"
 	"github.com/catalogd/catalogd/internal/bench/stats"
+	"golang.org/x/sys/unix"
 )
 
 // The load generator runs in its own process on driverCPU: the harness
@@ -152,10 +153,7 @@ func drive(ctx context.Context, self string, plan drivePlan, server *procfs.Proc
 		return driveResult{}, fmt.Errorf("load generator: %w", err)
 	}
 	res.Mem, res.ServerCPU, res.Wall = peak, cpu1-cpu0, wall
-	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
-		res.DriverCPU = time.Duration(syscall.TimevalToNsec(ru.Utime) + syscall.TimevalToNsec(ru.Stime))
-	}
-	res.DriverCPU += sink1 - sink0
+	res.DriverCPU = cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime() + sink1 - sink0
 	res.OtherServerCPU = max(0, busy1[0]-busy0[0]-res.ServerCPU)
 	res.OtherDriverCPU = max(0, busy1[1]-busy0[1]-res.DriverCPU)
 	return res, nil
@@ -366,7 +364,8 @@ func openLoop(p drivePlan, targets []preparedTarget) (driveResult, error) {
 		defer close(done)
 		runtime.LockOSThread()
 		defer runtime.UnlockOSThread()
-		setTimerSlack(1)
+		// The kernel may wake this thread 1 ns late from a sleep, not 50 µs.
+		unix.Prctl(unix.PR_SET_TIMERSLACK, 1, 0, 0, 0)
 		for i := 0; ; i++ {
 			due := start.Add(time.Duration(i) * interval)
 			if !due.Before(end) {
@@ -380,13 +379,6 @@ func openLoop(p drivePlan, targets []preparedTarget) (driveResult, error) {
 	<-done
 	wg.Wait()
 	return merge(tallies, p.Duration), nil
-}
-
-// setTimerSlack sets how late the kernel may wake this thread from a sleep
-// (PR_SET_TIMERSLACK; 50 µs by default).
-func setTimerSlack(ns uintptr) {
-	const prSetTimerslack = 29
-	syscall.RawSyscall(syscall.SYS_PRCTL, prSetTimerslack, ns, 0)
 }
 
 // sleepUntil sleeps in the kernel, not on Go's timers.

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/catalogd/catalogd/internal/bench/procfs"
+	"golang.org/x/text/language"
+	"golang.org/x/text/message"
 )
 
 // row is one route in one mode, measured on both servers.
@@ -63,15 +65,9 @@ type report struct {
 	idle             procfs.Mem
 	rows             []row
 	requests         []route
-	gzip             bool          // requests accepted gzip
-	bareCeiling      bool          // the ceiling wrote Content-Type, Content-Encoding, and Content-Length over 2 KB only
-	cgroup           *cgroupReport // nil when catalogd ran without a memory limit
-}
-
-// cgroupReport is what the memory cgroup catalogd served in says.
-type cgroupReport struct {
-	limit int64
-	use   cgroupUse
+	gzip             bool       // requests accepted gzip
+	bareCeiling      bool       // the ceiling wrote Content-Type, Content-Encoding, and Content-Length over 2 KB only
+	cgroup           *cgroupUse // of the memory cgroup catalogd served in; nil without a memory limit
 }
 
 func (rep *report) print(w io.Writer) {
@@ -150,7 +146,7 @@ func (rep *report) print(w io.Writer) {
 		mb(peak.RSS), mb(peak.Anon), mb(peak.File))
 	if cg := rep.cgroup; cg != nil {
 		fmt.Fprintf(w, "catalogd served in a memory cgroup limited to %.0f MB, started with its binary and catalogue out of the page cache: peak charge %.1f MB (memory and page cache), limit reached %d times, processes killed %d\n",
-			mb(cg.limit), mb(cg.use.peak), cg.use.limitHits, cg.use.oomKills)
+			mb(cg.limit), mb(cg.peak), cg.limitHits, cg.oomKills)
 	}
 	var misses []string
 	for _, r := range rep.rows {
@@ -225,19 +221,4 @@ func pct(part, whole time.Duration) string {
 }
 
 // thousands writes n with comma separators.
-func thousands(n int64) string {
-	s := strconv.FormatInt(n, 10)
-	neg := strings.HasPrefix(s, "-")
-	s = strings.TrimPrefix(s, "-")
-	var b strings.Builder
-	for i, c := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(c)
-	}
-	if neg {
-		return "-" + b.String()
-	}
-	return b.String()
-}
+func thousands(n int64) string { return message.NewPrinter(language.English).Sprintf("%d", n) }

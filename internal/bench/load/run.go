@@ -74,15 +74,12 @@ func run(ctx context.Context, o options) (err error) {
 	if err != nil {
 		return err
 	}
-	provider, err := idp.Start(idp.Audience(addr), clientID)
+	provider, err := idp.Start(addr, clientID)
 	if err != nil {
 		return err
 	}
 	defer provider.Close()
-	token, err := provider.Token()
-	if err != nil {
-		return err
-	}
+	token := provider.Token
 	serveArgs := append([]string{"serve", "--db", src.path, "--addr", addr}, provider.ServeFlags()...)
 	serveArgs = append(serveArgs, o.serveArgs...)
 	catLog := filepath.Join(dir, "catalogd.log")
@@ -194,7 +191,7 @@ func run(ctx context.Context, o options) (err error) {
 		if err != nil {
 			return fmt.Errorf("memory cgroup: %w", err)
 		}
-		rep.cgroup = &cgroupReport{limit: cg.limit, use: use}
+		rep.cgroup = &use
 	}
 	rep.print(os.Stdout)
 	// A server that crashed or did not stop cleanly fails the run, even
@@ -360,8 +357,7 @@ func openRate(want float64, rows []row, traffic, route string) float64 {
 
 // fmtDurs is the median of ds with its range.
 func fmtDurs(ds []time.Duration) string {
-	s := slices.Clone(ds)
-	slices.Sort(s)
+	s := slices.Sorted(slices.Values(ds))
 	med := stats.Percentile(s, 0.5)
 	if len(s) == 1 {
 		return fmtDur(med)

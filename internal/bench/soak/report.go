@@ -135,7 +135,7 @@ func (r *report) write(w io.Writer) bool {
 		}
 		fmt.Fprintf(w, "    - %s\n", c)
 	}
-	all := sortedCopy(tot.latencies)
+	all := slices.Sorted(slices.Values(tot.latencies))
 	fmt.Fprintf(w, "  latency      p50 %.1f ms, p90 %.1f ms, p99 %.1f ms, p99.9 %.1f ms, max %.1f ms (from when each request was due)\n",
 		ms(stats.Percentile(all, 0.50)), ms(stats.Percentile(all, 0.90)), ms(stats.Percentile(all, 0.99)), ms(stats.Percentile(all, 0.999)), ms(stats.Percentile(all, 1)))
 
@@ -243,7 +243,7 @@ func (r *report) write(w io.Writer) bool {
 	}
 	fmt.Fprintf(w, "  server log   %d lines: %d access lines (%s); %d WARN, %d ERROR, %d not JSON\n",
 		l.lines, l.requests, strings.Join(statuses, ", "), l.levels["WARN"], l.levels["ERROR"], l.levels["TEXT"])
-	inServer := sortedCopy(l.durations)
+	inServer := slices.Sorted(slices.Values(l.durations))
 	fmt.Fprintf(w, "  in server    p50 %.2f ms, p99 %.2f ms, p99.9 %.2f ms, max %.1f ms (the access log's durations)\n",
 		ms(stats.Percentile(inServer, 0.50)), ms(stats.Percentile(inServer, 0.99)), ms(stats.Percentile(inServer, 0.999)), ms(stats.Percentile(inServer, 1)))
 	for _, line := range l.notable {

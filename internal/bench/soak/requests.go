@@ -51,8 +51,6 @@ type picker struct {
 	next   int
 }
 
-func newPicker(c *core) *picker { return &picker{core: c} }
-
 func (p *picker) pick(r *rand.Rand) request {
 	if r.IntN(100) < repeatPercent {
 		p.mu.Lock()

@@ -93,7 +93,7 @@ func run(ctx context.Context, o options, out io.Writer) (passed bool, err error)
 	p.printf("traffic    %.0f requests/s over %d connections for %s; an import every %s (%d in all)\n\n",
 		o.rate, o.conns, o.duration, o.reimport, o.imports())
 
-	tr := &traffic{api: srv.api, token: srv.token, runID: runID(), picker: newPicker(c.core), tally: newTally()}
+	tr := &traffic{api: srv.api, token: srv.token, runID: runID(), picker: &picker{core: c.core}, tally: newTally()}
 	start := time.Now().Add(100 * time.Millisecond)
 	end := start.Add(o.duration)
 	initial := smp.take(ctx, 0, 0, counts{})
@@ -127,6 +127,13 @@ func run(ctx context.Context, o options, out io.Writer) (passed bool, err error)
 			p.printf("%8s  %s\n", clock(res.at), res)
 		}
 	})
+	record := func(sm sample) {
+		mu.Lock()
+		sm.imports = okDone
+		samples = append(samples, sm)
+		mu.Unlock()
+		p.sample(sm)
+	}
 	sampling := make(chan struct{})
 	wg.Go(func() {
 		defer close(sampling)
@@ -135,12 +142,7 @@ func run(ctx context.Context, o options, out io.Writer) (passed bool, err error)
 			if at > o.duration || !sleepUntil(ctx, start.Add(at)) {
 				return
 			}
-			sm := smp.take(ctx, at, o.every, tr.tally.take())
-			mu.Lock()
-			sm.imports = okDone
-			samples = append(samples, sm)
-			mu.Unlock()
-			p.sample(sm)
+			record(smp.take(ctx, at, o.every, tr.tally.take()))
 		}
 	})
 	tr.run(ctx, start, end, o.rate, o.conns, o.seed)
@@ -156,12 +158,7 @@ func run(ctx context.Context, o options, out io.Writer) (passed bool, err error)
 	// they are in the totals, and get a line of their own only when they
 	// cover more than a moment or hold a failure.
 	if rest, at := tr.tally.take(), time.Since(start); at-lastAt > time.Second || rest.failed+rest.dropped > 0 {
-		sm := smp.take(ctx, at, at-lastAt, rest)
-		mu.Lock()
-		sm.imports = okDone
-		samples = append(samples, sm)
-		mu.Unlock()
-		p.sample(sm)
+		record(smp.take(ctx, at, at-lastAt, rest))
 	}
 	wg.Wait()
 

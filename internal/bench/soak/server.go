@@ -40,21 +40,17 @@ func startServer(ctx context.Context, bin, db, logPath string) (*server, error) 
 	if err != nil {
 		return nil, err
 	}
-	provider, err := idp.Start(idp.Audience(addr), "catalogd-soak")
+	provider, err := idp.Start(addr, "catalogd-soak")
 	if err != nil {
 		return nil, err
 	}
-	s := &server{idp: provider, api: "http://" + addr + "/api/v1", metrics: "http://" + metricsAddr + "/metrics"}
-	if s.token, err = provider.Token(); err != nil {
-		provider.Close()
-		return nil, err
-	}
+	s := &server{idp: provider, api: "http://" + addr + "/api/v1", token: provider.Token, metrics: "http://" + metricsAddr + "/metrics"}
 	logFile, err := os.Create(logPath)
 	if err != nil {
 		provider.Close()
 		return nil, err
 	}
-	s.log = newServerLog(logFile)
+	s.log = &serverLog{w: logFile, levels: map[string]int{}, statuses: map[int]int{}}
 	args := append([]string{"serve", "--addr", addr, "--db", db, "--metrics-addr", metricsAddr}, provider.ServeFlags()...)
 	cmd := procfs.Command(context.Background(), bin, args...)
 	cmd.Stdout = logFile
@@ -105,10 +101,6 @@ type serverLog struct {
 }
 
 const keepLines = 5
-
-func newServerLog(w io.Writer) *serverLog {
-	return &serverLog{w: w, levels: map[string]int{}, statuses: map[int]int{}}
-}
 
 // logLine is what the soak reads of a log line.
 type logLine struct {

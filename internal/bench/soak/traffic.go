@@ -9,7 +9,6 @@ import (
 	"io"
 	"math/rand/v2"
 	"net/http"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -324,10 +323,4 @@ func (t *tally) take() counts {
 	c := t.interval
 	t.interval = counts{}
 	return c
-}
-
-func sortedCopy(d []time.Duration) []time.Duration {
-	s := slices.Clone(d)
-	slices.Sort(s)
-	return s
 }
