@@ -20,7 +20,6 @@ import (
 	"io"
 	"os"
 	"strconv"
-	"strings"
 	"time"
 	"unicode/utf8"
 )
@@ -48,16 +47,9 @@ type Options struct {
 // DefaultCardsPerSet is the average set size when Options.CardsPerSet is 0.
 const DefaultCardsPerSet = 150
 
-// ZoneStats counts the records of one zone.
-type ZoneStats struct {
-	Sets, Cards int
-}
-
-// Stats describes the snapshot Write wrote (when it returns no error).
-// Zones always has "intl", "jp" and "chn".
+// Stats counts what Write wrote (when it returns no error).
 type Stats struct {
 	Sets, Cards int
-	Zones       map[string]ZoneStats
 }
 
 type setKind uint8
@@ -156,20 +148,13 @@ func Write(w io.Writer, opt Options) (Stats, error) {
 		sp.recordCode = sp.code + opt.SetCodeSuffix
 	}
 
-	st := Stats{Zones: map[string]ZoneStats{}}
-	for _, z := range tb.Zones {
-		st.Zones[z.Name] = ZoneStats{}
-	}
+	var st Stats
 	o := &output{w: w, buf: make([]byte, 0, outBufSize+8<<10)}
 	o.buf = append(o.buf, `{"sets":[`...)
 	for i := range sets {
 		sp := &sets[i]
 		o.sep(i)
 		o.buf = appendSet(o.buf, sp, tb.Zones[sp.zone].Name)
-		zs := st.Zones[tb.Zones[sp.zone].Name]
-		zs.Sets++
-		zs.Cards += sp.cards
-		st.Zones[tb.Zones[sp.zone].Name] = zs
 		st.Sets++
 		st.Cards += sp.cards
 		if o.maybeFlush() != nil {
@@ -217,14 +202,6 @@ func (o *output) flush() {
 		_, o.err = o.w.Write(o.buf)
 	}
 	o.buf = o.buf[:0]
-}
-
-func pad(n, width int) string {
-	s := strconv.Itoa(n)
-	if len(s) >= width {
-		return s
-	}
-	return strings.Repeat("0", width-len(s)) + s
 }
 
 func appendPad(b []byte, n, width int) []byte {

@@ -264,7 +264,7 @@ func (c *coder) main(sp *setPlan, s *series, st *seriesState) {
 	for {
 		st.n++
 		st.letter = 0
-		if code := s.Prefix + pad(st.n, s.Pad) + s.Tail; c.take(code) {
+		if code := s.Prefix + string(appendPad(nil, st.n, s.Pad)) + s.Tail; c.take(code) {
 			sp.code, sp.kind, sp.folder = code, kindMain, s.Folder
 			return
 		}
@@ -304,7 +304,7 @@ func (c *coder) letters(n int, base byte) string {
 func (c *coder) intl(sp *setPlan) {
 	s, st := c.series(c.zone.Series, sp.year, false)
 	roll, y := c.r.intn(1000), sp.year
-	num := s.Prefix + pad(st.n, s.Pad)
+	num := s.Prefix + string(appendPad(nil, st.n, s.Pad))
 	ok := false
 	switch {
 	case roll < 30:

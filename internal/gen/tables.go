@@ -87,14 +87,7 @@ type weighted struct {
 }
 
 func (w *weighted) UnmarshalJSON(b []byte) error {
-	var pair [2]json.RawMessage
-	if err := json.Unmarshal(b, &pair); err != nil {
-		return fmt.Errorf("want [\"name\", weight], found %s: %w", b, err)
-	}
-	if err := json.Unmarshal(pair[0], &w.S); err != nil {
-		return fmt.Errorf("want [\"name\", weight], found %s: %w", b, err)
-	}
-	if err := json.Unmarshal(pair[1], &w.W); err != nil || w.W <= 0 {
+	if err := json.Unmarshal(b, &[2]any{&w.S, &w.W}); err != nil || w.W <= 0 {
 		return fmt.Errorf("want [\"name\", weight] with a positive weight, found %s", b)
 	}
 	return nil
