@@ -377,11 +377,14 @@ func (t *termRef) count() uint64 { return t.byName[0].count + t.number.count }
 const maxDriverTerms = 3
 
 // planSearch picks the lists that every result is on: those of the
-// filtered sets, and for each term two of its trigrams (see rarestApart)
-// together with its number. The walk intersects the shortest few, shortest first.
+// filtered sets, and for each term two of its trigrams (see appendRarestApart)
+// together with its number. The walk intersects the shortest few,
+// shortest first.
 func planSearch(c *bolt.Cursor, sets []storedSet, terms []term, longestName int) searchPlan {
 	var p searchPlan
 	var key []byte
+	var grams []gramList
+	byName := make([]listRef, 0, 2*len(terms)) // every term's, two at most each
 	ref := func(key []byte) listRef {
 		l, err := readListRef(c, key)
 		if p.damaged == nil {
@@ -394,10 +397,12 @@ func planSearch(c *bolt.Cursor, sets []storedSet, terms []term, longestName int)
 	}
 	for i := range terms {
 		t := &terms[i]
-		var grams []gramList
+		grams = grams[:0]
 		none := len(t.text) > longestName // then it is in no name
 		n := min(3, utf8.RuneCount(t.text))
-		at := -1 // the gram's first character: a term holds no space, so fn is called at each
+		// The gram's first character: a term holds no space, so fn is
+		// called for every gram, in order.
+		at := -1
 		eachGram(t.text, n, func(gram []byte) {
 			at++
 			key = appendListKey(key[:0], gramKinds[n], gram)
@@ -408,11 +413,13 @@ func planSearch(c *bolt.Cursor, sets []storedSet, terms []term, longestName int)
 			grams = append(grams, gramList{l, at})
 			none = l.count == 0
 		})
-		tr := termRef{term: t, byName: []listRef{{}}} // an empty list
-		if !none {
-			tr.byName = rarestApart(grams, n)
+		from := len(byName)
+		if none {
+			byName = append(byName, listRef{}) // an empty list
+		} else {
+			byName = appendRarestApart(byName, grams, n)
 		}
-		p.terms = append(p.terms, tr)
+		p.terms = append(p.terms, termRef{term: t, byName: byName[from:len(byName):len(byName)]})
 	}
 	// A term's lists hold at least its rarest gram's cards, so once the
 	// shortest terms found so far are shorter than the next term's gram
@@ -440,23 +447,23 @@ type gramList struct {
 	at int
 }
 
-// rarestApart returns the lists of a term's rarest gram and of the gram of
-// n characters that shares the fewest of them with it, the rarest of those.
+// appendRarestApart appends to dst the lists of a term's rarest gram and
+// of the gram of n characters that shares the fewest of them with it, the
+// rarest of those.
 //
 // The two rarest grams alone are often neighbours, and neighbours are found
-// together: every card whose name holds "0079" holds both "007" and "079",
-// the two rarest of "700797", so their lists meet on some three hundred
-// cards of a million generated names, each read and checked to find the
-// one result, where "700" and "797" meet on one. Grams apart cut the cost
-// of queries of digits by a third on a million and on ten million cards;
-// on the real catalogue, whose neighbouring grams are found together
-// whichever are taken, the cost is the same (docs/BENCHMARKS.md, Two
-// trigrams apart).
-func rarestApart(grams []gramList, n int) []listRef {
+// together. On a million generated names the two rarest of "700797" are
+// "079" and "007", which meet on the 310 cards that hold "0079", each read
+// and checked to find the one result; "079" and "700", which share one
+// character, meet on 22. Queries of digits cost a quarter to a third less
+// on a million and on ten million cards; the typical queries of the real
+// catalogue cost the same, within the spread of runs (docs/BENCHMARKS.md,
+// Two trigrams apart).
+func appendRarestApart(dst []listRef, grams []gramList, n int) []listRef {
 	slices.SortStableFunc(grams, func(a, b gramList) int { return cmp.Compare(a.count, b.count) })
 	rarest := grams[0]
 	if len(grams) == 1 {
-		return []listRef{rarest.listRef}
+		return append(dst, rarest.listRef)
 	}
 	shared := func(g gramList) int { return max(0, n-abs(g.at-rarest.at)) }
 	second := grams[1]
@@ -465,9 +472,10 @@ func rarestApart(grams []gramList, n int) []listRef {
 			second = g
 		}
 	}
-	return []listRef{rarest.listRef, second.listRef}
+	return append(dst, rarest.listRef, second.listRef)
 }
 
+// abs returns the distance of n from 0.
 func abs(n int) int { return max(n, -n) }
 
 // driver returns new lists, read with cursors from c, that walk the plan.

@@ -416,9 +416,22 @@ func TestGrams(t *testing.T) {
 // fewest characters with it: not its next rarest neighbour, which is found
 // with it on every card that holds the two together.
 func TestSearchPlanTakesGramsApart(t *testing.T) {
-	// In "700797", "700" is the rarest trigram and "007" the next rarest,
-	// both on the cards named "0079"; "797" shares nothing with "700".
-	names := []string{"700797", "q700", "q700", "0079", "0079", "0079", "r079", "s797", "s797", "s797", "s797", "s797"}
+	repeat := func(name string, n int) []string { return slices.Repeat([]string{name}, n) }
+	names := slices.Concat(
+		// Of the trigrams of "700797", "700" is the rarest and "007" the
+		// next, held with "079" by the cards named "0079"; "797", the
+		// longest list, shares no character with "700".
+		[]string{"700797"}, repeat("q700", 2), repeat("0079", 3), []string{"r079"}, repeat("s797", 5),
+		// "cde" of "abcdefg" is on that card alone, "bcd" the next rarest;
+		// "abc" and "efg" each share one character with "cde", and "efg"
+		// is the rarer.
+		[]string{"abcdefg"}, repeat("bcdx", 1), repeat("xefg", 2), repeat("xabc", 3), repeat("defx", 4),
+		// "nop", the last trigram of "mnmnmnop", is on that card alone,
+		// "mno" the next rarest. "mnm" and "nmn" come twice before "nop",
+		// and the first "nmn" shares no character with it: a gram's place
+		// counts the repeats.
+		[]string{"mnmnmnop"}, repeat("ymnoy", 1), repeat("ynmn", 2), repeat("ymnmy", 9),
+	)
 	set := Set{ID: "intl-S1", Code: "S1", Name: "Set S1", Zone: "intl"}
 	var cards []Card
 	for i, name := range names {
@@ -427,23 +440,29 @@ func TestSearchPlanTakesGramsApart(t *testing.T) {
 		set.CardCount++
 	}
 	db := buildCatalogue(t, []Set{set}, cards, 0)
-	var got []string
-	err := db.read(func(r *reader) error {
-		p := planSearch(r.postingCursor, nil, searchTerms("700797"), db.longestName)
-		for _, l := range p.terms[0].byName {
-			got = append(got, fmt.Sprintf("%q on %d", l.key, l.count))
+	for _, c := range []struct {
+		term string
+		want [2]string // the grams
+	}{
+		{"700797", [2]string{"700", "797"}},
+		{"abcdefg", [2]string{"cde", "efg"}},
+		{"mnmnmnop", [2]string{"nop", "nmn"}},
+	} {
+		var got []string
+		err := db.read(func(r *reader) error {
+			p := planSearch(r.postingCursor, nil, searchTerms(c.term), db.longestName)
+			for _, l := range p.terms[0].byName {
+				got = append(got, string(l.key))
+			}
+			return p.damaged
+		})
+		if err != nil {
+			t.Fatal(err)
 		}
-		return p.damaged
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := []string{
-		fmt.Sprintf("%q on 3", appendListKey(nil, gramKinds[3], "700")),
-		fmt.Sprintf("%q on 6", appendListKey(nil, gramKinds[3], "797")),
-	}
-	if !slices.Equal(got, want) {
-		t.Errorf("lists of %q: got %s, want %s", "700797", got, want)
+		want := []string{string(appendListKey(nil, gramKinds[3], c.want[0])), string(appendListKey(nil, gramKinds[3], c.want[1]))}
+		if !slices.Equal(got, want) {
+			t.Errorf("lists of %q: got %q, want %q", c.term, got, want)
+		}
 	}
 }
 
