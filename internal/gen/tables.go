@@ -87,7 +87,10 @@ type weighted struct {
 }
 
 func (w *weighted) UnmarshalJSON(b []byte) error {
-	if err := json.Unmarshal(b, &[2]any{&w.S, &w.W}); err != nil || w.W <= 0 {
+	if err := json.Unmarshal(b, &[2]any{&w.S, &w.W}); err != nil {
+		return fmt.Errorf("want [\"name\", weight], found %s: %w", b, err)
+	}
+	if w.W <= 0 {
 		return fmt.Errorf("want [\"name\", weight] with a positive weight, found %s", b)
 	}
 	return nil

@@ -6,6 +6,7 @@ package idp
 import (
 	"crypto/rand"
 	"crypto/rsa"
+	"fmt"
 	"net"
 	"net/http"
 	"time"
@@ -48,7 +49,7 @@ func Start(addr, clientID string) (*IdP, error) {
 	token, _, err := dev.Token(time.Now())
 	if err != nil {
 		ln.Close()
-		return nil, err
+		return nil, fmt.Errorf("identity provider: sign %s's token: %w", clientID, err)
 	}
 	mux := http.NewServeMux()
 	mux.Handle(JWKSPath, dev.JWKSHandler())

@@ -147,7 +147,7 @@ func (cg *memCgroup) procs() string { return filepath.Join(cg.dir, "cgroup.procs
 
 // cgroupUse is what a cgroup's counters say after a run.
 type cgroupUse struct {
-	limit     int64
+	limit     int64 // the cgroup's, bytes
 	peak      int64 // highest charge: memory, page cache and kernel memory
 	oomKills  int64 // processes the limit killed
 	limitHits int64 // times the charge reached the limit (v1 with swap capped: may stay 0)
