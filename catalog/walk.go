@@ -182,16 +182,23 @@ func (l *storedList) fill(lo, n uint32, window *bitWindow, _ *spareWindows) bool
 			ord, ok = l.seek(uint32(end))
 			continue
 		}
-		// The rest of the block, while its deltas take a byte each, as
-		// most do in a long list: a tight loop on locals.
+		// The rest of the block, while its deltas take one or two bytes
+		// each, as they do in a list dense enough for windows (at least
+		// one ordinal in denseFraction): a tight loop on locals.
 		data, cur := l.data, ord
 		for {
 			i := cur - lo
 			window[i/64] |= 1 << (i % 64)
-			if len(data) == 0 || data[0] >= 0x80 {
+			if len(data) == 0 {
 				break
 			}
-			cur, data = cur+uint32(data[0]), data[1:]
+			if d := data[0]; d < 0x80 {
+				cur, data = cur+uint32(d), data[1:]
+			} else if len(data) > 1 && data[1] < 0x80 {
+				cur, data = cur+(uint32(d&0x7f)|uint32(data[1])<<7), data[2:]
+			} else {
+				break
+			}
 			if cur-lo >= n {
 				break
 			}
