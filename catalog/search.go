@@ -377,9 +377,9 @@ func (t *termRef) count() uint64 { return t.byName[0].count + t.number.count }
 const maxDriverTerms = 3
 
 // planSearch picks the lists that every result is on: those of the
-// filtered sets, and for each term two of its trigrams (see appendRarestApart)
-// together with its number. The walk intersects the shortest few,
-// shortest first.
+// filtered sets, and for each term two of its trigrams (see
+// appendRarestApart) together with its number. The walk intersects the
+// shortest few, shortest first.
 func planSearch(c *bolt.Cursor, sets []storedSet, terms []term, longestName int) searchPlan {
 	var p searchPlan
 	var key []byte
@@ -400,8 +400,8 @@ func planSearch(c *bolt.Cursor, sets []storedSet, terms []term, longestName int)
 		grams = grams[:0]
 		none := len(t.text) > longestName // then it is in no name
 		n := min(3, utf8.RuneCount(t.text))
-		// The gram's first character: a term holds no space, so fn is
-		// called for every gram, in order.
+		// at is the gram's place in the term, in characters: a term holds
+		// no space, so fn is called for every gram, in order.
 		at := -1
 		eachGram(t.text, n, func(gram []byte) {
 			at++
