@@ -1,6 +1,7 @@
 package server
 
 import (
+	"hash/maphash"
 	"net/http"
 	"sync"
 	"sync/atomic"
@@ -12,9 +13,8 @@ import (
 // answerCache keeps recent 200 answers of listSetCards, search and
 // listChanges from the catalogue being served, and their compressed bodies
 // once a client has asked for one. It makes a repeated page of cards or
-// search many times cheaper (hot spots); on a long tail it misses, and
-// copies what it keeps. getCard, which it barely sped up, does not use it.
-// docs/BENCHMARKS.md, "Caches", has the figures. A
+// search many times cheaper (hot spots); getCard, which it barely sped up,
+// does not use it. docs/BENCHMARKS.md, "Caches", has the figures. A
 // catalogue generation never changes, so an answer stays right for as long
 // as its catalogue is served and needs no expiry: the cache belongs to one
 // catalogue and is dropped whole when another replaces it. It is bounded in
@@ -22,6 +22,13 @@ import (
 // and the cache fills again with what is asked for next, which keeps the
 // bookkeeping to a map lookup and costs little when traffic has hot spots
 // (popular cards, first pages, common names), as partner traffic does.
+//
+// A long tail (a mirror job reading every page, a search box's distinct
+// queries) asks for most answers once, or again only after many others: by
+// then they would be gone. Keeping each would cost a copy and, once the
+// cache is full, drop the answers that are asked for often. So once the
+// cache has filled, an answer is kept only when it is asked for a second
+// time while still remembered as asked (see askedLately).
 type answerCache struct {
 	max    int64
 	live   *catalog.Live // only its current catalogue's requests use the cache
@@ -35,6 +42,8 @@ type answerSet struct {
 	mu      sync.RWMutex
 	answers map[string]*cachedAnswer
 	bytes   int64
+	filled  atomic.Bool // the bound has been reached: answers asked once are no longer kept
+	asked   *askedLately
 }
 
 // cachedAnswer is a body and its validators, neither ever modified, and
@@ -112,7 +121,7 @@ func (c *answerCache) newSet() *answerSet {
 	if c == nil {
 		return nil
 	}
-	return &answerSet{max: c.max, answers: make(map[string]*cachedAnswer)}
+	return &answerSet{max: c.max, answers: make(map[string]*cachedAnswer), asked: newAskedLately(c.max)}
 }
 
 // serves reports whether requests on db use the cache: a request still
@@ -150,6 +159,9 @@ func (c *answerCache) put(db *catalog.DB, set *answerSet, key []byte, valid *val
 	if size > c.max/16 {
 		return nil // one answer may not push out everything else
 	}
+	if set.filled.Load() && !set.asked.again(key, size) {
+		return nil // asked once, as far as the cache can tell
+	}
 	k := string(key)
 	a := &cachedAnswer{set: set, key: k, valid: *valid, body: append([]byte(nil), body...)}
 	set.mu.Lock()
@@ -158,6 +170,7 @@ func (c *answerCache) put(db *catalog.DB, set *answerSet, key []byte, valid *val
 		return cached
 	}
 	if set.bytes+size > set.max {
+		set.filled.Store(true)
 		clear(set.answers)
 		set.bytes = 0
 	}
@@ -179,6 +192,7 @@ func (set *answerSet) grew(a *cachedAnswer, n int) {
 		set.bytes += int64(n)
 		return
 	}
+	set.filled.Store(true)
 	clear(set.answers)
 	set.answers[a.key] = a
 	set.bytes = answerSize(len(a.key), a.valid.tag(), a.body) + int64(n)
@@ -187,4 +201,55 @@ func (set *answerSet) grew(a *cachedAnswer, n int) {
 // answerSize approximates the bytes a cached plain answer takes.
 func answerSize(keyLen int, tag string, body []byte) int64 {
 	return int64(keyLen+len(tag)+len(body)) + answerOverhead
+}
+
+// askedLately remembers the answers asked for and not kept until as many
+// bytes of answers as the cache holds have been asked after them: an answer
+// asked for again later than that would have been dropped from the cache
+// before it came back. It is a Bloom filter (two bits of sixteen a key, set
+// by the key's hash), emptied when that many bytes, or more keys than its
+// bits were sized for, have been remembered; it takes an answer asked for
+// once as asked before about one time in seventy when full, which costs
+// one copy.
+type askedLately struct {
+	seed     maphash.Seed
+	bits     []atomic.Uint64
+	maxBytes int64
+	maxKeys  int64
+	bytes    atomic.Int64 // since the filter was last emptied
+	keys     atomic.Int64
+}
+
+// bytesPerKey is the answer size the filter's bits are sized for, one key
+// for each KiB of the cache's bound: smaller answers empty it sooner.
+const bytesPerKey = 1 << 10
+
+func newAskedLately(bound int64) *askedLately {
+	keys := max(64, bound/bytesPerKey)
+	return &askedLately{seed: maphash.MakeSeed(), bits: make([]atomic.Uint64, keys*16/64), maxBytes: bound, maxKeys: keys}
+}
+
+// again reports whether key, an answer of size bytes, is remembered as
+// asked, and remembers it when not. Requests at once may race to empty the
+// filter or set bits while it is emptied: at worst a key is forgotten early
+// or remembered late.
+func (a *askedLately) again(key []byte, size int64) bool {
+	h := maphash.Bytes(a.seed, key)
+	n := uint64(len(a.bits)) * 64
+	b1, b2 := uint64(uint32(h))%n, (h>>32)%n
+	w1, m1 := &a.bits[b1/64], uint64(1)<<(b1%64)
+	w2, m2 := &a.bits[b2/64], uint64(1)<<(b2%64)
+	if w1.Load()&m1 != 0 && w2.Load()&m2 != 0 {
+		return true
+	}
+	if a.bytes.Add(size) > a.maxBytes || a.keys.Add(1) > a.maxKeys {
+		for i := range a.bits {
+			a.bits[i].Store(0)
+		}
+		a.bytes.Store(size)
+		a.keys.Store(1)
+	}
+	w1.Or(m1)
+	w2.Or(m2)
+	return false
 }

@@ -234,3 +234,96 @@ func TestAnswerCacheBound(t *testing.T) {
 		t.Fatal("a negative AnswerCache made a cache")
 	}
 }
+
+// TestAnswerCacheKeepsHotSpotsThroughALongTail: once the cache has filled,
+// a long tail of answers asked for once each is not kept (but for the
+// askedLately filter's rare mistakes), and so does not drop the answer
+// asked for often; an answer asked for twice in a row is kept.
+func TestAnswerCacheKeepsHotSpotsThroughALongTail(t *testing.T) {
+	const max = 64 << 10
+	f := newFixtureWith(t, func(c *Config) { c.AnswerCache = max })
+	set := f.srv.state(f.live.Current()).answers
+	cached := func(target string) bool {
+		set.mu.RLock()
+		defer set.mu.RUnlock()
+		return set.answers["/api/v1"+target] != nil
+	}
+	// Pages of one card: each a distinct answer of about 500 bytes.
+	var pages []string
+	for _, set := range []struct {
+		id    string
+		cards int
+	}{{"intl-swshp", 305}, {"jp-SV-P", 288}} {
+		for p := range set.cards {
+			pages = append(pages, fmt.Sprintf("/catalog/sets/%s/cards?page=%d&pageSize=1", set.id, p+1))
+		}
+	}
+	next := 0
+	for !set.filled.Load() {
+		if next == len(pages) {
+			t.Fatalf("%d distinct answers did not fill a cache of %d bytes", next, max)
+		}
+		f.do(http.MethodGet, pages[next], "Accept-Encoding", "identity").wantStatus(t, http.StatusOK)
+		next++
+	}
+
+	hot := "/catalog/search?q=ar&limit=3"
+	for range 2 {
+		f.do(http.MethodGet, hot, "Accept-Encoding", "identity").wantStatus(t, http.StatusOK)
+	}
+	if !cached(hot) {
+		t.Fatalf("%s, asked for twice in a row, is not cached", hot)
+	}
+	tail := pages[next:]
+	if len(tail) < 400 {
+		t.Fatalf("only %d pages left for the long tail", len(tail))
+	}
+	kept := 0
+	for i, target := range tail {
+		f.do(http.MethodGet, target, "Accept-Encoding", "identity").wantStatus(t, http.StatusOK)
+		if cached(target) {
+			kept++
+		}
+		if i%10 == 0 && !cached(hot) {
+			t.Fatalf("%d answers asked for once dropped %s, asked for often", i+1, hot)
+		}
+		if i%10 == 0 {
+			f.do(http.MethodGet, hot, "Accept-Encoding", "identity").wantStatus(t, http.StatusOK)
+		}
+	}
+	if kept > len(tail)/20 {
+		t.Errorf("%d of %d answers asked for once after the cache filled were kept", kept, len(tail))
+	}
+	again := tail[len(tail)-1]
+	f.do(http.MethodGet, again, "Accept-Encoding", "identity").wantStatus(t, http.StatusOK)
+	if !cached(again) {
+		t.Errorf("%s, asked for twice in a row, is not cached", again)
+	}
+}
+
+// TestAskedLatelyForgets: a key is remembered until as many bytes as the
+// cache holds, or as many keys as the filter was sized for, have been
+// asked after it.
+func TestAskedLatelyForgets(t *testing.T) {
+	const bound = 256 << 10
+	for _, size := range []int64{100 << 10, 100} { // bytes run out first; keys do
+		a := newAskedLately(bound)
+		key := []byte("/api/v1/catalog/search?q=pika")
+		if a.again(key, size) {
+			t.Fatal("a key never asked is remembered")
+		}
+		if !a.again(key, size) {
+			t.Fatal("a key asked once is forgotten at once")
+		}
+		others := 0
+		for ; others < 10_000; others++ {
+			a.again(fmt.Appendf(nil, "/api/v1/catalog/search?q=%d", others), size)
+			if !a.again(key, 0) {
+				break
+			}
+		}
+		if want := min(bound/size, a.maxKeys); int64(others) < want-1 || int64(others) > want {
+			t.Errorf("answers of %d bytes: forgotten after %d others, want %d", size, others, want)
+		}
+	}
+}

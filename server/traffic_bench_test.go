@@ -24,15 +24,16 @@ var trafficCards = flag.Int("traffic-cards", 100_000, "cards in the generated ca
 
 // BenchmarkTraffic prices each catalogue route through the whole Server,
 // as BenchmarkHandlers does, on the two shapes of traffic of the load
-// harness, with the answer cache on and off, over a generated catalogue of
-// -traffic-cards cards:
+// harness and a mix of the two, with the answer cache on and off, over a
+// generated catalogue of -traffic-cards cards:
 //
 //	go test ./server -run '^$' -bench Traffic -benchtime 20000x -args -traffic-cards=100000
 //
 // "hot-spot" cycles through 1,000 card ids, 200 pages of 50 and 100
 // queries; "long-tail" through every card, every page of 50 of every set,
-// and up to 20,000 distinct queries made of the cards' names. A clients
-// that accepts gzip, as most do, is priced with "gzip".
+// and up to 20,000 distinct queries made of the cards' names; "mixed"
+// sends the two in turn, a long tail beside hot spots. A client that
+// accepts gzip, as most do, is priced with "gzip".
 func BenchmarkTraffic(b *testing.B) {
 	dir := b.TempDir()
 	snapshot := filepath.Join(dir, "snapshot.json")
@@ -54,7 +55,7 @@ func BenchmarkTraffic(b *testing.B) {
 		if shapes == nil {
 			shapes = trafficShapes(b, f)
 		}
-		for _, shape := range []string{"hot-spot", "long-tail"} {
+		for _, shape := range []string{"hot-spot", "long-tail", "mixed"} {
 			for _, route := range []string{"getCard", "listSetCards", "search"} {
 				for _, enc := range []string{"plain", "gzip"} {
 					targets := shapes[shape][route]
@@ -166,8 +167,18 @@ func trafficShapes(b *testing.B, f *fixture) map[string]map[string][]string {
 	}
 	head := func(list []string, n int) []string { return list[:min(n, len(list))] }
 	b.Logf("long tail: %d cards, %d pages, %d queries", len(cards), len(pages), len(queries))
-	return map[string]map[string][]string{
+	shapes := map[string]map[string][]string{
 		"hot-spot":  {"getCard": head(cards, 1000), "listSetCards": head(pages, 200), "search": head(queries, 100)},
 		"long-tail": {"getCard": cards, "listSetCards": pages, "search": queries},
+		"mixed":     {},
 	}
+	// Mixed: a long tail (a mirror job, a search box) beside the hot spots
+	// of other clients, one request of each in turn.
+	for route, tail := range shapes["long-tail"] {
+		hot := shapes["hot-spot"][route]
+		for i, target := range tail {
+			shapes["mixed"][route] = append(shapes["mixed"][route], target, hot[i%len(hot)])
+		}
+	}
+	return shapes
 }
