@@ -159,7 +159,7 @@ func (c *answerCache) put(db *catalog.DB, set *answerSet, key []byte, valid *val
 	if size > c.max/16 {
 		return nil // one answer may not push out everything else
 	}
-	if set.filled.Load() && !set.asked.again(key, size) {
+	if set.filled.Load() && !set.asked.askedBefore(key, size) {
 		return nil // asked once, as far as the cache can tell
 	}
 	k := string(key)
@@ -203,51 +203,59 @@ func answerSize(keyLen int, tag string, body []byte) int64 {
 	return int64(keyLen+len(tag)+len(body)) + answerOverhead
 }
 
-// askedLately remembers the answers asked for and not kept until as many
-// bytes of answers as the cache holds have been asked after them: an answer
-// asked for again later than that would have been dropped from the cache
-// before it came back. It is a Bloom filter (two bits of sixteen a key, set
-// by the key's hash), emptied when that many bytes, or more keys than its
-// bits were sized for, have been remembered; it takes an answer asked for
-// once as asked before about one time in seventy when full, which costs
-// one copy.
+// askedLately remembers the answers asked for and not kept, for up to as
+// many bytes of other such answers as the cache holds: an answer asked for
+// again later than that would have been dropped from the cache before it
+// came back. It is a Bloom filter of 16 bits a key, 2 of them set by the
+// key's hash, emptied whole when that many bytes, or as many keys as its
+// bits are sized for, have been remembered, so a key remembered just before
+// is forgotten sooner. When full it takes an answer asked for once as asked
+// before about one time in seventy, which costs one copy.
 type askedLately struct {
 	seed     maphash.Seed
 	bits     []atomic.Uint64
 	maxBytes int64
 	maxKeys  int64
-	bytes    atomic.Int64 // since the filter was last emptied
+	bytes    atomic.Int64 // remembered since the filter was last emptied
 	keys     atomic.Int64
+	emptying atomic.Bool
 }
 
-// bytesPerKey is the answer size the filter's bits are sized for, one key
-// for each KiB of the cache's bound: smaller answers empty it sooner.
-const bytesPerKey = 1 << 10
+const (
+	// bytesPerKey is the answer size the filter is sized for, one key for
+	// each KiB of the cache's bound: smaller answers fill it sooner.
+	bytesPerKey = 1 << 10
+	// mostKeys bounds the filter at 2 MiB, for caches of a GiB or more,
+	// whose answers are then remembered for fewer bytes than they hold.
+	mostKeys   = 1 << 20
+	bitsPerKey = 16
+)
 
 func newAskedLately(bound int64) *askedLately {
-	keys := max(64, bound/bytesPerKey)
-	return &askedLately{seed: maphash.MakeSeed(), bits: make([]atomic.Uint64, keys*16/64), maxBytes: bound, maxKeys: keys}
+	keys := min(max(64, bound/bytesPerKey), mostKeys)
+	return &askedLately{seed: maphash.MakeSeed(), bits: make([]atomic.Uint64, keys*bitsPerKey/64), maxBytes: bound, maxKeys: keys}
 }
 
-// again reports whether key, an answer of size bytes, is remembered as
-// asked, and remembers it when not. Requests at once may race to empty the
-// filter or set bits while it is emptied: at worst a key is forgotten early
-// or remembered late.
-func (a *askedLately) again(key []byte, size int64) bool {
+// askedBefore reports whether key, an answer of size bytes, is remembered
+// as asked, and remembers it when not. Requests at once may set bits while
+// the filter is emptied: at worst a key is forgotten early.
+func (a *askedLately) askedBefore(key []byte, size int64) bool {
 	h := maphash.Bytes(a.seed, key)
 	n := uint64(len(a.bits)) * 64
-	b1, b2 := uint64(uint32(h))%n, (h>>32)%n
+	b1, b2 := h%n, (h>>32)%n
 	w1, m1 := &a.bits[b1/64], uint64(1)<<(b1%64)
 	w2, m2 := &a.bits[b2/64], uint64(1)<<(b2%64)
 	if w1.Load()&m1 != 0 && w2.Load()&m2 != 0 {
 		return true
 	}
-	if a.bytes.Add(size) > a.maxBytes || a.keys.Add(1) > a.maxKeys {
+	full := a.bytes.Add(size) > a.maxBytes || a.keys.Add(1) > a.maxKeys
+	if full && a.emptying.CompareAndSwap(false, true) {
 		for i := range a.bits {
 			a.bits[i].Store(0)
 		}
 		a.bytes.Store(size)
 		a.keys.Store(1)
+		a.emptying.Store(false)
 	}
 	w1.Or(m1)
 	w2.Or(m2)

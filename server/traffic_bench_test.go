@@ -176,6 +176,9 @@ func trafficShapes(b *testing.B, f *fixture) map[string]map[string][]string {
 	// of other clients, one request of each in turn.
 	for route, tail := range shapes["long-tail"] {
 		hot := shapes["hot-spot"][route]
+		if len(hot) == 0 {
+			b.Fatalf("no %s targets in a catalogue of %d cards", route, *trafficCards)
+		}
 		for i, target := range tail {
 			shapes["mixed"][route] = append(shapes["mixed"][route], target, hot[i%len(hot)])
 		}
