@@ -55,6 +55,7 @@ type DB struct {
 type reader struct {
 	tx            *bolt.Tx
 	cardCursor    *bolt.Cursor    // cards
+	markCursor    *bolt.Cursor    // pageMarks, nil in a file without them
 	setCursor     *bolt.Cursor    // sets
 	codeCursor    *bolt.Cursor    // setCodes
 	entryCursors  [3]*bolt.Cursor // numbers, one for each zone's walk
@@ -102,6 +103,7 @@ func (db *DB) getReader() (*reader, error) {
 	r := &reader{
 		tx:            tx,
 		cardCursor:    tx.Bucket(bucketCards).Cursor(),
+		markCursor:    markCursor(tx),
 		setCursor:     tx.Bucket(bucketSets).Cursor(),
 		codeCursor:    tx.Bucket(bucketSetCodes).Cursor(),
 		listCursors:   cursorPool{bucket: tx.Bucket(bucketPostings)},
@@ -274,15 +276,14 @@ func (db *DB) SetCards(ref string, page, pageSize int64, fn func(card []byte)) (
 		if s.total == 0 || offset >= s.total || offset < 0 {
 			return nil
 		}
-		c := r.cardCursor
-		k, v := c.Seek(s.prefix)
 		// The set's cards are the total keys in a row from its prefix, so
-		// those before the page are stepped over unchecked: on the last
-		// pages of a large set the checks cost more than the steps. A key
-		// past the set, in a damaged file, ends the page below.
-		for i := int64(0); k != nil && i < offset; i++ {
-			k, v = c.Next()
+		// those before the page are stepped over unchecked. A key past the
+		// set, in a damaged file, ends the page below.
+		k, v, err := r.seekPage(s.prefix, offset)
+		if err != nil {
+			return err
 		}
+		c := r.cardCursor
 		for n := int64(0); bytes.HasPrefix(k, s.prefix) && n < pageSize; n++ {
 			fn(v)
 			k, v = c.Next()

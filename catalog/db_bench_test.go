@@ -2,8 +2,12 @@ package catalog_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"github.com/catalogd/catalogd/importer"
+	"github.com/catalogd/catalogd/internal/gen"
 	"math/rand/v2"
+	"path/filepath"
 	"slices"
 	"sync"
 	"testing"
@@ -186,4 +190,50 @@ func BenchmarkSetList(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(n), "bytes")
+}
+
+// BenchmarkSetCardsLargeSet reads every page of 50 of one set of some
+// 200,000 cards in a shuffled order, as a mirror of that set does: the
+// cost of a page should not grow with the cards before it.
+//
+//	go test ./catalog -run '^$' -bench SetCardsLargeSet
+func BenchmarkSetCardsLargeSet(b *testing.B) {
+	dir := b.TempDir()
+	snapshot := filepath.Join(dir, "snapshot.json")
+	if _, err := gen.WriteFile(snapshot, gen.Options{Cards: 400_000, CardsPerSet: 200_000, Seed: 1}); err != nil {
+		b.Fatal(err)
+	}
+	path := filepath.Join(dir, "large-sets.db")
+	if _, err := importer.Import(context.Background(), importer.Config{DB: path, Inputs: []string{snapshot}}); err != nil {
+		b.Fatal(err)
+	}
+	db, err := catalog.Open(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer db.Close()
+	_, sizes := cardIDs(b, db)
+	largest, size := "", int64(0)
+	for id, n := range sizes {
+		if n > size || n == size && id < largest {
+			largest, size = id, n
+		}
+	}
+	pages := make([]int64, (size+49)/50)
+	for i := range pages {
+		pages[i] = int64(i) + 1
+	}
+	rand.New(rand.NewPCG(1, 2)).Shuffle(len(pages), func(i, j int) { pages[i], pages[j] = pages[j], pages[i] })
+	buf := make([]byte, 0, 64<<10)
+	i := 0
+	report := reportCPU(b)
+	for b.Loop() {
+		buf = buf[:0]
+		if _, err := db.SetCards(largest, pages[i%len(pages)], 50, func(card []byte) { buf = append(buf, card...) }); err != nil {
+			b.Fatal(err)
+		}
+		i++
+	}
+	report()
+	b.ReportMetric(float64(size), "set-cards")
 }

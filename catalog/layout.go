@@ -37,6 +37,8 @@ import (
 //	           block -> the block: a kind byte, then its first ordinal
 //	           and the others as deltas, all uvarints, or a bitmap of a
 //	           window of ordinals (see postings.go)
+//	pageMarks  every 64th card of each set, so that a page deep into a
+//	           large set seeks its first card (see pages.go); optional
 //
 // Each card's JSON is stored once, grouped by set and in printed-number
 // order within its set: a page of a set is one contiguous range of

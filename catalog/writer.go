@@ -46,9 +46,11 @@ type Writer struct {
 	// The sets are put as they come; what is known of them only once
 	// every card is goes through sorters: runCounts holds the number of
 	// cards of each run of cards of one set (key: the set prefix),
-	// setOrder each set under its place in the list of sets.
+	// setOrder each set under its place in the list of sets, cardKeys
+	// the key of every card, for the marks of pages (see pages.go).
 	runCounts *sorter
 	setOrder  *sorter
+	cardKeys  *sorter
 	runSet    []byte // the set prefix of the run of cards being added
 	runCount  int64
 	named     struct { // the set SetName found last: cards come by set
@@ -160,6 +162,7 @@ func Create(path string) (*Writer, error) {
 		seed:         maphash.MakeSeed(),
 		runCounts:    newSorter(filepath.Dir(path), setSortMemory),
 		setOrder:     newSorter(filepath.Dir(path), setSortMemory),
+		cardKeys:     newSorter(filepath.Dir(path), setSortMemory),
 		numbers:      newSorter(filepath.Dir(path), sortMemory),
 		folded:       make(map[string]string),
 	}
@@ -176,7 +179,7 @@ func (w *Writer) begin() error {
 		return fmt.Errorf("write catalogue %s: %w", w.path, err)
 	}
 	w.tx = tx
-	for _, name := range [][]byte{bucketMeta, bucketSets, bucketSetCodes, bucketSetOrder, bucketSetLists, bucketCards, bucketNumbers, bucketPostings, bucketChanges} {
+	for _, name := range [][]byte{bucketMeta, bucketSets, bucketSetCodes, bucketSetOrder, bucketSetLists, bucketCards, bucketNumbers, bucketPostings, bucketPageMarks, bucketChanges} {
 		b, err := tx.CreateBucketIfNotExists(name)
 		if err != nil {
 			return fmt.Errorf("write catalogue %s: bucket %s: %w", w.path, name, err)
@@ -325,6 +328,9 @@ func (w *Writer) AddCard(c *Card) error {
 	}
 	w.runCount++
 	w.zoneCards[ZoneIndex(c.Zone)]++
+	if err := w.cardKeys.add(key, nil); err != nil {
+		return fmt.Errorf("write catalogue %s: page marks: %w", w.path, err)
+	}
 
 	// The index sorts by zone, number key and id: the zone byte, then
 	// the card's key without its set.
@@ -485,6 +491,9 @@ func (w *Writer) Finish(info Info) (_ Info, err error) {
 		return info, err
 	}
 	w.folded = nil
+	if err := w.writePageMarks(); err != nil {
+		return info, err
+	}
 	if err := w.writeIndex(); err != nil {
 		return info, err
 	}
@@ -551,6 +560,7 @@ func (w *Writer) closeSorters() {
 	w.numbers.close()
 	w.runCounts.close()
 	w.setOrder.close()
+	w.cardKeys.close()
 }
 
 // writeSetTotals puts in each set's record the number of its cards, from
