@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"github.com/catalogd/catalogd/importer"
-	"github.com/catalogd/catalogd/internal/gen"
 	"math/rand/v2"
 	"path/filepath"
 	"slices"
@@ -13,6 +11,8 @@ import (
 	"testing"
 
 	"github.com/catalogd/catalogd/catalog"
+	"github.com/catalogd/catalogd/importer"
+	"github.com/catalogd/catalogd/internal/gen"
 )
 
 // The read paths of getCard and listSetCards, in process, over the bbolt
@@ -192,12 +192,13 @@ func BenchmarkSetList(b *testing.B) {
 	b.ReportMetric(float64(n), "bytes")
 }
 
-// BenchmarkSetCardsLargeSet reads every page of 50 of one set of some
-// 200,000 cards in a shuffled order, as a mirror of that set does: the
-// cost of a page should not grow with the cards before it.
+// BenchmarkPagesOfALargeSet reads pages of 50 of one set of some 216,000
+// cards (4,320 pages) in a shuffled order, as a mirror of that set does:
+// the cost of a page should not grow with the cards before it. It
+// generates and imports 400,000 cards first, some 15 s and 200 MB of disk.
 //
-//	go test ./catalog -run '^$' -bench SetCardsLargeSet
-func BenchmarkSetCardsLargeSet(b *testing.B) {
+//	go test ./catalog -run '^$' -bench PagesOfALargeSet -benchtime 4320x
+func BenchmarkPagesOfALargeSet(b *testing.B) {
 	dir := b.TempDir()
 	snapshot := filepath.Join(dir, "snapshot.json")
 	if _, err := gen.WriteFile(snapshot, gen.Options{Cards: 400_000, CardsPerSet: 200_000, Seed: 1}); err != nil {

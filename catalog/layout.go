@@ -72,7 +72,8 @@ const indexBlockSize = 16
 
 // formatVersion changes whenever the layout does; Open refuses other versions
 // so that a newer file never serves wrong answers from an older binary, nor
-// an older file from a newer one.
+// an older file from a newer one. A bucket that older binaries ignore and
+// newer ones do without (pageMarks) leaves it as it is.
 //
 // catalogd/1 stored each card twice (by id and by set); catalogd/2 stores it
 // once and maps ids to it; catalogd/3 orders the search index by zone and

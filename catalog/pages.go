@@ -20,9 +20,12 @@ import (
 //	           bucket of the set's card at position n (counting from 0)
 //
 // and a page seeks the mark at or before its first card, then steps fewer
-// than pageMarkEvery cards. The bucket is optional: a file written before
-// it stepped from the set's first card, as its reader still does, so the
-// format did not change.
+// than pageMarkEvery cards. The marks are a shortcut, not a contract: the
+// reader takes whichever mark is the last at or before the page, so the
+// interval may change, and reads a file without the bucket by stepping
+// from the set's first card. The bucket is therefore not part of
+// formatVersion: files with and without it open in every catalogd/4
+// reader.
 var bucketPageMarks = []byte("pageMarks")
 
 // pageMarkEvery is the number of cards between two marks of a set: a page
@@ -74,29 +77,46 @@ func (w *Writer) writePageMarks() error {
 
 // seekPage moves the cards cursor to the card at position offset of the set
 // with prefix, which has more than offset cards, and returns its key and
-// value. From a mark, it steps without checking the keys it passes: they
-// are the set's (see SetCards).
+// value. It starts from the set's last mark at or before offset, whatever
+// the interval of the marks, or from the set's first card; from there it
+// steps without checking the keys it passes: they are the set's (see
+// SetCards). A mark a damaged file lost costs steps, not a wrong page.
 func (r *reader) seekPage(prefix []byte, offset int64) (k, v []byte, err error) {
 	c := r.cardCursor
-	steps := offset
+	from := int64(0)
+	// Fewer steps than this cost less than the seek of a mark.
 	if r.markCursor == nil || offset < pageMarkEvery {
 		k, v = c.Seek(prefix)
-	} else {
-		steps = offset % pageMarkEvery
-		var buf [64]byte
-		key := appendPageMarkKey(buf[:0], prefix, uint64(offset-steps))
-		mk, card := r.markCursor.Seek(key)
-		if !bytes.Equal(mk, key) {
-			return nil, nil, fmt.Errorf("mark of card %d of the set is missing", offset-steps)
-		}
-		if k, v = c.Seek(card); !bytes.Equal(k, card) || !bytes.HasPrefix(k, prefix) {
-			return nil, nil, fmt.Errorf("card %q of the mark of card %d is missing", card, offset-steps)
-		}
+	} else if k, v, from, err = r.seekMark(prefix, offset); err != nil {
+		return nil, nil, err
 	}
-	for ; k != nil && steps > 0; steps-- {
+	for steps := offset - from; k != nil && steps > 0; steps-- {
 		k, v = c.Next()
 	}
 	return k, v, nil
+}
+
+// seekMark moves the cards cursor to the card of the set's last mark at or
+// before offset, or to the set's first card when no mark is, and returns
+// that card's key, value and position.
+func (r *reader) seekMark(prefix []byte, offset int64) (k, v []byte, at int64, err error) {
+	var buf [64]byte
+	key := appendPageMarkKey(buf[:0], prefix, uint64(offset))
+	mk, card := r.markCursor.Seek(key)
+	if !bytes.Equal(mk, key) {
+		mk, card = r.markCursor.Prev()
+	}
+	// A set prefix delimits itself: a key of its length and prefix is a
+	// mark of this set.
+	if len(mk) != len(prefix)+8 || !bytes.HasPrefix(mk, prefix) {
+		k, v = r.cardCursor.Seek(prefix)
+		return k, v, 0, nil
+	}
+	at = int64(binary.BigEndian.Uint64(mk[len(prefix):]))
+	if k, v = r.cardCursor.Seek(card); !bytes.Equal(k, card) || !bytes.HasPrefix(k, prefix) || at < 0 || at > offset {
+		return nil, nil, 0, fmt.Errorf("page mark of card %d names %q, not a card of the set", at, card)
+	}
+	return k, v, at, nil
 }
 
 // markCursor returns a cursor of the page marks of tx, nil in a file

@@ -29,17 +29,18 @@ var pagedSets = []struct {
 }
 
 // writePagedCatalogue writes pagedSets, their cards added in a shuffled
-// order, committing every commitAt bytes, and returns the file and each
+// order, committing every commitAt bytes and sorting the keys of cards in
+// sortLimit bytes of memory, and returns the file and each
 // set's cards in the order of its pages (printed number, then id), by set
 // id.
-func writePagedCatalogue(t *testing.T, commitAt int) (string, map[string][]string) {
+func writePagedCatalogue(t *testing.T, commitAt, sortLimit int) (string, map[string][]string) {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "c.db")
 	w, err := Create(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	w.commitAt = commitAt
+	w.commitAt, w.cardKeys.limit = commitAt, sortLimit
 	rng := rand.New(rand.NewPCG(3, 4))
 	var cards []*Card
 	want := map[string][]string{}
@@ -57,9 +58,17 @@ func writePagedCatalogue(t *testing.T, commitAt int) (string, map[string][]strin
 		slices.SortFunc(want[id], func(a, b string) int { return compareCardJSON(t, a, b) })
 	}
 	rng.Shuffle(len(cards), func(i, j int) { cards[i], cards[j] = cards[j], cards[i] })
-	for _, c := range cards {
+	for i, c := range cards {
 		if err := w.AddCard(c); err != nil {
 			t.Fatal(err)
+		}
+		// A card refused as a duplicate, of the first set, takes no place
+		// in it.
+		if i%97 == 0 {
+			again := card(c.ID, ZoneJP, "L", "Set L", "0")
+			if err := w.AddCard(again); !errors.Is(err, ErrDuplicate) {
+				t.Fatalf("AddCard(%s) again: %v, want a duplicate", c.ID, err)
+			}
 		}
 	}
 	if _, err := w.Finish(Info{Generation: "g", ImportedAt: time.Unix(1e9, 0).UTC()}); err != nil {
@@ -94,12 +103,13 @@ func checkPages(t *testing.T, db *DB, want map[string][]string) {
 
 // TestPagesSeekTheirMarks reads every page of sets of up to a thousand
 // cards, written in transactions of every size, the smallest ending after
-// every mark: the marks must name the card at their position, and a page
-// from a mark must be the page counted from the set's first card.
+// every mark, with the keys of cards sorted in memory or spilled to many
+// runs: the marks must name the card at their position, and a page from a
+// mark must be the page counted from the set's first card.
 func TestPagesSeekTheirMarks(t *testing.T) {
-	for _, commitAt := range []int{1, 4 << 10, commitEvery} {
-		t.Run(fmt.Sprint(commitAt), func(t *testing.T) {
-			path, want := writePagedCatalogue(t, commitAt)
+	for _, sizes := range []struct{ commitAt, sortLimit int }{{1, setSortMemory}, {4 << 10, 1 << 10}, {commitEvery, setSortMemory}} {
+		t.Run(fmt.Sprintf("commit %d sort %d", sizes.commitAt, sizes.sortLimit), func(t *testing.T) {
+			path, want := writePagedCatalogue(t, sizes.commitAt, sizes.sortLimit)
 			db, err := Open(path)
 			if err != nil {
 				t.Fatal(err)
@@ -140,7 +150,7 @@ func TestPagesSeekTheirMarks(t *testing.T) {
 // wrote before them: its pages are the same, stepped from each set's first
 // card.
 func TestPagesWithoutMarks(t *testing.T) {
-	path, want := writePagedCatalogue(t, commitEvery)
+	path, want := writePagedCatalogue(t, commitEvery, setSortMemory)
 	editFile(t, path, func(tx *bolt.Tx) error { return tx.DeleteBucket(bucketPageMarks) })
 	db, err := Open(path)
 	if err != nil {
@@ -150,37 +160,37 @@ func TestPagesWithoutMarks(t *testing.T) {
 	checkPages(t, db, want)
 }
 
-// TestPageOfAMissingMark fails the pages that need a mark a damaged file
-// lost, or one that names a card of another set, rather than answer
-// another page; the other pages of the set are answered.
-func TestPageOfAMissingMark(t *testing.T) {
-	path, want := writePagedCatalogue(t, commitEvery)
+// TestPagesOfDamagedMarks reads pages past marks a damaged file lost, and
+// past one that names a card of another set: a lost mark costs steps from
+// the mark before it, and the page is right; a wrong mark fails the pages
+// it would serve, rather than answer others.
+func TestPagesOfDamagedMarks(t *testing.T) {
+	path, want := writePagedCatalogue(t, commitEvery, setSortMemory)
 	prefix := appendSetPrefix(nil, zoneByte(ZoneJP), "L")
 	editFile(t, path, func(tx *bolt.Tx) error {
 		marks := tx.Bucket(bucketPageMarks)
 		if err := marks.Delete(appendPageMarkKey(nil, prefix, 2*pageMarkEvery)); err != nil {
 			return err
 		}
-		// The mark of card 3*64 names the first card of set N.
 		setN := appendSetPrefix(nil, zoneByte(ZoneJP), "N")
 		k, _ := tx.Bucket(bucketCards).Cursor().Seek(setN)
 		if !bytes.HasPrefix(k, setN) {
 			return errors.New("set N has no cards")
 		}
-		return marks.Put(appendPageMarkKey(nil, prefix, 3*pageMarkEvery), bytes.Clone(k))
+		return marks.Put(appendPageMarkKey(nil, prefix, 5*pageMarkEvery), bytes.Clone(k))
 	})
 	db, err := Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	for _, offset := range []int64{2 * pageMarkEvery, 2*pageMarkEvery + 63, 3 * pageMarkEvery} {
+	for _, offset := range []int64{5 * pageMarkEvery, 5*pageMarkEvery + 63} {
 		_, err := db.SetCards("jp-L", offset+1, 1, func([]byte) { t.Errorf("page of card %d answered", offset) })
-		if err == nil || !strings.Contains(err.Error(), "mark") {
-			t.Errorf("page of card %d: %v, want an error naming the mark", offset, err)
+		if err == nil || !strings.Contains(err.Error(), "page mark") {
+			t.Errorf("page of card %d: %v, want an error naming the page mark", offset, err)
 		}
 	}
-	for _, offset := range []int64{0, pageMarkEvery - 1, pageMarkEvery, 4 * pageMarkEvery} {
+	for _, offset := range []int64{0, pageMarkEvery - 1, pageMarkEvery, 2 * pageMarkEvery, 3*pageMarkEvery - 1, 4*pageMarkEvery + 5, 6 * pageMarkEvery, 999} {
 		var got []string
 		if _, err := db.SetCards("jp-L", offset+1, 1, func(c []byte) { got = append(got, string(c)) }); err != nil || len(got) != 1 || got[0] != want["jp-L"][offset] {
 			t.Errorf("page of card %d: %q, %v; want %q", offset, got, err, want["jp-L"][offset])
