@@ -103,7 +103,7 @@ func (db *DB) getReader() (*reader, error) {
 	r := &reader{
 		tx:            tx,
 		cardCursor:    tx.Bucket(bucketCards).Cursor(),
-		markCursor:    markCursor(tx),
+		markCursor:    pageMarkCursor(tx),
 		setCursor:     tx.Bucket(bucketSets).Cursor(),
 		codeCursor:    tx.Bucket(bucketSetCodes).Cursor(),
 		listCursors:   cursorPool{bucket: tx.Bucket(bucketPostings)},

@@ -37,8 +37,10 @@ import (
 //	           block -> the block: a kind byte, then its first ordinal
 //	           and the others as deltas, all uvarints, or a bitmap of a
 //	           window of ordinals (see postings.go)
-//	pageMarks  every 64th card of each set, so that a page deep into a
-//	           large set seeks its first card (see pages.go); optional
+//	pageMarks  set prefix + 8-byte big-endian position of a card in its
+//	           set, every pageMarkEvery-th -> the card's key in cards: a
+//	           page deep into a set seeks the mark before it and steps
+//	           from there (see pages.go); optional
 //
 // Each card's JSON is stored once, grouped by set and in printed-number
 // order within its set: a page of a set is one contiguous range of

@@ -10,9 +10,9 @@ import (
 
 // A page of a set is a run of the set's keys in the cards bucket, and bbolt
 // cannot count keys: reaching the page's first card from the set's first
-// would step over every card before it, a cost that grows with the set (a
-// page deep into a set of 216,000 cards took 3 ms, docs/BENCHMARKS.md,
-// "Pages deep into a large set"). So the import marks every
+// would step over every card before it, a cost that grows with the set
+// (about 4 ms a page of a set of 216,000 cards, docs/BENCHMARKS.md, "Pages
+// deep into a large set"). So the import marks every
 // pageMarkEvery-th card of each set:
 //
 //	pageMarks  set prefix + 8-byte big-endian position n, a multiple of
@@ -29,8 +29,8 @@ import (
 var bucketPageMarks = []byte("pageMarks")
 
 // pageMarkEvery is the number of cards between two marks of a set: a page
-// steps over fewer than this many, some 30 ns each, after the seek of its
-// mark; ten million cards take 156,000 marks.
+// steps over fewer than this many, some 35 ns each, after the seek of its
+// mark; ten million cards take at most 156,000 marks.
 const pageMarkEvery = 64
 
 // appendPageMarkKey appends the key of the mark of the card at position n
@@ -97,8 +97,9 @@ func (r *reader) seekPage(prefix []byte, offset int64) (k, v []byte, err error) 
 }
 
 // seekMark moves the cards cursor to the card of the set's last mark at or
-// before offset, or to the set's first card when no mark is, and returns
-// that card's key, value and position.
+// before offset, or to the set's first card when there is none, and returns
+// that card's key, value and position in the set. It fails when the mark
+// names a card that is not one of the set's.
 func (r *reader) seekMark(prefix []byte, offset int64) (k, v []byte, at int64, err error) {
 	var buf [64]byte
 	key := appendPageMarkKey(buf[:0], prefix, uint64(offset))
@@ -107,21 +108,22 @@ func (r *reader) seekMark(prefix []byte, offset int64) (k, v []byte, at int64, e
 		mk, card = r.markCursor.Prev()
 	}
 	// A set prefix delimits itself: a key of its length and prefix is a
-	// mark of this set.
+	// mark of this set, at a position at or before offset, as the key
+	// orders positions.
 	if len(mk) != len(prefix)+8 || !bytes.HasPrefix(mk, prefix) {
 		k, v = r.cardCursor.Seek(prefix)
 		return k, v, 0, nil
 	}
 	at = int64(binary.BigEndian.Uint64(mk[len(prefix):]))
-	if k, v = r.cardCursor.Seek(card); !bytes.Equal(k, card) || !bytes.HasPrefix(k, prefix) || at < 0 || at > offset {
-		return nil, nil, 0, fmt.Errorf("page mark of card %d names %q, not a card of the set", at, card)
+	if k, v = r.cardCursor.Seek(card); !bytes.Equal(k, card) || !bytes.HasPrefix(k, prefix) {
+		return nil, nil, 0, fmt.Errorf("page mark at position %d of the set names %q, which is not one of its cards", at, card)
 	}
 	return k, v, at, nil
 }
 
-// markCursor returns a cursor of the page marks of tx, nil in a file
-// written before them.
-func markCursor(tx *bolt.Tx) *bolt.Cursor {
+// pageMarkCursor returns a cursor of the page marks of tx, nil in a file
+// without them.
+func pageMarkCursor(tx *bolt.Tx) *bolt.Cursor {
 	if b := tx.Bucket(bucketPageMarks); b != nil {
 		return b.Cursor()
 	}

@@ -160,24 +160,57 @@ func TestPagesWithoutMarks(t *testing.T) {
 	checkPages(t, db, want)
 }
 
-// TestPagesOfDamagedMarks reads pages past marks a damaged file lost, and
-// past one that names a card of another set: a lost mark costs steps from
-// the mark before it, and the page is right; a wrong mark fails the pages
-// it would serve, rather than answer others.
-func TestPagesOfDamagedMarks(t *testing.T) {
+// TestPagesPastLostMarks reads every page after a damaged file lost
+// marks: a set's first mark, the first in the bucket (no mark before it),
+// the first of a set after another's marks, the last in the bucket (no
+// mark after it), and one between two others; and beside a key one byte
+// longer than a mark's, which is not one. Each page is served from the
+// mark before the lost one, or from the set's first card.
+func TestPagesPastLostMarks(t *testing.T) {
+	path, want := writePagedCatalogue(t, commitEvery, setSortMemory)
+	intlL := appendSetPrefix(nil, zoneByte(ZoneIntl), "L")
+	jpL := appendSetPrefix(nil, zoneByte(ZoneJP), "L")
+	jpN := appendSetPrefix(nil, zoneByte(ZoneJP), "N")
+	editFile(t, path, func(tx *bolt.Tx) error {
+		marks := tx.Bucket(bucketPageMarks)
+		for _, k := range [][]byte{
+			appendPageMarkKey(nil, intlL, pageMarkEvery),
+			appendPageMarkKey(nil, jpL, pageMarkEvery),
+			appendPageMarkKey(nil, jpL, 3*pageMarkEvery),
+			appendPageMarkKey(nil, jpN, pageMarkEvery),
+		} {
+			if marks.Get(k) == nil {
+				return fmt.Errorf("no mark %q to lose", k)
+			}
+			if err := marks.Delete(k); err != nil {
+				return err
+			}
+		}
+		// Read as a mark, it would put the set's first card at 100.
+		first, _ := tx.Bucket(bucketCards).Cursor().Seek(jpL)
+		return marks.Put(append(appendPageMarkKey(nil, jpL, 100), 0), bytes.Clone(first))
+	})
+	db, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	checkPages(t, db, want)
+}
+
+// TestPagesOfAWrongMark fails the pages served from a mark that names a
+// card of another set, rather than answer another page, and answers the
+// set's other pages.
+func TestPagesOfAWrongMark(t *testing.T) {
 	path, want := writePagedCatalogue(t, commitEvery, setSortMemory)
 	prefix := appendSetPrefix(nil, zoneByte(ZoneJP), "L")
 	editFile(t, path, func(tx *bolt.Tx) error {
-		marks := tx.Bucket(bucketPageMarks)
-		if err := marks.Delete(appendPageMarkKey(nil, prefix, 2*pageMarkEvery)); err != nil {
-			return err
-		}
 		setN := appendSetPrefix(nil, zoneByte(ZoneJP), "N")
 		k, _ := tx.Bucket(bucketCards).Cursor().Seek(setN)
 		if !bytes.HasPrefix(k, setN) {
 			return errors.New("set N has no cards")
 		}
-		return marks.Put(appendPageMarkKey(nil, prefix, 5*pageMarkEvery), bytes.Clone(k))
+		return tx.Bucket(bucketPageMarks).Put(appendPageMarkKey(nil, prefix, 5*pageMarkEvery), bytes.Clone(k))
 	})
 	db, err := Open(path)
 	if err != nil {
@@ -190,7 +223,7 @@ func TestPagesOfDamagedMarks(t *testing.T) {
 			t.Errorf("page of card %d: %v, want an error naming the page mark", offset, err)
 		}
 	}
-	for _, offset := range []int64{0, pageMarkEvery - 1, pageMarkEvery, 2 * pageMarkEvery, 3*pageMarkEvery - 1, 4*pageMarkEvery + 5, 6 * pageMarkEvery, 999} {
+	for _, offset := range []int64{0, pageMarkEvery - 1, pageMarkEvery, 5*pageMarkEvery - 1, 6 * pageMarkEvery, 999} {
 		var got []string
 		if _, err := db.SetCards("jp-L", offset+1, 1, func(c []byte) { got = append(got, string(c)) }); err != nil || len(got) != 1 || got[0] != want["jp-L"][offset] {
 			t.Errorf("page of card %d: %q, %v; want %q", offset, got, err, want["jp-L"][offset])

@@ -477,8 +477,8 @@ func (w *Writer) fold(name string) string {
 	return f
 }
 
-// Finish writes the sets, the search index and info, syncs the file and
-// closes it. The Writer is done with either way.
+// Finish writes the sets, the marks of pages, the search index and info,
+// syncs the file and closes it. The Writer is done with either way.
 func (w *Writer) Finish(info Info) (_ Info, err error) {
 	defer func() {
 		if err != nil {
