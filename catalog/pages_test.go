@@ -146,17 +146,11 @@ func TestPagesSeekTheirMarks(t *testing.T) {
 	}
 }
 
-// TestPagesWithoutMarks reads a file without page marks, as an import
-// wrote before them: its pages are the same, stepped from each set's first
-// card.
+// TestPagesWithoutMarks reads a file without page marks: its pages are the
+// same, stepped from each set's first card.
 func TestPagesWithoutMarks(t *testing.T) {
 	path, want := writePagedCatalogue(t, commitEvery, setSortMemory)
-	editFile(t, path, func(tx *bolt.Tx) error { return tx.DeleteBucket(bucketPageMarks) })
-	db, err := Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := openEdited(t, path, func(tx *bolt.Tx) error { return tx.DeleteBucket(bucketPageMarks) })
 	checkPages(t, db, want)
 }
 
@@ -171,7 +165,7 @@ func TestPagesPastLostMarks(t *testing.T) {
 	intlL := appendSetPrefix(nil, zoneByte(ZoneIntl), "L")
 	jpL := appendSetPrefix(nil, zoneByte(ZoneJP), "L")
 	jpN := appendSetPrefix(nil, zoneByte(ZoneJP), "N")
-	editFile(t, path, func(tx *bolt.Tx) error {
+	db := openEdited(t, path, func(tx *bolt.Tx) error {
 		marks := tx.Bucket(bucketPageMarks)
 		for _, k := range [][]byte{
 			appendPageMarkKey(nil, intlL, pageMarkEvery),
@@ -190,11 +184,6 @@ func TestPagesPastLostMarks(t *testing.T) {
 		first, _ := tx.Bucket(bucketCards).Cursor().Seek(jpL)
 		return marks.Put(append(appendPageMarkKey(nil, jpL, 100), 0), bytes.Clone(first))
 	})
-	db, err := Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
 	checkPages(t, db, want)
 }
 
@@ -204,7 +193,7 @@ func TestPagesPastLostMarks(t *testing.T) {
 func TestPagesOfAWrongMark(t *testing.T) {
 	path, want := writePagedCatalogue(t, commitEvery, setSortMemory)
 	prefix := appendSetPrefix(nil, zoneByte(ZoneJP), "L")
-	editFile(t, path, func(tx *bolt.Tx) error {
+	db := openEdited(t, path, func(tx *bolt.Tx) error {
 		setN := appendSetPrefix(nil, zoneByte(ZoneJP), "N")
 		k, _ := tx.Bucket(bucketCards).Cursor().Seek(setN)
 		if !bytes.HasPrefix(k, setN) {
@@ -212,11 +201,6 @@ func TestPagesOfAWrongMark(t *testing.T) {
 		}
 		return tx.Bucket(bucketPageMarks).Put(appendPageMarkKey(nil, prefix, 5*pageMarkEvery), bytes.Clone(k))
 	})
-	db, err := Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
 	for _, offset := range []int64{5 * pageMarkEvery, 5*pageMarkEvery + 63} {
 		_, err := db.SetCards("jp-L", offset+1, 1, func([]byte) { t.Errorf("page of card %d answered", offset) })
 		if err == nil || !strings.Contains(err.Error(), "page mark") {
@@ -231,18 +215,24 @@ func TestPagesOfAWrongMark(t *testing.T) {
 	}
 }
 
-// editFile changes the catalogue at path as a damaged or older file would
-// have it.
-func editFile(t *testing.T, path string, fn func(*bolt.Tx) error) {
+// openEdited changes the catalogue at path as a damaged or older file
+// would have it, and opens it for the test.
+func openEdited(t *testing.T, path string, edit func(*bolt.Tx) error) *DB {
 	t.Helper()
 	bdb, err := bolt.Open(path, 0o644, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := bdb.Update(fn); err != nil {
+	if err := bdb.Update(edit); err != nil {
 		t.Fatal(err)
 	}
 	if err := bdb.Close(); err != nil {
 		t.Fatal(err)
 	}
+	db, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
 }
