@@ -2,16 +2,13 @@ package catalog_test
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"math/rand/v2"
-	"path/filepath"
 	"slices"
 	"sync"
 	"testing"
 
 	"github.com/catalogd/catalogd/catalog"
-	"github.com/catalogd/catalogd/importer"
 	"github.com/catalogd/catalogd/internal/gen"
 )
 
@@ -199,16 +196,7 @@ func BenchmarkSetList(b *testing.B) {
 //
 //	go test ./catalog -run '^$' -bench PagesOfALargeSet -benchtime 4320x
 func BenchmarkPagesOfALargeSet(b *testing.B) {
-	dir := b.TempDir()
-	snapshot := filepath.Join(dir, "snapshot.json")
-	if _, err := gen.WriteFile(snapshot, gen.Options{Cards: 400_000, CardsPerSet: 200_000, Seed: 1}); err != nil {
-		b.Fatal(err)
-	}
-	path := filepath.Join(dir, "large-sets.db")
-	if _, err := importer.Import(context.Background(), importer.Config{DB: path, Inputs: []string{snapshot}}); err != nil {
-		b.Fatal(err)
-	}
-	db, err := catalog.Open(path)
+	db, err := importGenerated(b.TempDir(), gen.Options{Cards: 400_000, CardsPerSet: 200_000, Seed: 1})
 	if err != nil {
 		b.Fatal(err)
 	}

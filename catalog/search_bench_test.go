@@ -229,7 +229,7 @@ func openGenerated(b *testing.B) *catalog.DB {
 		b.Cleanup(func() { db.Close() })
 		return db
 	}
-	db, err := importGenerated(b.TempDir(), *genCards)
+	db, err := importGenerated(b.TempDir(), gen.Options{Cards: *genCards, Seed: 1, DistinctNames: *genDistinct})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -237,9 +237,10 @@ func openGenerated(b *testing.B) *catalog.DB {
 	return db
 }
 
-func importGenerated(dir string, cards int) (*catalog.DB, error) {
+// importGenerated imports a catalogue generated with opts into dir.
+func importGenerated(dir string, opts gen.Options) (*catalog.DB, error) {
 	snapshot := filepath.Join(dir, "snapshot.json")
-	if _, err := gen.WriteFile(snapshot, gen.Options{Cards: cards, Seed: 1, DistinctNames: *genDistinct}); err != nil {
+	if _, err := gen.WriteFile(snapshot, opts); err != nil {
 		return nil, err
 	}
 	defer os.Remove(snapshot)
