@@ -2,10 +2,13 @@ package catalog
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
 	"sort"
+
+	bolt "go.etcd.io/bbolt"
 )
 
 // Export is the snapshot of the catalogue, or of one zone of it, that
@@ -42,9 +45,26 @@ type measuredSet struct {
 
 var exportTail = []byte("]}")
 
+// The layout of an export needs the bytes of each set's cards, and bbolt
+// cannot sum values without reading them: a walk of the cards reads the
+// whole cards bucket, 80 s at ten million cards from a cold page cache, all
+// before the first byte of the first download of a generation
+// (docs/BENCHMARKS.md, "Export, 1,000,000 cards"). So the import stores
+// them:
+//
+//	setBytes   set prefix -> 8-byte big-endian sum of the lengths of the
+//	           set's cards' values in the cards bucket
+//
+// Like the marks of pages (pages.go), the bucket is optional and not part
+// of formatVersion: the sets of a file without it, or missing from it, are
+// measured by a walk of their cards. A size that does not match the cards
+// fails the download that reads that set (ExportReader), and does not
+// shift the bytes after it.
+var bucketSetBytes = []byte("setBytes")
+
 // Export returns the export of zone, or of every zone when zone is "". The
-// first call measures every set's cards, one walk of the cards; later calls
-// cost a pass over the sets.
+// first call reads the bytes of every set's cards; later calls cost a pass
+// over the sets.
 func (db *DB) Export(zone string) (*Export, error) {
 	if zone != "" && ZoneIndex(zone) < 0 {
 		return nil, fmt.Errorf("export: zone %q: %w", zone, ErrNotFound)
@@ -77,20 +97,15 @@ func (db *DB) Export(zone string) (*Export, error) {
 }
 
 // measureSets returns every set, in list order, with the bytes of its
-// cards' JSON: one walk of the cards, whose result the DB keeps (a few
-// dozen bytes a set).
+// cards' JSON, which the DB keeps (a few dozen bytes a set).
 func (db *DB) measureSets() ([]measuredSet, error) {
 	var sets []measuredSet
 	err := db.read(func(r *reader) error {
-		c := r.cardCursor
+		stored := r.tx.Bucket(bucketSetBytes)
 		return r.eachSetInOrder(func(id []byte, s storedSet) error {
-			var n, count int64
-			for k, v := c.Seek(s.prefix); bytes.HasPrefix(k, s.prefix); k, v = c.Next() {
-				n += int64(len(v))
-				count++
-			}
-			if count != s.total {
-				return fmt.Errorf("set %q: %d cards stored, %d counted", id, count, s.total)
+			n, err := r.setBytes(stored, s)
+			if err != nil {
+				return fmt.Errorf("set %q: %w", id, err)
 			}
 			sets = append(sets, measuredSet{prefix: bytes.Clone(s.prefix), total: s.total, size: n})
 			return nil
@@ -100,6 +115,29 @@ func (db *DB) measureSets() ([]measuredSet, error) {
 		return nil, fmt.Errorf("export: measure the cards: %w", err)
 	}
 	return sets, nil
+}
+
+// setBytes returns the bytes of the set's cards' JSON: as the import stored
+// them in stored, or, in a file without, by a walk of the cards.
+func (r *reader) setBytes(stored *bolt.Bucket, s storedSet) (int64, error) {
+	if stored != nil {
+		if v := stored.Get(s.prefix); v != nil {
+			if len(v) != 8 {
+				return 0, fmt.Errorf("the bytes of its cards are stored in %d bytes, not 8", len(v))
+			}
+			return int64(binary.BigEndian.Uint64(v)), nil
+		}
+	}
+	var n, count int64
+	c := r.cardCursor
+	for k, v := c.Seek(s.prefix); bytes.HasPrefix(k, s.prefix); k, v = c.Next() {
+		n += int64(len(v))
+		count++
+	}
+	if count != s.total {
+		return 0, fmt.Errorf("its record counts %d cards, the cards bucket holds %d", s.total, count)
+	}
+	return n, nil
 }
 
 // Size is the length of the export in bytes.
@@ -173,52 +211,75 @@ func (x *ExportReader) cardBytes(off int64) ([]byte, error) {
 	if x.set >= 0 && off >= x.unitOff && off < x.unitOff+int64(len(x.unit)) {
 		return x.unit[off-x.unitOff:], nil
 	}
-	if x.set < 0 || off != x.unitOff+int64(len(x.unit)) || !x.next() {
-		x.seekSet(off)
+	var err error
+	if x.set >= 0 && off == x.unitOff+int64(len(x.unit)) {
+		err = x.next()
+	} else {
+		err = x.seekSet(off)
 	}
-	for off >= x.unitOff+int64(len(x.unit)) {
-		if !x.next() {
-			return nil, fmt.Errorf("export: no card at offset %d of the cards: the catalogue does not match its measure", off)
-		}
+	for err == nil && off >= x.unitOff+int64(len(x.unit)) {
+		err = x.next()
+	}
+	if err != nil {
+		return nil, err
 	}
 	return x.unit[off-x.unitOff:], nil
 }
 
 // seekSet loads the first card of the set that holds offset off of the
 // cards.
-func (x *ExportReader) seekSet(off int64) {
+func (x *ExportReader) seekSet(off int64) error {
 	sets := x.e.sets
 	i := sort.Search(len(sets), func(i int) bool { return sets[i].start+sets[i].size > off })
 	x.set = i
 	x.unitOff = sets[i].start
-	_, v := x.r.cardCursor.Seek(sets[i].prefix)
-	x.load(v, i > 0)
+	k, v := x.r.cardCursor.Seek(sets[i].prefix)
+	if !bytes.HasPrefix(k, sets[i].prefix) {
+		return x.mismatch()
+	}
+	return x.load(v, i > 0)
 }
 
-// next loads the card after the loaded one, in its set or the next; it
-// reports false after the last card.
-func (x *ExportReader) next() bool {
+// next loads the card after the loaded one, in its set or the next. A set
+// whose cards end elsewhere than its measure says fails it: the bytes of
+// the sets after it would be at other offsets than the layout's.
+func (x *ExportReader) next() error {
 	sets := x.e.sets
 	start := x.unitOff + int64(len(x.unit))
 	k, v := x.r.cardCursor.Next()
 	if !bytes.HasPrefix(k, sets[x.set].prefix) {
-		if x.set+1 >= len(sets) {
-			return false
+		if start != sets[x.set].start+sets[x.set].size || x.set+1 >= len(sets) {
+			return x.mismatch()
 		}
 		x.set++
-		_, v = x.r.cardCursor.Seek(sets[x.set].prefix)
+		if k, v = x.r.cardCursor.Seek(sets[x.set].prefix); !bytes.HasPrefix(k, sets[x.set].prefix) {
+			return x.mismatch()
+		}
 	}
 	x.unitOff = start
-	x.load(v, true)
-	return true
+	return x.load(v, true)
 }
 
-func (x *ExportReader) load(card []byte, comma bool) {
+// load makes card, with a comma before it or not, the loaded unit, which
+// must end within its set's measure.
+func (x *ExportReader) load(card []byte, comma bool) error {
 	x.unit = x.unit[:0]
 	if comma {
 		x.unit = append(x.unit, ',')
 	}
 	x.unit = append(x.unit, card...)
+	if s := x.e.sets[x.set]; x.unitOff+int64(len(x.unit)) > s.start+s.size {
+		return x.mismatch()
+	}
+	return nil
+}
+
+// mismatch is the error of a set whose cards are not the bytes its measure
+// says: a damaged file, which the download cannot go on reading.
+func (x *ExportReader) mismatch() error {
+	s := x.e.sets[x.set]
+	x.set = -1 // nothing loaded
+	return fmt.Errorf("export: the cards of set %s do not match their measure of %d bytes at offset %d of the cards", describeSetPrefix(s.prefix), s.size, s.start)
 }
 
 // Seek sets the offset of the next Read.
@@ -246,4 +307,15 @@ func (x *ExportReader) Close() error {
 		x.r = nil
 	}
 	return nil
+}
+
+// describeSetPrefix names the set of a set prefix in an error: its code
+// and zone.
+func describeSetPrefix(prefix []byte) string {
+	if len(prefix) > 0 && int(prefix[0]) < len(Zones()) {
+		if code, rest, ok := lengthPrefixed(prefix[1:]); ok && len(rest) == 0 {
+			return fmt.Sprintf("%q of zone %s", code, Zones()[prefix[0]])
+		}
+	}
+	return fmt.Sprintf("of prefix %q", prefix)
 }

@@ -2,12 +2,19 @@ package catalog
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
+	"fmt"
 	"io"
+	"maps"
 	"math/rand/v2"
+	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
+
+	bolt "go.etcd.io/bbolt"
 )
 
 // TestExportReaderSeeks reads the export whole, then from random offsets
@@ -25,6 +32,7 @@ func TestExportReaderSeeks(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		t.Cleanup(func() { r.Close() }) // before the catalogue's, which waits for it
 		whole, err := io.ReadAll(r)
 		if err != nil {
 			t.Fatal(err)
@@ -170,5 +178,146 @@ func TestChangesOfAFollowingCatalogue(t *testing.T) {
 	}
 	if _, err := db.Changes(ChangesQuery{Since: "g", After: "!!", Limit: 1}, func(Change) error { return nil }); err == nil {
 		t.Error("a cursor that is not one: no error")
+	}
+}
+
+// readExports reads the export of every zone and of each, whole, from the
+// catalogue at path, by zone.
+func readExports(t *testing.T, db *DB) map[string][]byte {
+	t.Helper()
+	exports := map[string][]byte{}
+	for _, zone := range []string{"", ZoneIntl, ZoneJP, ZoneCHN} {
+		e, err := db.Export(zone)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := e.Open()
+		if err != nil {
+			t.Fatal(err)
+		}
+		whole, err := io.ReadAll(r)
+		r.Close()
+		if err != nil || int64(len(whole)) != e.Size() {
+			t.Fatalf("zone %q: read %d bytes of %d: %v", zone, len(whole), e.Size(), err)
+		}
+		exports[zone] = whole
+	}
+	return exports
+}
+
+// TestExportOfStoredSetBytes writes sets whose cards come interleaved, in
+// transactions of every size and with the runs of their cards spilled or
+// not: the import stores the bytes of each set's cards, and an export laid
+// out from them is the export of a file without them, whose sets are
+// measured by a walk of their cards.
+func TestExportOfStoredSetBytes(t *testing.T) {
+	for _, sizes := range []struct{ commitAt, sortLimit int }{{1, setSortMemory}, {4 << 10, 1 << 10}, {commitEvery, setSortMemory}} {
+		path, _ := writePagedCatalogue(t, sizes.commitAt, sizes.sortLimit)
+		db, err := Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = db.db.View(func(tx *bolt.Tx) error {
+			walked := map[string]int64{}
+			c := tx.Bucket(bucketCards).Cursor()
+			for k, v := c.First(); k != nil && k[0] != keyCardID; k, v = c.Next() {
+				n, _ := setPrefixLen(k)
+				walked[string(k[:n])] += int64(len(v))
+			}
+			stored := map[string]int64{}
+			err := tx.Bucket(bucketSetBytes).ForEach(func(k, v []byte) error {
+				stored[string(k)] = int64(binary.BigEndian.Uint64(v))
+				return nil
+			})
+			if len(walked) != len(pagedSets) || !maps.Equal(stored, walked) {
+				t.Errorf("commit %d, sort %d: stored bytes of sets %v, want %v", sizes.commitAt, sizes.sortLimit, stored, walked)
+			}
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := readExports(t, db)
+		db.Close()
+
+		for _, edit := range []struct {
+			name string
+			edit func(*bolt.Tx) error
+		}{
+			{"without the bucket", func(tx *bolt.Tx) error { return tx.DeleteBucket(bucketSetBytes) }},
+			{"without one set", func(tx *bolt.Tx) error {
+				return tx.Bucket(bucketSetBytes).Delete(appendSetPrefix(nil, zoneByte(ZoneJP), "M"))
+			}},
+		} {
+			edited := filepath.Join(t.TempDir(), "c.db")
+			copyFile(t, path, edited)
+			got := readExports(t, openEdited(t, edited, edit.edit))
+			if !maps.EqualFunc(got, want, bytes.Equal) {
+				t.Errorf("commit %d, sort %d, %s: the exports differ from those of the stored bytes", sizes.commitAt, sizes.sortLimit, edit.name)
+			}
+		}
+	}
+}
+
+// TestExportOfAWrongSetSize stores, for each set in turn, one byte more or
+// less than its cards take, or a malformed size: the download fails at that
+// set, after bytes that are all the true export's, and never goes on with
+// bytes at other offsets than the layout says.
+func TestExportOfAWrongSetSize(t *testing.T) {
+	path, _ := writePagedCatalogue(t, commitEvery, setSortMemory)
+	db, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	whole := readExports(t, db)[""]
+	db.Close()
+
+	for _, s := range pagedSets {
+		prefix := appendSetPrefix(nil, zoneByte(s.zone), s.code)
+		for _, delta := range []int64{-1, 1} {
+			edited := filepath.Join(t.TempDir(), "c.db")
+			copyFile(t, path, edited)
+			db := openEdited(t, edited, func(tx *bolt.Tx) error {
+				b := tx.Bucket(bucketSetBytes)
+				n := int64(binary.BigEndian.Uint64(b.Get(prefix))) + delta
+				return b.Put(prefix, binary.BigEndian.AppendUint64(nil, uint64(n)))
+			})
+			e, err := db.Export("")
+			if err != nil {
+				t.Fatal(err)
+			}
+			r, err := e.Open()
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := io.ReadAll(r)
+			r.Close()
+			if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("set %q of zone %s do not match", s.code, s.zone)) {
+				t.Errorf("set %s-%s, size %+d: read %d bytes, %v; want an error naming the set", s.zone, s.code, delta, len(got), err)
+			}
+			if !bytes.HasPrefix(whole, got) {
+				t.Errorf("set %s-%s, size %+d: the %d bytes read before the error are not the export's", s.zone, s.code, delta, len(got))
+			}
+		}
+
+		edited := filepath.Join(t.TempDir(), "c.db")
+		copyFile(t, path, edited)
+		db := openEdited(t, edited, func(tx *bolt.Tx) error {
+			return tx.Bucket(bucketSetBytes).Put(prefix, []byte{1, 2, 3})
+		})
+		if _, err := db.Export(""); err == nil || !strings.Contains(err.Error(), "not 8") {
+			t.Errorf("set %s-%s, a size of 3 bytes: %v, want an error", s.zone, s.code, err)
+		}
+	}
+}
+
+func copyFile(t *testing.T, from, to string) {
+	t.Helper()
+	b, err := os.ReadFile(from)
+	if err == nil {
+		err = os.WriteFile(to, b, 0o644)
+	}
+	if err != nil {
+		t.Fatal(err)
 	}
 }

@@ -41,6 +41,8 @@ import (
 //	           set, every pageMarkEvery-th -> the card's key in cards: a
 //	           page deep into a set seeks the mark before it and steps
 //	           from there (see pages.go); optional
+//	setBytes   set prefix -> 8-byte big-endian bytes of the set's cards'
+//	           JSON, which lay out an export (see export.go); optional
 //
 // Each card's JSON is stored once, grouped by set and in printed-number
 // order within its set: a page of a set is one contiguous range of

@@ -29,10 +29,10 @@ var pagedSets = []struct {
 }
 
 // writePagedCatalogue writes pagedSets, their cards added in a shuffled
-// order, committing every commitAt bytes and sorting the keys of cards in
-// sortLimit bytes of memory, and returns the file and each
-// set's cards in the order of its pages (printed number, then id), by set
-// id.
+// order, committing every commitAt bytes and sorting the keys of cards and
+// the runs of sets' cards in sortLimit bytes of memory, and returns the
+// file and each set's cards in the order of its pages (printed number, then
+// id), by set id.
 func writePagedCatalogue(t *testing.T, commitAt, sortLimit int) (string, map[string][]string) {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "c.db")
@@ -40,7 +40,7 @@ func writePagedCatalogue(t *testing.T, commitAt, sortLimit int) (string, map[str
 	if err != nil {
 		t.Fatal(err)
 	}
-	w.commitAt, w.cardKeys.limit = commitAt, sortLimit
+	w.commitAt, w.cardKeys.limit, w.runCounts.limit = commitAt, sortLimit, sortLimit
 	rng := rand.New(rand.NewPCG(3, 4))
 	var cards []*Card
 	want := map[string][]string{}

@@ -44,8 +44,9 @@ type Writer struct {
 	ids        *bolt.Cursor // on the cards bucket, for the ids of earlier transactions
 
 	// The sets are put as they come; what is known of them only once
-	// every card is goes through sorters: runCounts holds the number of
-	// cards of each run of cards of one set (key: the set prefix),
+	// every card goes through sorters: runCounts holds the number of
+	// cards of each run of cards of one set (key: the set prefix) and the
+	// bytes of their JSON,
 	// setOrder each set under its place in the list of sets, cardKeys
 	// the key of every card, for the marks of pages (see pages.go).
 	runCounts *sorter
@@ -53,6 +54,7 @@ type Writer struct {
 	cardKeys  *sorter
 	runSet    []byte // the set prefix of the run of cards being added
 	runCount  int64
+	runBytes  int64
 	named     struct { // the set SetName found last: cards come by set
 		key  []byte
 		name string
@@ -179,7 +181,7 @@ func (w *Writer) begin() error {
 		return fmt.Errorf("write catalogue %s: %w", w.path, err)
 	}
 	w.tx = tx
-	for _, name := range [][]byte{bucketMeta, bucketSets, bucketSetCodes, bucketSetOrder, bucketSetLists, bucketCards, bucketNumbers, bucketPostings, bucketPageMarks, bucketChanges} {
+	for _, name := range [][]byte{bucketMeta, bucketSets, bucketSetCodes, bucketSetOrder, bucketSetLists, bucketCards, bucketNumbers, bucketPostings, bucketPageMarks, bucketSetBytes, bucketChanges} {
 		b, err := tx.CreateBucketIfNotExists(name)
 		if err != nil {
 			return fmt.Errorf("write catalogue %s: bucket %s: %w", w.path, name, err)
@@ -327,6 +329,7 @@ func (w *Writer) AddCard(c *Card) error {
 		w.runSet = append(w.runSet[:0], key[:setLen]...)
 	}
 	w.runCount++
+	w.runBytes += int64(len(w.buf))
 	w.zoneCards[ZoneIndex(c.Zone)]++
 	if err := w.cardKeys.add(key, nil); err != nil {
 		return fmt.Errorf("write catalogue %s: page marks: %w", w.path, err)
@@ -349,10 +352,11 @@ func (w *Writer) endRun() error {
 	if w.runCount == 0 {
 		return nil
 	}
-	var count [8]byte
-	binary.BigEndian.PutUint64(count[:], uint64(w.runCount))
-	w.runCount = 0
-	if err := w.runCounts.add(w.runSet, count[:]); err != nil {
+	var run [16]byte
+	binary.BigEndian.PutUint64(run[:8], uint64(w.runCount))
+	binary.BigEndian.PutUint64(run[8:], uint64(w.runBytes))
+	w.runCount, w.runBytes = 0, 0
+	if err := w.runCounts.add(w.runSet, run[:]); err != nil {
 		return fmt.Errorf("write catalogue %s: sets: %w", w.path, err)
 	}
 	return nil
@@ -563,11 +567,12 @@ func (w *Writer) closeSorters() {
 	w.cardKeys.close()
 }
 
-// writeSetTotals puts in each set's record the number of its cards, from
-// the counts of the runs of its cards.
+// writeSetTotals puts in each set's record the number of its cards, and in
+// setBytes the bytes of their JSON (see export.go), from the runs of its
+// cards.
 func (w *Writer) writeSetTotals() error {
 	var set []byte
-	var total int64
+	var total, size int64
 	flush := func() error {
 		if set == nil {
 			return nil
@@ -590,16 +595,22 @@ func (w *Writer) writeSetTotals() error {
 		}
 		w.buf = binary.BigEndian.AppendUint64(w.buf[:0], uint64(total))
 		w.buf = append(w.buf, v[8:]...)
-		return w.putOrdered(bucketSets, bytes.Clone(id), w.buf)
+		if err := w.putOrdered(bucketSets, bytes.Clone(id), w.buf); err != nil {
+			return err
+		}
+		var n [8]byte
+		binary.BigEndian.PutUint64(n[:], uint64(size))
+		return w.putOrdered(bucketSetBytes, set, n[:])
 	}
-	err := w.runCounts.each(func(prefix, count []byte) error {
+	err := w.runCounts.each(func(prefix, run []byte) error {
 		if !bytes.Equal(prefix, set) {
 			if err := flush(); err != nil {
 				return err
 			}
-			set, total = append(set[:0], prefix...), 0
+			set, total, size = append(set[:0], prefix...), 0, 0
 		}
-		total += int64(binary.BigEndian.Uint64(count))
+		total += int64(binary.BigEndian.Uint64(run[:8]))
+		size += int64(binary.BigEndian.Uint64(run[8:]))
 		return nil
 	})
 	if err != nil {
