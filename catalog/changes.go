@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"path/filepath"
 	"slices"
 
@@ -119,7 +120,7 @@ func (db *DB) Changes(q ChangesQuery, fn func(Change) error) (string, error) {
 	pin, after := db.info.Generation, []byte(nil)
 	if q.After != "" {
 		var err error
-		if pin, after, err = decodeCursor(q.After); err != nil {
+		if pin, after, err = decodeCursor(q.After, q); err != nil {
 			return "", err
 		}
 	}
@@ -153,7 +154,7 @@ func (db *DB) Changes(q ChangesQuery, fn func(Change) error) (string, error) {
 				continue
 			}
 			if n == q.Limit {
-				next = encodeCursor(pin, last)
+				next = encodeCursor(pin, q, last)
 				return nil
 			}
 			c := Change{Kind: "set", ID: string(w.key[1:])}
@@ -281,28 +282,46 @@ func (w *changeWalk) beforeStep(i int) byte {
 	return w.after
 }
 
-// encodeCursor makes the cursor after the record key of a list that
-// started at generation pin.
-func encodeCursor(pin string, key []byte) string {
+// encodeCursor makes the cursor after the record key of the list of q
+// that started at generation pin: pin, uvarint-length-prefixed, the
+// listSum of q, then the key.
+func encodeCursor(pin string, q ChangesQuery, key []byte) string {
 	b := binary.AppendUvarint(nil, uint64(len(pin)))
-	b = append(append(b, pin...), key...)
+	b = append(b, pin...)
+	b = binary.BigEndian.AppendUint32(b, listSum(q))
+	b = append(b, key...)
 	return base64.RawURLEncoding.EncodeToString(b)
 }
 
-func decodeCursor(s string) (string, []byte, error) {
+// decodeCursor returns the generation and the record key of a cursor of
+// the list of q.
+func decodeCursor(s string, q ChangesQuery) (string, []byte, error) {
 	b, err := base64.RawURLEncoding.DecodeString(s)
 	if err != nil {
 		return "", nil, fmt.Errorf("cursor %s: %w", Quote(s), ErrBadCursor)
 	}
 	n, used := binary.Uvarint(b)
-	if used <= 0 || n > uint64(len(b)-used) {
+	if used <= 0 || n > uint64(len(b)-used) || len(b)-used-int(n) < 4 {
 		return "", nil, fmt.Errorf("cursor %s: %w", Quote(s), ErrBadCursor)
 	}
-	pin, key := string(b[used:used+int(n)]), b[used+int(n):]
+	pin, sum, key := string(b[used:used+int(n)]), b[used+int(n):used+int(n)+4], b[used+int(n)+4:]
 	if len(key) < 2 || (key[0] != changeSet && key[0] != changeCard) {
 		return "", nil, fmt.Errorf("cursor %s: %w", Quote(s), ErrBadCursor)
 	}
+	if binary.BigEndian.Uint32(sum) != listSum(q) {
+		return "", nil, fmt.Errorf("cursor %s is of another list of changes (another since or zone): %w", Quote(s), ErrBadCursor)
+	}
 	return pin, key, nil
+}
+
+// listSum is a checksum of what chooses a list of changes, since and zone,
+// which its cursors carry: a cursor given with another list would skip
+// whatever that list holds before the cursor's record, so it is refused.
+// Such a cursor passes only when the two lists' sums collide, one time in
+// 2^32: this guards against a client that mixes its lists up, not against
+// forgery, which gains a client nothing it cannot ask for.
+func listSum(q ChangesQuery) uint32 {
+	return crc32.ChecksumIEEE([]byte(q.Since + "\x00" + q.Zone))
 }
 
 // Follow makes the catalogue being written the next generation of prev,

@@ -387,7 +387,7 @@ func TestChangesParameters(t *testing.T) {
 	h.change()
 	first := h.importNow()
 	h.change()
-	h.importNow()
+	second := h.importNow()
 	f := newFixtureAt(t, h.db, nil)
 	for target, param := range map[string]string{
 		"/catalog/changes":                                  "since",
@@ -406,6 +406,24 @@ func TestChangesParameters(t *testing.T) {
 		}
 	}
 	f.get("/catalog/changes?since=19990101T000000Z-00000000").wantStatus(t, http.StatusGone)
+
+	// A cursor is of one list: given with another since or zone it would
+	// skip that list's changes before its record.
+	var p changesPage
+	f.get("/catalog/changes?since="+first+"&zone=jp&limit=1").json(t, &p)
+	if p.Meta.Next == nil {
+		t.Fatal("no second page of one change")
+	}
+	after := url.QueryEscape(*p.Meta.Next)
+	f.get("/catalog/changes?since="+first+"&zone=jp&limit=1&after="+after).wantStatus(t, http.StatusOK)
+	for _, other := range []string{"since=" + second + "&zone=jp", "since=" + first, "since=" + first + "&zone=intl"} {
+		r := f.get("/catalog/changes?" + other + "&limit=1&after=" + after)
+		r.wantStatus(t, http.StatusBadRequest)
+		if !strings.Contains(string(r.body), `"parameter":"after"`) {
+			t.Errorf("%s with a cursor of since=%s&zone=jp: %s", other, first, r.body)
+		}
+	}
+
 	r := f.get("/catalog/changes?since=" + first + "&limit=1")
 	r.wantStatus(t, http.StatusOK)
 	f.do(http.MethodGet, "/catalog/changes?since="+first+"&limit=1", "If-None-Match", r.header.Get("ETag")).wantStatus(t, http.StatusNotModified)
