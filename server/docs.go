@@ -82,7 +82,7 @@ func (f *staticFile) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if compress {
 		varyOnAcceptEncoding(h)
 	}
-	if inm := firstHeader(r.Header, "If-None-Match"); inm != "" {
+	if inm := ifNoneMatch(r.Header); inm != "" {
 		if matched, ok := etagListMatch(inm, f.etag[0]); ok {
 			h["Etag"] = []string{matched}
 			w.WriteHeader(http.StatusNotModified)

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -70,8 +71,93 @@ func (s *Server) handleExport() http.Handler {
 			h["Content-Encoding"] = gzipEncoding
 		}
 		h["Etag"] = []string{tag}
+		size := export.Size()
+		if out.encodedSize > 0 {
+			size = out.encodedSize
+		}
+		prepareConditions(r.Header, valid.tag(), tag, size)
 		http.ServeContent(out, r, "", time.Time{}, body)
 	})
+}
+
+// prepareConditions readies the conditional and range header fields of a
+// request for the representation of size bytes tagged tag (plainTag
+// untouched, else its gzip variant) for http.ServeContent, which would
+// otherwise answer:
+//   - an If-None-Match naming the other representation's tag with a 200,
+//     where the API's other answers take either tag (docs/CONTRACT.md,
+//     Caching); and only its first line, where a list may be split across
+//     lines;
+//   - several ranges with multipart/byteranges, the compressed parts
+//     under a Content-Encoding that is not the multipart body's, each range
+//     compressing its chunk again: a request of many small ranges would
+//     cost seconds of CPU. A download resumes with one range, so several
+//     get the whole representation, as RFC 9110 section 14.2 allows;
+//   - a Range it cannot parse, or of another unit, with a 416, where
+//     section 14.2 has it ignored: the whole representation;
+//   - "bytes=-0" with a 206 of no bytes, where it is unsatisfiable
+//     (section 14.1.3): a 416, through a range that starts at the end.
+func prepareConditions(h http.Header, plainTag, tag string, size int64) {
+	if inm := ifNoneMatch(h); inm != "" {
+		if _, ok := etagListMatch(inm, plainTag); ok {
+			inm = tag
+		}
+		h["If-None-Match"] = []string{inm}
+	}
+	if v := h["Range"]; len(v) > 0 {
+		if spec, ok := singleByteRange(v, size); ok {
+			h["Range"] = []string{spec}
+		} else {
+			delete(h, "Range")
+		}
+	}
+}
+
+// singleByteRange returns a Range field's values as one range of bytes
+// that ServeContent reads as RFC 9110 section 14.1 does, when they are one
+// valid range; a range past the end of size bytes stays past it.
+func singleByteRange(v []string, size int64) (string, bool) {
+	if len(v) != 1 {
+		return "", false
+	}
+	unit, spec, ok := strings.Cut(v[0], "=")
+	if !ok || !strings.EqualFold(strings.TrimSpace(unit), "bytes") || strings.Contains(spec, ",") {
+		return "", false
+	}
+	first, last, ok := strings.Cut(spec, "-")
+	first, last = strings.TrimSpace(first), strings.TrimSpace(last)
+	if !ok || !digits(first) && !digits(last) || first != "" && !digits(first) || last != "" && !digits(last) {
+		return "", false
+	}
+	from, fromErr := strconv.ParseInt(first, 10, 64)
+	to, toErr := strconv.ParseInt(last, 10, 64)
+	switch {
+	case first == "": // the last bytes
+		if toErr != nil { // more than there are
+			return "bytes=0-", true
+		}
+		if to == 0 {
+			return "bytes=" + strconv.FormatInt(size, 10) + "-", true
+		}
+		return "bytes=-" + last, true
+	case fromErr != nil: // past any end
+		return "bytes=" + strconv.FormatInt(size, 10) + "-", true
+	case last == "" || toErr != nil: // to the end
+		return "bytes=" + first + "-", true
+	case to < from:
+		return "", false
+	}
+	return "bytes=" + first + "-" + last, true
+}
+
+// digits reports whether s is one or more decimal digits.
+func digits(s string) bool {
+	for _, c := range []byte(s) {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return s != ""
 }
 
 // exportStall is how long a download may make no progress before the

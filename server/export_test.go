@@ -51,8 +51,15 @@ func (f *fixture) raw(target string, header ...string) *response {
 	}
 	req.Header.Set("Authorization", "Bearer "+f.token)
 	req.Header.Set("Accept-Encoding", "identity")
+	given := map[string]bool{}
 	for i := 0; i+1 < len(header); i += 2 {
-		req.Header.Set(header[i], header[i+1])
+		// A field given twice is sent on two lines.
+		if given[header[i]] {
+			req.Header.Add(header[i], header[i+1])
+		} else {
+			req.Header.Set(header[i], header[i+1])
+		}
+		given[header[i]] = true
 	}
 	resp, err := f.http.Client().Do(req)
 	if err != nil {
@@ -304,6 +311,69 @@ func TestExportResume(t *testing.T) {
 			if !bytes.Equal(stale.body, whole.body) {
 				t.Error("a stale If-Range did not get the whole export")
 			}
+		})
+	}
+}
+
+// TestExportRangesAndTags sends the range and conditional requests that
+// http.ServeContent alone would answer unlike the rest of the API or
+// RFC 9110: several ranges, ranges it cannot parse, an empty suffix, the
+// other representation's tag, a list of tags on two lines.
+func TestExportRangesAndTags(t *testing.T) {
+	f := newFixture(t)
+	for _, enc := range []string{"identity", "gzip"} {
+		t.Run(enc, func(t *testing.T) {
+			whole := f.raw("/catalog/export", "Accept-Encoding", enc)
+			whole.wantStatus(t, http.StatusOK)
+			size := len(whole.body)
+			for _, r := range []string{"bytes=0-1,5-6", "bytes=0-1, 0-1", "items=0-5", "bytes=abc", "bytes=10-5", "bytes=-", "bytes=", "bytes=1-2-3", "bytes=+1-2", "bytes 0-5"} {
+				got := f.raw("/catalog/export", "Accept-Encoding", enc, "Range", r)
+				got.wantStatus(t, http.StatusOK)
+				if !bytes.Equal(got.body, whole.body) || got.header.Get("Content-Range") != "" {
+					t.Errorf("Range %q: %d bytes, Content-Range %q; want the whole export", r, len(got.body), got.header.Get("Content-Range"))
+				}
+			}
+			for r, want := range map[string]string{
+				"Bytes=5-9":                    fmt.Sprintf("bytes 5-9/%d", size),
+				"bytes= 5 - 9":                 fmt.Sprintf("bytes 5-9/%d", size),
+				"bytes=0-99999999999999999999": fmt.Sprintf("bytes 0-%d/%d", size-1, size),
+				"bytes=-99999999999999999999":  fmt.Sprintf("bytes 0-%d/%d", size-1, size),
+				"bytes=-10":                    fmt.Sprintf("bytes %d-%d/%d", size-10, size-1, size),
+			} {
+				got := f.raw("/catalog/export", "Accept-Encoding", enc, "Range", r)
+				got.wantStatus(t, http.StatusPartialContent)
+				var first, last int
+				if cr := got.header.Get("Content-Range"); cr != want {
+					t.Errorf("Range %q: Content-Range %q, want %q", r, cr, want)
+				} else if _, err := fmt.Sscanf(cr, "bytes %d-%d/", &first, &last); err != nil || !bytes.Equal(got.body, whole.body[first:last+1]) {
+					t.Errorf("Range %q: the body is not those bytes of the whole (%v)", r, err)
+				}
+			}
+			for _, r := range []string{"bytes=-0", "bytes=99999999999999999999-", fmt.Sprintf("bytes=%d-", size)} {
+				got := f.raw("/catalog/export", "Accept-Encoding", enc, "Range", r)
+				got.wantStatus(t, http.StatusRequestedRangeNotSatisfiable)
+				if cr, want := got.header.Get("Content-Range"), fmt.Sprintf("bytes */%d", size); cr != want {
+					t.Errorf("Range %q: 416 Content-Range %q, want %q", r, cr, want)
+				}
+			}
+
+			tag := whole.header.Get("ETag")
+			plain := strings.TrimSuffix(tag, `-gzip"`)
+			if plain != tag {
+				plain += `"`
+			}
+			for _, inm := range [][]string{{plain}, {gzipTag(plain)}, {`W/` + gzipTag(plain)}, {`"other"`, plain}, {`"other"`, gzipTag(plain)}} {
+				header := []string{"Accept-Encoding", enc}
+				for _, v := range inm {
+					header = append(header, "If-None-Match", v)
+				}
+				got := f.raw("/catalog/export", header...)
+				got.wantStatus(t, http.StatusNotModified)
+				if got.header.Get("ETag") != tag {
+					t.Errorf("If-None-Match %q: 304 with ETag %q, want %q", inm, got.header.Get("ETag"), tag)
+				}
+			}
+			f.raw("/catalog/export", "Accept-Encoding", enc, "If-None-Match", `"other"`).wantStatus(t, http.StatusOK)
 		})
 	}
 }

@@ -556,6 +556,10 @@ func TestETagAndNotModified(t *testing.T) {
 		if r := f.do(http.MethodGet, target, "If-None-Match", `"stale"`); r.status != http.StatusOK {
 			t.Errorf("%s with a stale tag: status %d", target, r.status)
 		}
+		// A list of tags may come on several lines (RFC 9110 section 5.3).
+		if nm := f.raw(target, "If-None-Match", `"stale"`, "If-None-Match", tag); nm.status != http.StatusNotModified {
+			t.Errorf("%s with If-None-Match on two lines, the second naming it: status %d", target, nm.status)
+		}
 	}
 	// Different requests, different tags.
 	a := f.get("/catalog/sets/SV1a/cards?page=1").header.Get("ETag")

@@ -83,7 +83,7 @@ func writeAnswer(w http.ResponseWriter, r *http.Request, valid *validators, zipp
 	if compress {
 		varyOnAcceptEncoding(h)
 	}
-	if inm := firstHeader(r.Header, "If-None-Match"); inm != "" {
+	if inm := ifNoneMatch(r.Header); inm != "" {
 		if matched, ok := etagListMatch(inm, valid.tag()); ok {
 			// A 304 names the representation the client holds: the
 			// compressed one's tag carries the gzip suffix.
@@ -127,6 +127,16 @@ func answerKey(b []byte, r *http.Request) []byte {
 	b = append(b, r.URL.Path...)
 	b = append(b, '?')
 	return append(b, r.URL.RawQuery...)
+}
+
+// ifNoneMatch returns the list of tags of h's If-None-Match, which a client
+// may split across several lines (RFC 9110 section 5.3).
+func ifNoneMatch(h http.Header) string {
+	v := h["If-None-Match"]
+	if len(v) > 1 {
+		return strings.Join(v, ",")
+	}
+	return firstHeader(h, "If-None-Match")
 }
 
 // etagListMatch returns the entry of an If-None-Match list that names tag,
