@@ -25,7 +25,7 @@ func (s *Server) routes(docs map[string]*staticFile) *httprouter.Router {
 
 	api := s.basePath
 	// The catalogue, behind a bearer token. Its answers are compressed by
-	// Server.write; the export compresses its own stream.
+	// writeAnswer; the export compresses its own stream.
 	s.get(r, "listSets", api+setsPath, true, s.handleListSets)
 	s.get(r, "listSetCards", api+setsPath+"/:code/cards", true, s.handleListSetCards)
 	s.get(r, "getCard", api+"/catalog/cards/*cardId", true, s.handleGetCard)
