@@ -185,20 +185,26 @@ var errArgumentsNotObject = errors.New("the arguments must be a JSON object of n
 // the REST request that asks the same question, so that one parser checks
 // both. What JSON adds is checked here: each argument the input schema
 // declares must have the declared JSON type (a number is kept as written,
-// so that the REST rules judge 1.0 or -1); null counts as absent, as
-// clients send it for an argument they leave out; arguments the schema does
-// not declare are ignored, like unknown query parameters.
+// so that the REST rules judge 1.0 or -1), and be given once; null counts
+// as absent, as clients send it for an argument they leave out; arguments
+// the schema does not declare are ignored, like unknown query parameters.
 func toolQuery(raw json.RawMessage, input *jsonschema.Schema) (*query, error) {
 	q := &query{values: url.Values{}}
 	var args map[string]json.RawMessage
+	var given map[string]int
 	if raw := bytes.TrimSpace(raw); len(raw) > 0 && !bytes.Equal(raw, []byte("null")) {
 		if raw[0] != '{' || json.Unmarshal(raw, &args) != nil {
 			return nil, errArgumentsNotObject
 		}
+		given = memberCounts(raw)
 	}
 	for _, name := range input.PropertyOrder {
 		v := bytes.TrimSpace(args[name])
 		if len(v) == 0 || bytes.Equal(v, []byte("null")) {
+			continue
+		}
+		if n := given[name]; n > 1 {
+			q.fail(name, "given %d times; give it once", n)
 			continue
 		}
 		prop := input.Properties[name]
@@ -219,6 +225,27 @@ func toolQuery(raw json.RawMessage, input *jsonschema.Schema) (*query, error) {
 		}
 	}
 	return q, nil
+}
+
+// memberCounts counts the members of a valid JSON object by name:
+// encoding/json keeps the last of a name given twice, where a query
+// parameter given twice is refused.
+func memberCounts(object []byte) map[string]int {
+	counts := map[string]int{}
+	dec := json.NewDecoder(bytes.NewReader(object))
+	if _, err := dec.Token(); err != nil { // {
+		return counts
+	}
+	for dec.More() {
+		t, err := dec.Token()
+		name, ok := t.(string)
+		var value json.RawMessage
+		if err != nil || !ok || dec.Decode(&value) != nil {
+			break
+		}
+		counts[name]++
+	}
+	return counts
 }
 
 func isJSONNumber(v []byte) bool { return v[0] == '-' || ('0' <= v[0] && v[0] <= '9') }

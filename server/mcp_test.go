@@ -483,6 +483,7 @@ func TestMCPBadArguments(t *testing.T) {
 		{"ListSetsZoneMars", "list_sets", map[string]any{"zone": "mars"}, []string{"zone"}, "", 0},
 		{"ListSetsZoneArray", "list_sets", map[string]any{"zone": []string{"jp"}}, []string{"zone"}, "", 0},
 		{"ArgumentsNotAnObject", "list_sets", []int{1}, []string{"arguments"}, "", 0},
+		{"CardIDTwice", "get_card", json.RawMessage(`{"cardId":"nope","cardId":"jp-SV1a-001"}`), []string{"cardId", "given 2 times"}, "", 0},
 	}
 	cs := f.mcp(t, "")
 	for _, c := range cases {
