@@ -171,6 +171,27 @@ func BenchmarkOpen(b *testing.B) {
 	}
 }
 
+// BenchmarkFirstExport opens a catalogue and lays its export out, as the
+// first download of a generation does, then closes it. With the page cache
+// dropped first and one iteration, it is what that download waits for
+// from a cold disk:
+//
+//	sync; echo 3 > /proc/sys/vm/drop_caches
+//	go test ./catalog -run '^$' -bench FirstExport -benchtime 1x -args -bench-db FILE
+func BenchmarkFirstExport(b *testing.B) {
+	path := openGenerated(b).Path()
+	for b.Loop() {
+		db, err := catalog.Open(path)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := db.Export(""); err != nil {
+			b.Fatal(err)
+		}
+		db.Close()
+	}
+}
+
 // BenchmarkSetList lists every set, as listSets does, and reports the
 // bytes of the list.
 func BenchmarkSetList(b *testing.B) {

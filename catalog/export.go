@@ -49,17 +49,18 @@ var exportTail = []byte("]}")
 // cannot sum values without reading them: a walk of the cards reads the
 // whole cards bucket, 80 s at ten million cards from a cold page cache, all
 // before the first byte of the first download of a generation
-// (docs/BENCHMARKS.md, "Export, 1,000,000 cards"). So the import stores
-// them:
+// (docs/BENCHMARKS.md, "The first download of a generation"). So the
+// import stores them:
 //
 //	setBytes   set prefix -> 8-byte big-endian sum of the lengths of the
 //	           set's cards' values in the cards bucket
 //
 // Like the marks of pages (pages.go), the bucket is optional and not part
 // of formatVersion: the sets of a file without it, or missing from it, are
-// measured by a walk of their cards. A size that does not match the cards
-// fails the download that reads that set (ExportReader), and does not
-// shift the bytes after it.
+// measured by a walk of their cards. A size that no set's cards could take
+// fails Export; one that does not match the set's cards fails the download
+// that reads that set (ExportReader), and does not shift the bytes after
+// it.
 var bucketSetBytes = []byte("setBytes")
 
 // Export returns the export of zone, or of every zone when zone is "". The
@@ -125,7 +126,14 @@ func (r *reader) setBytes(stored *bolt.Bucket, s storedSet) (int64, error) {
 			if len(v) != 8 {
 				return 0, fmt.Errorf("the bytes of its cards are stored in %d bytes, not 8", len(v))
 			}
-			return int64(binary.BigEndian.Uint64(v)), nil
+			// Every card takes a byte at least, and all of them less than
+			// the file: past those bounds sets would overlap in the layout,
+			// and a download read the wrong set without noticing.
+			n := binary.BigEndian.Uint64(v)
+			if n < uint64(s.total) || n > uint64(r.tx.Size()) {
+				return 0, fmt.Errorf("its %d cards are stored as %d bytes of JSON, which cannot be", s.total, n)
+			}
+			return int64(n), nil
 		}
 	}
 	var n, count int64

@@ -2,8 +2,10 @@ package catalog
 
 import (
 	"bytes"
+	"encoding/base64"
 	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -308,6 +310,44 @@ func TestExportOfAWrongSetSize(t *testing.T) {
 		if _, err := db.Export(""); err == nil || !strings.Contains(err.Error(), "not 8") {
 			t.Errorf("set %s-%s, a size of 3 bytes: %v, want an error", s.zone, s.code, err)
 		}
+
+		// Sizes no cards can have would lay sets over each other: fewer
+		// bytes than cards, more than the file, or negative as an int64.
+		for _, n := range []uint64{0, uint64(s.cards) - 1, 1 << 40, 1<<64 - 5001} {
+			edited := filepath.Join(t.TempDir(), "c.db")
+			copyFile(t, path, edited)
+			db := openEdited(t, edited, func(tx *bolt.Tx) error {
+				return tx.Bucket(bucketSetBytes).Put(prefix, binary.BigEndian.AppendUint64(nil, n))
+			})
+			if _, err := db.Export(""); err == nil || !strings.Contains(err.Error(), "cannot be") {
+				t.Errorf("set %s-%s, a size of %d bytes: %v, want an error", s.zone, s.code, n, err)
+			}
+		}
+	}
+}
+
+// TestCursorsOfAnotherVersion checks that cursors before and after the
+// list's sum refuse each other: a cursor without the sum is refused, and
+// one with it has a zero byte where the record key started, which a
+// catalogd that read no sum refused as a key.
+func TestCursorsOfAnotherVersion(t *testing.T) {
+	q := ChangesQuery{Since: "20261126T102435Z-3ab69628af"}
+	key := append([]byte{changeCard}, "jp-SV1a-001"...)
+	pin := "20261126T110000Z-00000000"
+	b, err := base64.RawURLEncoding.DecodeString(encodeCursor(pin, q, key))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if at := 1 + len(pin); b[at] == changeSet || b[at] == changeCard {
+		t.Errorf("the byte after the generation is %d, which names a record", b[at])
+	}
+	old := binary.AppendUvarint(nil, uint64(len(pin)))
+	old = append(append(old, pin...), key...)
+	if _, _, err := decodeCursor(base64.RawURLEncoding.EncodeToString(old), q); !errors.Is(err, ErrBadCursor) {
+		t.Errorf("a cursor without the list's sum: %v, want ErrBadCursor", err)
+	}
+	if gotPin, gotKey, err := decodeCursor(encodeCursor(pin, q, key), q); err != nil || gotPin != pin || !bytes.Equal(gotKey, key) {
+		t.Errorf("decodeCursor(encodeCursor) = %q, %q, %v", gotPin, gotKey, err)
 	}
 }
 
