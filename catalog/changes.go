@@ -283,11 +283,15 @@ func (w *changeWalk) beforeStep(i int) byte {
 }
 
 // encodeCursor makes the cursor after the record key of the list of q
-// that started at generation pin: pin, uvarint-length-prefixed, the
-// listSum of q, then the key.
+// that started at generation pin: pin, uvarint-length-prefixed, a zero
+// byte, the listSum of q, then the key. A record key starts with
+// changeSet or changeCard, so the zero byte makes a version of catalogd
+// that read the key right after pin refuse the cursor, rather than take
+// the sum for a key (replicas of two versions, during an upgrade).
 func encodeCursor(pin string, q ChangesQuery, key []byte) string {
 	b := binary.AppendUvarint(nil, uint64(len(pin)))
 	b = append(b, pin...)
+	b = append(b, 0)
 	b = binary.BigEndian.AppendUint32(b, listSum(q))
 	b = append(b, key...)
 	return base64.RawURLEncoding.EncodeToString(b)
@@ -301,11 +305,12 @@ func decodeCursor(s string, q ChangesQuery) (string, []byte, error) {
 		return "", nil, fmt.Errorf("cursor %s: %w", Quote(s), ErrBadCursor)
 	}
 	n, used := binary.Uvarint(b)
-	if used <= 0 || n > uint64(len(b)-used) || len(b)-used-int(n) < 4 {
+	if used <= 0 || n > uint64(len(b)-used) || len(b)-used-int(n) < 5 {
 		return "", nil, fmt.Errorf("cursor %s: %w", Quote(s), ErrBadCursor)
 	}
-	pin, sum, key := string(b[used:used+int(n)]), b[used+int(n):used+int(n)+4], b[used+int(n)+4:]
-	if len(key) < 2 || (key[0] != changeSet && key[0] != changeCard) {
+	pin, rest := string(b[used:used+int(n)]), b[used+int(n):]
+	marker, sum, key := rest[0], rest[1:5], rest[5:]
+	if marker != 0 || len(key) < 2 || (key[0] != changeSet && key[0] != changeCard) {
 		return "", nil, fmt.Errorf("cursor %s: %w", Quote(s), ErrBadCursor)
 	}
 	if binary.BigEndian.Uint32(sum) != listSum(q) {
