@@ -120,8 +120,18 @@ func singleByteRange(v []string, size int64) (string, bool) {
 	if len(v) != 1 {
 		return "", false
 	}
-	unit, spec, ok := strings.Cut(v[0], "=")
-	if !ok || !strings.EqualFold(strings.TrimSpace(unit), "bytes") || strings.Contains(spec, ",") {
+	unit, specs, ok := strings.Cut(v[0], "=")
+	if !ok || !strings.EqualFold(strings.TrimSpace(unit), "bytes") {
+		return "", false
+	}
+	// A list may hold empty elements (RFC 9110 section 5.6.1).
+	spec, n := "", 0
+	for s := range strings.SplitSeq(specs, ",") {
+		if s = strings.TrimSpace(s); s != "" {
+			spec, n = s, n+1
+		}
+	}
+	if n != 1 {
 		return "", false
 	}
 	first, last, ok := strings.Cut(spec, "-")
@@ -140,6 +150,8 @@ func singleByteRange(v []string, size int64) (string, bool) {
 			return "bytes=" + strconv.FormatInt(size, 10) + "-", true
 		}
 		return "bytes=-" + last, true
+	case fromErr != nil && last != "" && toErr == nil: // the last byte before the first
+		return "", false
 	case fromErr != nil: // past any end
 		return "bytes=" + strconv.FormatInt(size, 10) + "-", true
 	case last == "" || toErr != nil: // to the end

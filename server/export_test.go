@@ -326,7 +326,7 @@ func TestExportRangesAndTags(t *testing.T) {
 			whole := f.raw("/catalog/export", "Accept-Encoding", enc)
 			whole.wantStatus(t, http.StatusOK)
 			size := len(whole.body)
-			for _, r := range []string{"bytes=0-1,5-6", "bytes=0-1, 0-1", "items=0-5", "bytes=abc", "bytes=10-5", "bytes=-", "bytes=", "bytes=1-2-3", "bytes=+1-2", "bytes 0-5"} {
+			for _, r := range []string{"bytes=0-1,5-6", "bytes=0-1, 0-1", "bytes=99999999999999999999-5", "bytes=,", "items=0-5", "bytes=abc", "bytes=10-5", "bytes=-", "bytes=", "bytes=1-2-3", "bytes=+1-2", "bytes 0-5"} {
 				got := f.raw("/catalog/export", "Accept-Encoding", enc, "Range", r)
 				got.wantStatus(t, http.StatusOK)
 				if !bytes.Equal(got.body, whole.body) || got.header.Get("Content-Range") != "" {
@@ -339,6 +339,8 @@ func TestExportRangesAndTags(t *testing.T) {
 				"bytes=0-99999999999999999999": fmt.Sprintf("bytes 0-%d/%d", size-1, size),
 				"bytes=-99999999999999999999":  fmt.Sprintf("bytes 0-%d/%d", size-1, size),
 				"bytes=-10":                    fmt.Sprintf("bytes %d-%d/%d", size-10, size-1, size),
+				"bytes=5-9,":                   fmt.Sprintf("bytes 5-9/%d", size),
+				"bytes=, 5-9":                  fmt.Sprintf("bytes 5-9/%d", size),
 			} {
 				got := f.raw("/catalog/export", "Accept-Encoding", enc, "Range", r)
 				got.wantStatus(t, http.StatusPartialContent)

@@ -199,12 +199,12 @@ func toolQuery(raw json.RawMessage, input *jsonschema.Schema) (*query, error) {
 		given = memberCounts(raw)
 	}
 	for _, name := range input.PropertyOrder {
-		v := bytes.TrimSpace(args[name])
-		if len(v) == 0 || bytes.Equal(v, []byte("null")) {
-			continue
-		}
 		if n := given[name]; n > 1 {
 			q.fail(name, "given %d times; give it once", n)
+			continue
+		}
+		v := bytes.TrimSpace(args[name])
+		if len(v) == 0 || bytes.Equal(v, []byte("null")) {
 			continue
 		}
 		prop := input.Properties[name]

@@ -484,6 +484,7 @@ func TestMCPBadArguments(t *testing.T) {
 		{"ListSetsZoneArray", "list_sets", map[string]any{"zone": []string{"jp"}}, []string{"zone"}, "", 0},
 		{"ArgumentsNotAnObject", "list_sets", []int{1}, []string{"arguments"}, "", 0},
 		{"CardIDTwice", "get_card", json.RawMessage(`{"cardId":"nope","cardId":"jp-SV1a-001"}`), []string{"cardId", "given 2 times"}, "", 0},
+		{"ZoneTwiceLastNull", "search_cards", json.RawMessage(`{"q":"pikachu","zone":"jp","zone":null}`), []string{"zone", "given 2 times"}, "", 0},
 	}
 	cs := f.mcp(t, "")
 	for _, c := range cases {
