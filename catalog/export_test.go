@@ -183,28 +183,49 @@ func TestChangesOfAFollowingCatalogue(t *testing.T) {
 	}
 }
 
-// readExports reads the export of every zone and of each, whole, from the
-// catalogue at path, by zone.
+// readExport reads the export of zone whole, and returns what it read, its
+// Size and the error that ended the read.
+func readExport(t *testing.T, db *DB, zone string) ([]byte, int64, error) {
+	t.Helper()
+	e, err := db.Export(zone)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := e.Open()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	got, err := io.ReadAll(r)
+	return got, e.Size(), err
+}
+
+// readExports reads the export of every zone and of each, whole, by zone.
 func readExports(t *testing.T, db *DB) map[string][]byte {
 	t.Helper()
 	exports := map[string][]byte{}
 	for _, zone := range []string{"", ZoneIntl, ZoneJP, ZoneCHN} {
-		e, err := db.Export(zone)
-		if err != nil {
-			t.Fatal(err)
-		}
-		r, err := e.Open()
-		if err != nil {
-			t.Fatal(err)
-		}
-		whole, err := io.ReadAll(r)
-		r.Close()
-		if err != nil || int64(len(whole)) != e.Size() {
-			t.Fatalf("zone %q: read %d bytes of %d: %v", zone, len(whole), e.Size(), err)
+		whole, size, err := readExport(t, db, zone)
+		if err != nil || int64(len(whole)) != size {
+			t.Fatalf("zone %q: read %d bytes of %d: %v", zone, len(whole), size, err)
 		}
 		exports[zone] = whole
 	}
 	return exports
+}
+
+// openEditedCopy opens a copy of the catalogue at path, changed by edit.
+func openEditedCopy(t *testing.T, path string, edit func(*bolt.Tx) error) *DB {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	edited := filepath.Join(t.TempDir(), "c.db")
+	if err := os.WriteFile(edited, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return openEdited(t, edited, edit)
 }
 
 // TestExportOfStoredSetBytes writes sets whose cards come interleaved, in
@@ -251,9 +272,7 @@ func TestExportOfStoredSetBytes(t *testing.T) {
 				return tx.Bucket(bucketSetBytes).Delete(appendSetPrefix(nil, zoneByte(ZoneJP), "M"))
 			}},
 		} {
-			edited := filepath.Join(t.TempDir(), "c.db")
-			copyFile(t, path, edited)
-			got := readExports(t, openEdited(t, edited, edit.edit))
+			got := readExports(t, openEditedCopy(t, path, edit.edit))
 			if !maps.EqualFunc(got, want, bytes.Equal) {
 				t.Errorf("commit %d, sort %d, %s: the exports differ from those of the stored bytes", sizes.commitAt, sizes.sortLimit, edit.name)
 			}
@@ -277,23 +296,12 @@ func TestExportOfAWrongSetSize(t *testing.T) {
 	for _, s := range pagedSets {
 		prefix := appendSetPrefix(nil, zoneByte(s.zone), s.code)
 		for _, delta := range []int64{-1, 1} {
-			edited := filepath.Join(t.TempDir(), "c.db")
-			copyFile(t, path, edited)
-			db := openEdited(t, edited, func(tx *bolt.Tx) error {
+			db := openEditedCopy(t, path, func(tx *bolt.Tx) error {
 				b := tx.Bucket(bucketSetBytes)
 				n := int64(binary.BigEndian.Uint64(b.Get(prefix))) + delta
 				return b.Put(prefix, binary.BigEndian.AppendUint64(nil, uint64(n)))
 			})
-			e, err := db.Export("")
-			if err != nil {
-				t.Fatal(err)
-			}
-			r, err := e.Open()
-			if err != nil {
-				t.Fatal(err)
-			}
-			got, err := io.ReadAll(r)
-			r.Close()
+			got, _, err := readExport(t, db, "")
 			if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("set %q of zone %s do not match", s.code, s.zone)) {
 				t.Errorf("set %s-%s, size %+d: read %d bytes, %v; want an error naming the set", s.zone, s.code, delta, len(got), err)
 			}
@@ -302,9 +310,7 @@ func TestExportOfAWrongSetSize(t *testing.T) {
 			}
 		}
 
-		edited := filepath.Join(t.TempDir(), "c.db")
-		copyFile(t, path, edited)
-		db := openEdited(t, edited, func(tx *bolt.Tx) error {
+		db := openEditedCopy(t, path, func(tx *bolt.Tx) error {
 			return tx.Bucket(bucketSetBytes).Put(prefix, []byte{1, 2, 3})
 		})
 		if _, err := db.Export(""); err == nil || !strings.Contains(err.Error(), "not 8") {
@@ -314,9 +320,7 @@ func TestExportOfAWrongSetSize(t *testing.T) {
 		// Sizes no cards can have would lay sets over each other: fewer
 		// bytes than cards, more than the file, or negative as an int64.
 		for _, n := range []uint64{0, uint64(s.cards) - 1, 1 << 40, 1<<64 - 5001} {
-			edited := filepath.Join(t.TempDir(), "c.db")
-			copyFile(t, path, edited)
-			db := openEdited(t, edited, func(tx *bolt.Tx) error {
+			db := openEditedCopy(t, path, func(tx *bolt.Tx) error {
 				return tx.Bucket(bucketSetBytes).Put(prefix, binary.BigEndian.AppendUint64(nil, n))
 			})
 			if _, err := db.Export(""); err == nil || !strings.Contains(err.Error(), "cannot be") {
@@ -348,16 +352,5 @@ func TestCursorsOfAnotherVersion(t *testing.T) {
 	}
 	if gotPin, gotKey, err := decodeCursor(encodeCursor(pin, q, key), q); err != nil || gotPin != pin || !bytes.Equal(gotKey, key) {
 		t.Errorf("decodeCursor(encodeCursor) = %q, %q, %v", gotPin, gotKey, err)
-	}
-}
-
-func copyFile(t *testing.T, from, to string) {
-	t.Helper()
-	b, err := os.ReadFile(from)
-	if err == nil {
-		err = os.WriteFile(to, b, 0o644)
-	}
-	if err != nil {
-		t.Fatal(err)
 	}
 }
