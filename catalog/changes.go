@@ -282,6 +282,17 @@ func (w *changeWalk) beforeStep(i int) byte {
 	return w.after
 }
 
+// CheckCursor returns an error wrapping ErrBadCursor when q.After is given
+// and is not a cursor of the list q asks for, which Changes would refuse:
+// a caller can name it beside its other parameters.
+func (q ChangesQuery) CheckCursor() error {
+	if q.After == "" {
+		return nil
+	}
+	_, _, err := decodeCursor(q.After, q)
+	return err
+}
+
 // encodeCursor makes the cursor after the record key of the list of q
 // that started at generation pin: pin, uvarint-length-prefixed, a zero
 // byte, the listSum of q, then the key. A record key starts with

@@ -28,10 +28,13 @@ func changesQuery(r *http.Request) (catalog.ChangesQuery, error) {
 		Limit: int(q.int("limit", defaultChangesLimit, 1, maxChangesLimit)),
 	}
 	if after, ok := q.get("after"); ok {
-		if after == "" {
-			q.fail("after", "must not be empty: pass the meta.next of the previous page as it is")
-		}
 		cq.After = after
+		switch {
+		case after == "":
+			q.fail("after", "must not be empty: pass the meta.next of the previous page as it is")
+		case cq.CheckCursor() != nil:
+			q.fail("after", "is not a cursor of this list: pass the meta.next of the previous page as it is")
+		}
 	}
 	return cq, q.err()
 }

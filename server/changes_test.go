@@ -406,6 +406,12 @@ func TestChangesParameters(t *testing.T) {
 		}
 	}
 	f.get("/catalog/changes?since=19990101T000000Z-00000000").wantStatus(t, http.StatusGone)
+	// Every bad parameter is named in the one 400, the cursor among them.
+	r := f.get("/catalog/changes?since=" + first + "&after=AAAA&limit=0")
+	r.wantStatus(t, http.StatusBadRequest)
+	if !strings.Contains(string(r.body), `"parameter":"after"`) || !strings.Contains(string(r.body), `"parameter":"limit"`) {
+		t.Errorf("a bad cursor and a bad limit: %s", r.body)
+	}
 
 	// A cursor is of one list: given with another since or zone it would
 	// skip that list's changes before its record.
@@ -424,7 +430,7 @@ func TestChangesParameters(t *testing.T) {
 		}
 	}
 
-	r := f.get("/catalog/changes?since=" + first + "&limit=1")
+	r = f.get("/catalog/changes?since=" + first + "&limit=1")
 	r.wantStatus(t, http.StatusOK)
 	f.do(http.MethodGet, "/catalog/changes?since="+first+"&limit=1", "If-None-Match", r.header.Get("ETag")).wantStatus(t, http.StatusNotModified)
 }

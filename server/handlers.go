@@ -1,13 +1,11 @@
 package server
 
 import (
-	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
 	"strings"
 
-	"github.com/catalogd/catalogd/catalog"
 	"github.com/julienschmidt/httprouter"
 )
 
@@ -134,9 +132,6 @@ func (s *Server) handleListChanges(w http.ResponseWriter, r *http.Request, _ htt
 	buf := s.body()
 	defer s.recycle(buf)
 	*buf, err = appendChanges(*buf, db, cq)
-	if errors.Is(err, catalog.ErrBadCursor) {
-		err = paramErrors{{Parameter: "after", Detail: "is not a cursor of this list: pass the meta.next of the previous page as it is"}}
-	}
 	if err != nil {
 		s.writeError(w, r, err)
 		return
