@@ -1,0 +1,234 @@
+package main
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"encoding/json"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestREADMESyncLoop runs the partner's loop of the README, as a partner
+// copies it (bash, curl and jq), against catalogd serve: the export once,
+// then the changes after an import that renames a set, removes cards and
+// changes one. The copy the loop keeps, the export and the changes applied
+// in order, must then be the new export record for record; and a
+// generation older than the history makes the loop exit 2 without moving
+// its generation on.
+func TestREADMESyncLoop(t *testing.T) {
+	once, schedule := readmeSyncLoop(t)
+	// Apply by appending, and page seven changes at a time, so that the
+	// loop follows meta.next.
+	schedule = strings.Replace(schedule, "apply-to-my-copy", "cat >> applied.jsonl", 1)
+	schedule = strings.Replace(schedule, "limit=1000", "limit=7", 1)
+
+	dir := t.TempDir()
+	db := filepath.Join(dir, "catalog.db")
+	first, _ := sampleVariant(t, dir, 0)
+	importInto(t, db, first)
+	p := startServe(t, "--db", db)
+	work := t.TempDir()
+	loop := func(script string) (int, string) {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, "bash", "-c", "set -o pipefail\n"+script)
+		cmd.Dir = work
+		cmd.Env = append(os.Environ(), "API="+p.api, "TOKEN="+p.token)
+		out, err := cmd.CombinedOutput()
+		if exit, ok := err.(*exec.ExitError); ok {
+			return exit.ExitCode(), string(out)
+		} else if err != nil {
+			t.Fatalf("bash: %v", err)
+		}
+		return 0, string(out)
+	}
+	readSince := func() string {
+		t.Helper()
+		b, err := os.ReadFile(filepath.Join(work, "since.txt"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return strings.TrimSpace(string(b))
+	}
+
+	if code, out := loop(once + schedule); code != 0 {
+		t.Fatalf("the loop's first run exited %d:\n%s", code, out)
+	}
+	_, oldGen, _, err := p.get(http.DefaultClient, "/catalog/sets")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if since := readSince(); since != oldGen {
+		t.Fatalf("since.txt holds %q after the first run, want the export's generation %q", since, oldGen)
+	}
+
+	if out, err := catalogdCommand(t, "import", "--db", db, changedSample(t, dir)).CombinedOutput(); err != nil {
+		t.Fatalf("import: %v\n%s", err, out)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		if _, gen, _, err := p.get(http.DefaultClient, "/catalog/sets"); err == nil && gen != oldGen {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("serve did not take the new catalogue in 5 s")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if code, out := loop(schedule); code != 0 {
+		t.Fatalf("the loop's scheduled run exited %d:\n%s", code, out)
+	}
+	_, newGen, _, err := p.get(http.DefaultClient, "/catalog/sets")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if since := readSince(); since != newGen {
+		t.Errorf("since.txt holds %q after the sync, want the new generation %q", since, newGen)
+	}
+
+	// The copy: the first export, then every change in order.
+	raw, err := os.ReadFile(filepath.Join(work, "catalogue.json.gz"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	zr, err := gzip.NewReader(bytes.NewReader(raw))
+	if err != nil {
+		t.Fatal(err)
+	}
+	copied := snapshotRecords(t, zr)
+	applied, err := os.ReadFile(filepath.Join(work, "applied.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	changes := 0
+	dec := json.NewDecoder(bytes.NewReader(applied))
+	for dec.More() {
+		var c struct {
+			Kind, ID, Op string
+			Record       json.RawMessage
+		}
+		if err := dec.Decode(&c); err != nil {
+			t.Fatal(err)
+		}
+		switch c.Op {
+		case "upsert":
+			copied[c.Kind+" "+c.ID] = string(c.Record)
+		case "remove":
+			delete(copied, c.Kind+" "+c.ID)
+		default:
+			t.Fatalf("change of op %q", c.Op)
+		}
+		changes++
+	}
+	resp, err := http.DefaultClient.Do(authorized(t, p, "/catalog/export"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	want := snapshotRecords(t, resp.Body)
+	t.Logf("%d changes applied, %d records", changes, len(want))
+	if changes < 8 || len(copied) != len(want) {
+		t.Fatalf("%d changes applied; the copy holds %d records, the new export %d", changes, len(copied), len(want))
+	}
+	for k, v := range want {
+		if copied[k] != v {
+			t.Errorf("%s: the copy holds %.80q, the export %.80q", k, copied[k], v)
+		}
+	}
+
+	// A generation the catalogue keeps no changes from.
+	if err := os.WriteFile(filepath.Join(work, "since.txt"), []byte("19990101T000000Z-00000000\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, out := loop(schedule); code != 2 || !strings.Contains(out, "download the export again") {
+		t.Errorf("the loop from a generation outside the history exited %d:\n%s", code, out)
+	}
+	if since := readSince(); since != "19990101T000000Z-00000000" {
+		t.Errorf("since.txt moved to %q on a 410", since)
+	}
+}
+
+// readmeSyncLoop returns the partner's loop of the README's Partner sync,
+// in its two parts: the export, run once, and the changes, run on a
+// schedule.
+func readmeSyncLoop(t *testing.T) (once, schedule string) {
+	t.Helper()
+	b, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, ok := strings.Cut(string(b), "\n## Partner sync\n")
+	_, block, ok2 := strings.Cut(section, "\n```sh\n")
+	block, _, ok3 := strings.Cut(block, "\n```\n")
+	once, schedule, ok4 := strings.Cut(block, "\n# On a schedule")
+	if !ok || !ok2 || !ok3 || !ok4 || !strings.Contains(schedule, "apply-to-my-copy") {
+		t.Fatal("the README's Partner sync no longer has its loop in one sh block, export first, then \"# On a schedule\"")
+	}
+	return once + "\n", "# On a schedule" + schedule + "\n"
+}
+
+// changedSample writes the sample with its Base Set renamed, the set's
+// first two cards removed and another card's rarity changed.
+func changedSample(t *testing.T, dir string) string {
+	t.Helper()
+	path, _ := sampleVariant(t, dir, 1)
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var snap struct {
+		Sets  []json.RawMessage `json:"sets"`
+		Cards []json.RawMessage `json:"cards"`
+	}
+	if err := json.Unmarshal(b, &snap); err != nil {
+		t.Fatal(err)
+	}
+	snap.Cards = snap.Cards[2:]
+	snap.Cards[0] = bytes.Replace(snap.Cards[0], []byte(`"rarity":"`), []byte(`"rarity":"Changed `), 1)
+	out, err := json.Marshal(snap)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, out, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// snapshotRecords reads an export into its records by kind and id.
+func snapshotRecords(t *testing.T, r interface{ Read([]byte) (int, error) }) map[string]string {
+	t.Helper()
+	var snap struct{ Sets, Cards []json.RawMessage }
+	if err := json.NewDecoder(r).Decode(&snap); err != nil {
+		t.Fatal(err)
+	}
+	records := map[string]string{}
+	for kind, list := range map[string][]json.RawMessage{"set": snap.Sets, "card": snap.Cards} {
+		for _, rec := range list {
+			var id struct{ ID string }
+			if err := json.Unmarshal(rec, &id); err != nil || id.ID == "" {
+				t.Fatalf("a %s without an id: %.80s", kind, rec)
+			}
+			records[kind+" "+id.ID] = string(rec)
+		}
+	}
+	return records
+}
+
+// authorized is a GET of path with the dev banner's token.
+func authorized(t *testing.T, p *serveProcess, path string) *http.Request {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodGet, p.api+path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+p.token)
+	return req
+}
