@@ -57,14 +57,19 @@ func TestREADMESyncLoop(t *testing.T) {
 		}
 		return strings.TrimSpace(string(b))
 	}
+	served := func() string {
+		t.Helper()
+		_, gen, _, err := p.get(http.DefaultClient, "/catalog/sets")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return gen
+	}
 
 	if code, out := loop(once + schedule); code != 0 {
 		t.Fatalf("the loop's first run exited %d:\n%s", code, out)
 	}
-	_, oldGen, _, err := p.get(http.DefaultClient, "/catalog/sets")
-	if err != nil {
-		t.Fatal(err)
-	}
+	oldGen := served()
 	if since := readSince(); since != oldGen {
 		t.Fatalf("since.txt holds %q after the first run, want the export's generation %q", since, oldGen)
 	}
@@ -74,7 +79,7 @@ func TestREADMESyncLoop(t *testing.T) {
 	}
 	deadline := time.Now().Add(5 * time.Second)
 	for {
-		if _, gen, _, err := p.get(http.DefaultClient, "/catalog/sets"); err == nil && gen != oldGen {
+		if served() != oldGen {
 			break
 		}
 		if time.Now().After(deadline) {
@@ -85,10 +90,7 @@ func TestREADMESyncLoop(t *testing.T) {
 	if code, out := loop(schedule); code != 0 {
 		t.Fatalf("the loop's scheduled run exited %d:\n%s", code, out)
 	}
-	_, newGen, _, err := p.get(http.DefaultClient, "/catalog/sets")
-	if err != nil {
-		t.Fatal(err)
-	}
+	newGen := served()
 	if since := readSince(); since != newGen {
 		t.Errorf("since.txt holds %q after the sync, want the new generation %q", since, newGen)
 	}
