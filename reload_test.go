@@ -117,6 +117,27 @@ func TestReloaderSwapsNewImportsAndKeepsServingOnBadFiles(t *testing.T) {
 		t.Errorf("the failure does not say what and where: %s", logs.String())
 	}
 
+	// A copy cut short, with a valid meta page: refused, not a crash.
+	logs.Reset()
+	good := filepath.Join(t.TempDir(), "good.db")
+	variant, _ := sampleVariant(t, dir, 4)
+	importInto(t, good, variant)
+	whole, err := os.ReadFile(good)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cut := filepath.Join(dir, "cut")
+	if err := os.WriteFile(cut, whole[:len(whole)/2+100], 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(cut, path); err != nil {
+		t.Fatal(err)
+	}
+	rl.check(false)
+	if generation() != gen2 || !strings.Contains(logs.String(), "cut short") {
+		t.Fatalf("a file cut short: generation %s, log %s", generation(), logs.String())
+	}
+
 	// SIGHUP retries; a good file then swaps in.
 	logs.Reset()
 	swapIn(3, true, "SIGHUP")

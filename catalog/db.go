@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"os"
 	"slices"
 	"sync"
 	"time"
@@ -147,11 +148,29 @@ func Open(path string) (*DB, error) {
 		return nil, fmt.Errorf("open catalogue %s: %w", path, err)
 	}
 	db := &DB{db: bdb, path: path, readers: make(chan *reader, readersPerDB)}
-	if err := bdb.View(db.load); err != nil {
+	if err := bdb.View(db.loadWhole); err != nil {
 		bdb.Close()
 		return nil, fmt.Errorf("open catalogue %s: %w", path, err)
 	}
 	return db, nil
+}
+
+// loadWhole loads the catalogue's info from a file that holds every page
+// its meta page counts. A file cut short (a copy that stopped, a full
+// disk) has a valid meta page and ends before its last pages: bbolt maps
+// it whole without checking, and reading past its end kills the process
+// with a memory fault that no recover catches, or makes bbolt panic on
+// the zeros of the last mapped page. Refused here, serve keeps the
+// catalogue it has and catalogd info says why.
+func (db *DB) loadWhole(tx *bolt.Tx) error {
+	fi, err := os.Stat(db.path)
+	if err != nil {
+		return err
+	}
+	if fi.Size() < tx.Size() {
+		return fmt.Errorf("the file is %d bytes and its pages take %d: a copy cut short, or a damaged file", fi.Size(), tx.Size())
+	}
+	return db.load(tx)
 }
 
 func (db *DB) load(tx *bolt.Tx) error {

@@ -334,3 +334,30 @@ func TestInfoIsTheCallersCopy(t *testing.T) {
 		t.Errorf("a caller's change to Info showed in the next call: %+v", again.Zones)
 	}
 }
+
+// TestOpenRefusesAFileCutShort opens copies of a catalogue cut at every
+// kind of place, as an interrupted copy or a full disk leaves them: each
+// is an error naming the cut, never a crash of the process (bbolt maps the
+// whole file and would read past its end).
+func TestOpenRefusesAFileCutShort(t *testing.T) {
+	path, _ := writePagedCatalogue(t, commitEvery, setSortMemory)
+	whole, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	page := os.Getpagesize()
+	for _, size := range []int{2 * page, 2*page + 100, len(whole) / 2, len(whole)/2 + 1, len(whole) - page, len(whole) - 1} {
+		cut := filepath.Join(t.TempDir(), "cut.db")
+		if err := os.WriteFile(cut, whole[:size], 0o644); err != nil {
+			t.Fatal(err)
+		}
+		db, err := Open(cut)
+		if err == nil {
+			db.Close()
+			t.Errorf("a file cut at %d of %d bytes opened", size, len(whole))
+		} else if !strings.Contains(err.Error(), "cut short") {
+			t.Errorf("a file cut at %d of %d bytes: %v, want it called cut short", size, len(whole), err)
+		}
+	}
+
+}
