@@ -204,7 +204,10 @@ func logServing(ctx context.Context, log *slog.Logger, o serveOptions, ln net.Li
 }
 
 // shutdown stops accepting and lets the requests in flight finish, for at
-// most shutdownGrace.
+// most shutdownGrace, then closes the connections of those still running:
+// a download to a slow client may last far longer (each write moves its
+// deadline on), and a stop that was asked for is a stop, not a failure
+// for systemd or Kubernetes to report.
 func shutdown(log *slog.Logger, srv, metricsSrv *http.Server) error {
 	log.Info("shutting down: finishing requests in flight")
 	ctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
@@ -213,7 +216,12 @@ func shutdown(log *slog.Logger, srv, metricsSrv *http.Server) error {
 		// Scrapes during the drain still see the last requests counted.
 		defer metricsSrv.Close()
 	}
-	if err := srv.Shutdown(ctx); err != nil {
+	if err := srv.Shutdown(ctx); errors.Is(err, context.DeadlineExceeded) {
+		log.Warn("requests still in flight after the grace period: closing their connections", slog.Duration("grace", shutdownGrace))
+		if err := srv.Close(); err != nil {
+			return fmt.Errorf("serve: shutdown: %w", err)
+		}
+	} else if err != nil {
 		return fmt.Errorf("serve: shutdown: %w", err)
 	}
 	log.Info("stopped")

@@ -327,6 +327,48 @@ func TestServeDrainsInFlightRequest(t *testing.T) {
 	p.logged(t, "stopped", time.Second)
 }
 
+// TestServeCutsDownloadsPastTheGrace sends SIGTERM while a client that
+// reads nothing holds a download of the real catalogue's export: after
+// the grace period serve closes that connection, says so, and exits 0, as
+// a stop that was asked for.
+func TestServeCutsDownloadsPastTheGrace(t *testing.T) {
+	t.Parallel()
+	db := filepath.Join(t.TempDir(), "catalog.db")
+	importInto(t, db, realCatalogue)
+	p := startServe(t, "--db", db)
+	u, err := url.Parse(p.api)
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn, err := net.Dial("tcp", u.Host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	// 14 MB, more than the sockets' buffers hold: the handler waits to
+	// write, and each write would give it 30 s more.
+	fmt.Fprintf(conn, "GET %s/catalog/export HTTP/1.1\r\nHost: %s\r\nAuthorization: Bearer %s\r\nAccept-Encoding: identity\r\n\r\n", u.Path, u.Host, p.token)
+	time.Sleep(500 * time.Millisecond)
+
+	stopped := time.Now()
+	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-p.exited:
+		if err != nil {
+			t.Fatalf("serve with a download past the grace: %v", err)
+		}
+	case <-time.After(shutdownGrace + 8*time.Second):
+		t.Fatal("serve did not exit after its grace period")
+	}
+	if took := time.Since(stopped); took < shutdownGrace {
+		t.Errorf("serve exited %s after SIGTERM, before the download it held had its %s", took, shutdownGrace)
+	}
+	p.logged(t, "requests still in flight after the grace period: closing their connections", time.Second)
+	p.logged(t, "stopped", time.Second)
+}
+
 // TestServeGCHeadroom reads the GC percentage serve runs with from its
 // metrics: raised by --gc-headroom-mb, left to Go with the flag at 0 or
 // with GOGC in the environment.
