@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
@@ -367,6 +368,55 @@ func TestServeCutsDownloadsPastTheGrace(t *testing.T) {
 	}
 	p.logged(t, "requests still in flight after the grace period: closing their connections", time.Second)
 	p.logged(t, "stopped", time.Second)
+}
+
+// TestServeWithAStalledLog runs serve with its log going to a pipe that
+// nobody reads, as a stalled journald or container runtime leaves it:
+// requests are answered long after the pipe is full, and SIGTERM still
+// stops the process.
+func TestServeWithAStalledLog(t *testing.T) {
+	t.Parallel()
+	cmd := catalogdCommand(t, "serve", "--dev", "--addr", "127.0.0.1:0", "--db", filepath.Join(t.TempDir(), "catalog.db"))
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	unread, stderr, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unread.Close()
+	cmd.Stderr = stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	stderr.Close()
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	t.Cleanup(func() { cmd.Process.Kill() })
+	banner := readDevBanner(t, stdout)
+	p := &serveProcess{api: banner["API"], token: banner["token"]}
+
+	// A request's log line is some 250 bytes: the pipe's 64 KiB are full
+	// after a few hundred.
+	client := &http.Client{Timeout: 10 * time.Second}
+	for i := range 3000 {
+		status, _, body, err := p.get(client, "/catalog/sets")
+		if err != nil || status != http.StatusOK {
+			t.Fatalf("request %d with the log stalled: %d %v %.100s", i, status, err, body)
+		}
+	}
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-exited:
+		if err != nil {
+			t.Fatalf("serve with its log stalled, after SIGTERM: %v", err)
+		}
+	case <-time.After(shutdownGrace + 20*time.Second):
+		t.Fatal("serve with its log stalled did not stop after SIGTERM")
+	}
 }
 
 // TestServeGCHeadroom reads the GC percentage serve runs with from its

@@ -3,6 +3,8 @@
 package logbuf
 
 import (
+	"errors"
+	"fmt"
 	"io"
 	"sync"
 	"time"
@@ -12,18 +14,34 @@ import (
 // without waiting for the next tick.
 const batchSize = 64 << 10
 
+// maxPending is how many bytes of lines wait, at most, while the
+// underlying writer does not return (a log pipe nobody reads): the lines
+// after them are counted and dropped, so that memory stays bounded and
+// whoever logs never waits for the output.
+const maxPending = 8 << 20
+
+// closeWait is how long Close waits for the last lines to be written.
+const closeWait = 5 * time.Second
+
 // Writer passes whole lines to an underlying writer. Lines given to Batch
 // wait, for at most one flush interval, and go out together; lines given to
 // Write go out at once, after the waiting ones, so the order is kept. Every
 // call to the underlying writer holds whole lines, and only one call runs at
-// a time, so lines from both never interleave.
+// a time, so lines from both never interleave. While a call to the
+// underlying writer has not returned, lines wait for it instead (up to
+// maxPending): a stalled log output does not stall the requests that log.
 type Writer struct {
-	mu   sync.Mutex
-	out  io.Writer
-	buf  []byte
-	err  error // the first write error, reported by Flush and Close
-	stop chan struct{}
-	done chan struct{}
+	mu      sync.Mutex // guards buf, dropped, err and stop
+	out     io.Writer
+	buf     []byte
+	dropped int
+	err     error // the first write error, reported by Flush and Close
+	stop    chan struct{}
+	done    chan struct{}
+	full    chan struct{} // tells the ticker a batch is full
+
+	writing sync.Mutex // held by the one call to out at a time
+	spare   []byte     // the lines being written, under writing
 }
 
 // New returns a Writer that flushes every interval; with an interval of
@@ -31,7 +49,7 @@ type Writer struct {
 func New(out io.Writer, interval time.Duration) *Writer {
 	w := &Writer{out: out, buf: make([]byte, 0, batchSize+4096)}
 	if interval > 0 {
-		w.stop, w.done = make(chan struct{}), make(chan struct{})
+		w.stop, w.done, w.full = make(chan struct{}), make(chan struct{}), make(chan struct{}, 1)
 		go w.tick(interval, w.stop)
 	}
 	return w
@@ -44,7 +62,9 @@ func (w *Writer) tick(interval time.Duration, stop <-chan struct{}) {
 	for {
 		select {
 		case <-t.C:
-			w.Flush()
+			w.flush(false)
+		case <-w.full:
+			w.flush(false)
 		case <-stop:
 			return
 		}
@@ -54,59 +74,117 @@ func (w *Writer) tick(interval time.Duration, stop <-chan struct{}) {
 // Write writes p, one or more whole lines, at once, after any batched ones.
 // It suits loggers whose lines are rare and wanted now (slog handlers).
 func (w *Writer) Write(p []byte) (int, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	w.buf = append(w.buf, p...)
-	w.flushLocked()
+	_, unbatched := w.queue(p)
+	w.flush(unbatched)
 	return len(p), nil
 }
 
-// Batch queues p, one or more whole lines, to be written with others.
-// Without a flush interval it writes them at once.
+// Batch queues p, one or more whole lines, to be written with others: by
+// the ticker, at once when they fill a batch. Without a flush interval it
+// writes them itself. The lines of requests go through Batch, so that no
+// request ever waits on the output.
 func (w *Writer) Batch(p []byte) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	w.buf = append(w.buf, p...)
-	if len(w.buf) >= batchSize || w.stop == nil {
-		w.flushLocked()
+	full, unbatched := w.queue(p)
+	switch {
+	case unbatched:
+		w.flush(true)
+	case full:
+		select {
+		case w.full <- struct{}{}:
+		default: // told already
+		}
 	}
 }
 
-// Flush writes the lines waiting, and returns the first write error so far.
-func (w *Writer) Flush() error {
+// queue adds p to the lines waiting, or counts it dropped when maxPending
+// bytes wait already. It reports whether a batch is full, and whether
+// there is no ticker (none was asked for, or Close stopped it), so that
+// nothing but the caller will write the lines.
+func (w *Writer) queue(p []byte) (full, unbatched bool) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	w.flushLocked()
+	if len(w.buf)+len(p) > maxPending {
+		w.dropped++
+	} else {
+		w.buf = append(w.buf, p...)
+	}
+	return len(w.buf) >= batchSize, w.stop == nil
+}
+
+// Flush writes the lines waiting, waiting for a write in progress, and
+// returns the first write error so far.
+func (w *Writer) Flush() error {
+	w.flush(true)
+	w.mu.Lock()
+	defer w.mu.Unlock()
 	return w.err
 }
 
-func (w *Writer) flushLocked() {
-	if len(w.buf) == 0 {
+// flush writes the lines waiting until none are left. Unless wait is set
+// it leaves them to a write in progress, which takes them when it is done
+// (or to the next tick, should it have looked just before they came).
+func (w *Writer) flush(wait bool) {
+	if wait {
+		w.writing.Lock()
+	} else if !w.writing.TryLock() {
 		return
 	}
-	if _, err := w.out.Write(w.buf); err != nil && w.err == nil {
-		w.err = err
+	defer w.writing.Unlock()
+	for {
+		w.mu.Lock()
+		if len(w.buf) == 0 && w.dropped == 0 {
+			w.mu.Unlock()
+			return
+		}
+		if w.dropped > 0 {
+			note := fmt.Appendf(nil, `{"time":%q,"level":"WARN","msg":"log lines dropped: the log output did not take them","dropped":%d}`+"\n",
+				time.Now().UTC().Format(time.RFC3339Nano), w.dropped)
+			w.buf, w.dropped = append(w.buf, note...), 0
+		}
+		// A burst of long lines may have grown a buffer: keep a normal one.
+		if cap(w.spare) > 4*batchSize {
+			w.spare = make([]byte, 0, batchSize+4096)
+		}
+		w.buf, w.spare = w.spare[:0], w.buf
+		w.mu.Unlock()
+
+		_, err := w.out.Write(w.spare)
+		if err != nil {
+			w.mu.Lock()
+			if w.err == nil {
+				w.err = err
+			}
+			w.mu.Unlock()
+		}
 	}
-	// A burst of long lines may have grown the buffer: keep a normal one.
-	if cap(w.buf) > 4*batchSize {
-		w.buf = make([]byte, 0, batchSize+4096)
-		return
-	}
-	w.buf = w.buf[:0]
 }
 
-// Close stops the ticker and writes the lines waiting. Lines given after
-// Close are written at once.
+// errStalled is Close's error when the last lines could not be written in
+// closeWait.
+var errStalled = errors.New("the log output took no lines for " + closeWait.String() + ": lines lost")
+
+// Close stops the ticker and writes the lines waiting, for at most
+// closeWait. Lines given after Close are written at once.
 func (w *Writer) Close() error {
 	w.mu.Lock()
 	stop := w.stop
 	w.stop = nil
 	w.mu.Unlock()
-	if stop != nil {
-		close(stop)
-		<-w.done
+	flushed := make(chan error, 1)
+	go func() {
+		// The ticker may be the one waiting on the output.
+		if stop != nil {
+			close(stop)
+			<-w.done
+		}
+		flushed <- w.Flush()
+	}()
+	select {
+	case err := <-flushed:
+		return err
+	case <-time.After(closeWait):
+		return errStalled
 	}
-	return w.Flush()
 }
 
 // Batched returns w as an io.Writer whose writes are batched, for code that

@@ -2,6 +2,7 @@ package logbuf
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -85,6 +86,12 @@ func TestFullBatchIsWritten(t *testing.T) {
 		t.Fatal("written before the batch was full")
 	}
 	w.Batch(line)
+	// The ticker writes it, told at once rather than at its next tick, an
+	// hour away.
+	deadline := time.Now().Add(5 * time.Second)
+	for len(out.all()) == 0 && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
 	if got := out.all(); len(got) != 1 || len(got[0]) < batchSize {
 		t.Fatalf("a full batch was not written: %d writes", len(got))
 	}
@@ -175,3 +182,103 @@ func TestConcurrentLinesStayWhole(t *testing.T) {
 type writerFunc func([]byte) (int, error)
 
 func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
+
+// stalled is an output that takes no lines until released, as a log pipe
+// whose reader stopped reading.
+type stalled struct {
+	out     writes
+	entered chan struct{}
+	release chan struct{}
+}
+
+func newStalled(t *testing.T) *stalled {
+	s := &stalled{entered: make(chan struct{}, 1), release: make(chan struct{})}
+	t.Cleanup(func() {
+		select {
+		case <-s.release:
+		default:
+			close(s.release)
+		}
+	})
+	return s
+}
+
+func (s *stalled) Write(p []byte) (int, error) {
+	select {
+	case s.entered <- struct{}{}:
+	default:
+	}
+	<-s.release
+	return s.out.Write(p)
+}
+
+// TestStalledOutputBlocksNoOne logs twice maxPending bytes while a write
+// to the output does not return: every call returns, what waits stays
+// under maxPending, and once the output takes lines again it gets the
+// lines kept, in order, and a line that counts the ones dropped.
+func TestStalledOutputBlocksNoOne(t *testing.T) {
+	out := newStalled(t)
+	w := New(out, time.Hour)
+	go w.Write([]byte("first\n"))
+	<-out.entered
+
+	line := []byte(strings.Repeat("z", 1000) + "\n")
+	n := 2 * maxPending / len(line)
+	logged := make(chan struct{})
+	go func() {
+		defer close(logged)
+		for i := range n {
+			if i%2 == 0 {
+				w.Write(line)
+			} else {
+				w.Batch(line)
+			}
+		}
+	}()
+	select {
+	case <-logged:
+	case <-time.After(30 * time.Second):
+		t.Fatal("logging waited for a stalled output")
+	}
+	w.mu.Lock()
+	pending := len(w.buf)
+	w.mu.Unlock()
+	if pending > maxPending {
+		t.Errorf("%d bytes wait, over maxPending", pending)
+	}
+
+	close(out.release)
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	all := strings.Join(out.out.all(), "")
+	lines := strings.Split(strings.TrimSuffix(all, "\n"), "\n")
+	kept := strings.Count(all, string(line))
+	note := lines[len(lines)-1]
+	var dropped int
+	if _, err := fmt.Sscanf(note[strings.Index(note, `"dropped":`):], `"dropped":%d}`, &dropped); err != nil || !strings.Contains(note, `"level":"WARN"`) {
+		t.Fatalf("the last line %q does not count the lines dropped: %v", note, err)
+	}
+	if lines[0] != "first" || kept+dropped != n || kept == 0 || dropped == 0 || len(lines) != kept+2 {
+		t.Errorf("first line %q, %d lines kept and %d dropped of %d, %d lines in all", lines[0], kept, dropped, n, len(lines))
+	}
+}
+
+// TestCloseGivesUpOnAStalledOutput closes a Writer whose output never
+// takes its lines: Close returns after closeWait, saying so, so that a
+// process can stop.
+func TestCloseGivesUpOnAStalledOutput(t *testing.T) {
+	out := newStalled(t)
+	w := New(out, time.Hour)
+	w.Batch([]byte("never\n"))
+	closed := make(chan error, 1)
+	go func() { closed <- w.Close() }()
+	select {
+	case err := <-closed:
+		if !errors.Is(err, errStalled) {
+			t.Fatalf("Close = %v, want errStalled", err)
+		}
+	case <-time.After(closeWait + 20*time.Second):
+		t.Fatal("Close waited for a stalled output")
+	}
+}
