@@ -27,9 +27,10 @@ const closeWait = 5 * time.Second
 // wait, for at most one flush interval, and go out together; lines given to
 // Write go out at once, after the waiting ones, so the order is kept. Every
 // call to the underlying writer holds whole lines, and only one call runs at
-// a time, so lines from both never interleave. While a call to the
-// underlying writer has not returned, lines wait for it instead (up to
-// maxPending): a stalled log output does not stall the requests that log.
+// a time, so lines from both never interleave. With a flush interval only
+// the ticker calls the underlying writer: while a call has not returned,
+// lines wait (up to maxPending), and a stalled log output stalls no one
+// who logs.
 type Writer struct {
 	mu      sync.Mutex // guards buf, dropped, err and stop
 	out     io.Writer
@@ -38,7 +39,7 @@ type Writer struct {
 	err     error // the first write error, reported by Flush and Close
 	stop    chan struct{}
 	done    chan struct{}
-	full    chan struct{} // tells the ticker a batch is full
+	full    chan struct{} // tells the ticker to write now
 
 	writing sync.Mutex // held by the one call to out at a time
 	spare   []byte     // the lines being written, under writing
@@ -62,37 +63,47 @@ func (w *Writer) tick(interval time.Duration, stop <-chan struct{}) {
 	for {
 		select {
 		case <-t.C:
-			w.flush(false)
+			w.flush()
 		case <-w.full:
-			w.flush(false)
+			w.flush()
 		case <-stop:
 			return
 		}
 	}
 }
 
-// Write writes p, one or more whole lines, at once, after any batched ones.
-// It suits loggers whose lines are rare and wanted now (slog handlers).
+// Write writes p, one or more whole lines, at once, after any batched
+// ones: the ticker is told to write them now. It suits loggers whose lines
+// are rare and wanted now (slog handlers).
 func (w *Writer) Write(p []byte) (int, error) {
-	_, unbatched := w.queue(p)
-	w.flush(unbatched)
+	if _, unbatched := w.queue(p); unbatched {
+		w.flush()
+	} else {
+		w.now()
+	}
 	return len(p), nil
 }
 
 // Batch queues p, one or more whole lines, to be written with others: by
-// the ticker, at once when they fill a batch. Without a flush interval it
-// writes them itself. The lines of requests go through Batch, so that no
-// request ever waits on the output.
+// the ticker, told at once when they fill a batch. Without a flush
+// interval it writes them itself.
 func (w *Writer) Batch(p []byte) {
 	full, unbatched := w.queue(p)
 	switch {
 	case unbatched:
-		w.flush(true)
+		w.flush()
 	case full:
-		select {
-		case w.full <- struct{}{}:
-		default: // told already
-		}
+		w.now()
+	}
+}
+
+// now tells the ticker to write the lines waiting without waiting for its
+// tick. Only the ticker writes, so that no caller, a request or a stop,
+// ever waits on the output.
+func (w *Writer) now() {
+	select {
+	case w.full <- struct{}{}:
+	default: // told already
 	}
 }
 
@@ -114,21 +125,15 @@ func (w *Writer) queue(p []byte) (full, unbatched bool) {
 // Flush writes the lines waiting, waiting for a write in progress, and
 // returns the first write error so far.
 func (w *Writer) Flush() error {
-	w.flush(true)
+	w.flush()
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.err
 }
 
-// flush writes the lines waiting until none are left. Unless wait is set
-// it leaves them to a write in progress, which takes them when it is done
-// (or to the next tick, should it have looked just before they came).
-func (w *Writer) flush(wait bool) {
-	if wait {
-		w.writing.Lock()
-	} else if !w.writing.TryLock() {
-		return
-	}
+// flush writes the lines waiting until none are left.
+func (w *Writer) flush() {
+	w.writing.Lock()
 	defer w.writing.Unlock()
 	for {
 		w.mu.Lock()

@@ -69,8 +69,19 @@ func TestWriteKeepsOrderAndGoesAtOnce(t *testing.T) {
 	defer w.Close()
 	w.Batch([]byte("access 1\n"))
 	w.Write([]byte("error\n"))
+	waitForWrites(&out)
 	if got := out.all(); len(got) != 1 || got[0] != "access 1\nerror\n" {
 		t.Fatalf("got %q, want the batched line then the immediate one in one write", got)
+	}
+}
+
+// waitForWrites waits, up to 5 s, for the first write to out: the ticker
+// writes lines that are wanted now as soon as it is told, where its next
+// tick, in these tests, is an hour away.
+func waitForWrites(out *writes) {
+	deadline := time.Now().Add(5 * time.Second)
+	for len(out.all()) == 0 && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
 	}
 }
 
@@ -86,12 +97,7 @@ func TestFullBatchIsWritten(t *testing.T) {
 		t.Fatal("written before the batch was full")
 	}
 	w.Batch(line)
-	// The ticker writes it, told at once rather than at its next tick, an
-	// hour away.
-	deadline := time.Now().Add(5 * time.Second)
-	for len(out.all()) == 0 && time.Now().Before(deadline) {
-		time.Sleep(time.Millisecond)
-	}
+	waitForWrites(&out)
 	if got := out.all(); len(got) != 1 || len(got[0]) < batchSize {
 		t.Fatalf("a full batch was not written: %d writes", len(got))
 	}
