@@ -77,3 +77,75 @@ func TestCancelledImportLeavesCatalogue(t *testing.T) {
 		t.Errorf("files left: %v", entries)
 	}
 }
+
+// TestImportInterruptedAtTheEndLeavesCatalogue cancels an import once its
+// file is finished, as a Ctrl-C during the long writing of the index
+// does: the catalogue stays as it was, and the new file goes.
+func TestImportInterruptedAtTheEndLeavesCatalogue(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "catalog.db")
+	if _, err := Import(context.Background(), Config{DB: db, Inputs: []string{"testdata/valid.json"}}); err != nil {
+		t.Fatal(err)
+	}
+	before, err := os.ReadFile(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	_, err = Import(ctx, Config{DB: db, Inputs: []string{filepath.Join("..", "data", "sample.json")}, finished: cancel})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("error %v, want context.Canceled", err)
+	}
+	if after, err := os.ReadFile(db); err != nil || !bytes.Equal(before, after) {
+		t.Fatalf("the catalogue changed (%v)", err)
+	}
+	if tmps, _ := filepath.Glob(filepath.Join(dir, ".catalog.db.import-*")); len(tmps) != 0 {
+		t.Fatalf("temporary files left: %q", tmps)
+	}
+}
+
+// TestImportLeavesOtherCataloguesTemporaryFiles imports into a catalogue
+// whose name reads as a pattern: the temporary file of another catalogue
+// that the pattern would match, an import in progress, stays.
+func TestImportLeavesOtherCataloguesTemporaryFiles(t *testing.T) {
+	dir := t.TempDir()
+	other := filepath.Join(dir, ".c1.db.import-12345")
+	if err := os.WriteFile(other, []byte("another import's file"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Import(context.Background(), Config{DB: filepath.Join(dir, "c[0-9].db"), Inputs: []string{"testdata/valid.json"}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(other); err != nil {
+		t.Errorf("another catalogue's temporary file went: %v", err)
+	}
+}
+
+// TestImportFromAPipe imports a snapshot given as the path of a pipe, as
+// <(zcat snapshot.gz) gives one: a pipe has no size to check it by.
+func TestImportFromAPipe(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "snapshot")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	snapshot, err := os.ReadFile("testdata/valid.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		f, err := os.OpenFile(fifo, os.O_WRONLY, 0)
+		if err != nil {
+			return
+		}
+		f.Write(snapshot)
+		f.Close()
+	}()
+	res, err := Import(context.Background(), Config{DB: filepath.Join(dir, "catalog.db"), Inputs: []string{fifo}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Info.Sources) != 1 || res.Info.Sources[0].Bytes != int64(len(snapshot)) {
+		t.Errorf("sources %+v, want the pipe's %d bytes", res.Info.Sources, len(snapshot))
+	}
+}

@@ -18,6 +18,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"syscall"
 	"time"
 
@@ -51,6 +52,9 @@ type Config struct {
 	// afterCard, in tests, runs after each card is written and can inject
 	// a failure.
 	afterCard func(n int64) error
+	// finished, in tests, runs once the new file is finished, before it
+	// replaces the catalogue: where a long Finish would be interrupted.
+	finished func()
 }
 
 // Result describes a finished import.
@@ -127,6 +131,15 @@ func Import(ctx context.Context, cfg Config) (Result, error) {
 	if info, err = w.Finish(info); err != nil {
 		return Result{}, fmt.Errorf("import: %w", err)
 	}
+	if cfg.finished != nil {
+		cfg.finished()
+	}
+	if err := ctx.Err(); err != nil {
+		// Interrupted while the file was finished: it is complete, and
+		// still not to replace the catalogue.
+		os.Remove(tmp)
+		return Result{}, err
+	}
 	if cfg.DryRun {
 		os.Remove(tmp)
 		return Result{Info: info, DryRun: true}, nil
@@ -157,10 +170,14 @@ func lockImports(dbPath string) (func(), error) {
 
 // removeStaleTemps removes what a killed import left behind. Under the lock,
 // no other import is writing them.
+// The name is matched as it is, not as a pattern: a --db of c[0-9].db
+// must not take c1.db's temporary file for its own.
 func removeStaleTemps(dir, base string) {
-	matches, _ := filepath.Glob(filepath.Join(dir, "."+base+".import-*"))
-	for _, m := range matches {
-		os.Remove(m)
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), "."+base+".import-") {
+			os.Remove(filepath.Join(dir, e.Name()))
+		}
 	}
 }
 
@@ -297,6 +314,10 @@ func (r *run) readInput(name string) (catalog.Source, error) {
 		}
 		if before.IsDir() {
 			return src, fmt.Errorf("import: %s is a directory, not a snapshot", name)
+		}
+		if !before.Mode().IsRegular() {
+			// A pipe (<(cmd), /dev/stdin) has no size to compare.
+			before = nil
 		}
 		f = file
 	}
