@@ -376,10 +376,11 @@ func (w *Writer) writeChanges(info *Info) error {
 		w.key = k
 		return diff.add(k, []byte{before, after})
 	}
-	if err := w.diffSets(add); err != nil {
-		return err
-	}
-	if err := w.diffCards(add); err != nil {
+	if err := w.diffPrevious(add); errors.Is(err, errDamagedPrevious) {
+		// A new history, as for a previous file that does not open.
+		w.unfollowed = err
+		return nil
+	} else if err != nil {
 		return err
 	}
 
@@ -411,6 +412,32 @@ func (w *Writer) writeChanges(info *Info) error {
 	info.History = append(slices.Clone(kept), HistoryStep{Step: step, From: prev.Generation(), To: info.Generation, Changes: count})
 	return nil
 }
+
+// errDamagedPrevious is the error of a previous catalogue that opened, and
+// whose pages turned out damaged as they were compared.
+var errDamagedPrevious = errors.New("the catalogue replaced is damaged")
+
+// diffPrevious compares the sets and cards of both files. bbolt panics on
+// a damaged page of the previous file, which only that file's reads can
+// meet here (the new file is only read, and the changes go to a sorter of
+// their own): the panic is its error, and the import goes on without a
+// history rather than fail, or die, on a file it is replacing.
+func (w *Writer) diffPrevious(add func(kind byte, id []byte, before, after byte) error) (err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			err = fmt.Errorf("%w: %v", errDamagedPrevious, v)
+		}
+	}()
+	if err := w.diffSets(add); err != nil {
+		return err
+	}
+	return w.diffCards(add)
+}
+
+// Unfollowed returns why Finish did not compare the catalogue with the one
+// given to Follow, which it found damaged: the new file then starts a
+// history of its own. It is nil otherwise.
+func (w *Writer) Unfollowed() error { return w.unfollowed }
 
 // diffSets walks the sets of both files at once, by id, and compares the
 // JSON of each set in both.

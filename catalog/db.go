@@ -160,9 +160,11 @@ func Open(path string) (*DB, error) {
 // disk) has a valid meta page and ends before its last pages: bbolt maps
 // it whole without checking, and reading past its end kills the process
 // with a memory fault that no recover catches, or makes bbolt panic on
-// the zeros of the last mapped page. Refused here, serve keeps the
-// catalogue it has and catalogd info says why.
-func (db *DB) loadWhole(tx *bolt.Tx) error {
+// the zeros of the last mapped page. A page that is there but damaged
+// makes bbolt panic too, which is this error. Refused here, serve keeps
+// the catalogue it has, catalogd info says why, and an import over the
+// file starts a history of its own.
+func (db *DB) loadWhole(tx *bolt.Tx) (err error) {
 	fi, err := os.Stat(db.path)
 	if err != nil {
 		return err
@@ -170,6 +172,11 @@ func (db *DB) loadWhole(tx *bolt.Tx) error {
 	if fi.Size() < tx.Size() {
 		return fmt.Errorf("the file is %d bytes and its pages take %d: a copy cut short, or a damaged file", fi.Size(), tx.Size())
 	}
+	defer func() {
+		if v := recover(); v != nil {
+			err = fmt.Errorf("a damaged file: %v", v)
+		}
+	}()
 	return db.load(tx)
 }
 

@@ -338,7 +338,9 @@ func TestInfoIsTheCallersCopy(t *testing.T) {
 // TestOpenRefusesAFileCutShort opens copies of a catalogue cut at every
 // kind of place, as an interrupted copy or a full disk leaves them: each
 // is an error naming the cut, never a crash of the process (bbolt maps the
-// whole file and would read past its end).
+// whole file and would read past its end). Then copies with one page's
+// body overwritten in turn: each opens, or is an error that says the file
+// is damaged, and none panics.
 func TestOpenRefusesAFileCutShort(t *testing.T) {
 	path, _ := writePagedCatalogue(t, commitEvery, setSortMemory)
 	whole, err := os.ReadFile(path)
@@ -360,4 +362,23 @@ func TestOpenRefusesAFileCutShort(t *testing.T) {
 		}
 	}
 
+	damaged := 0
+	for at := 2 * page; at < len(whole); at += page {
+		b := bytes.Clone(whole)
+		copy(b[at+16:at+page], bytes.Repeat([]byte{0xA5}, page-16)) // the header kept
+		p := filepath.Join(t.TempDir(), "damaged.db")
+		if err := os.WriteFile(p, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		db, err := Open(p)
+		switch {
+		case err == nil:
+			db.Close()
+		case strings.Contains(err.Error(), "damaged"):
+			damaged++
+		}
+	}
+	if damaged == 0 {
+		t.Error("no damaged page was read by Open")
+	}
 }

@@ -62,8 +62,9 @@ type Writer struct {
 	zoneSets  [3]int64
 	zoneCards [3]int64
 
-	prev *DB // the catalogue this one replaces, when Follow was called
-	keep int // the steps of history to keep
+	prev       *DB   // the catalogue this one replaces, when Follow was called
+	keep       int   // the steps of history to keep
+	unfollowed error // why prev could not be compared after all
 
 	numbers     *sorter
 	sortKey     []byte            // of the card being added in numbers

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 )
@@ -148,4 +149,46 @@ func TestImportFromAPipe(t *testing.T) {
 	if len(res.Info.Sources) != 1 || res.Info.Sources[0].Bytes != int64(len(snapshot)) {
 		t.Errorf("sources %+v, want the pipe's %d bytes", res.Info.Sources, len(snapshot))
 	}
+}
+
+// TestImportOverADamagedCatalogue imports over copies of a catalogue with
+// a page overwritten, one page at a time: the catalogue it replaces opens,
+// and its damage shows only when it is compared. Every import must succeed
+// and never panic; those that meet the damage start a history of their
+// own and say why, as over a file that does not open.
+func TestImportOverADamagedCatalogue(t *testing.T) {
+	dir := t.TempDir()
+	good := filepath.Join(dir, "good.db")
+	sample := filepath.Join("..", "data", "sample.json")
+	if _, err := Import(context.Background(), Config{DB: good, Inputs: []string{sample}}); err != nil {
+		t.Fatal(err)
+	}
+	whole, err := os.ReadFile(good)
+	if err != nil {
+		t.Fatal(err)
+	}
+	page := os.Getpagesize()
+	damaged := 0
+	for at := 2 * page; at < len(whole); at += 16 * page {
+		db := filepath.Join(t.TempDir(), "catalog.db")
+		b := bytes.Clone(whole)
+		copy(b[at+16:at+page], bytes.Repeat([]byte{0xA5}, page-16)) // the header kept: the page opens
+		if err := os.WriteFile(db, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		res, err := Import(context.Background(), Config{DB: db, Inputs: []string{sample}, History: 30})
+		if err != nil {
+			t.Fatalf("over a catalogue damaged at page %d: %v", at/page, err)
+		}
+		if res.Unfollowed != nil {
+			if !strings.Contains(res.Unfollowed.Error(), "damaged") || len(res.Info.History) != 0 {
+				t.Errorf("page %d: unfollowed %v with a history of %d steps", at/page, res.Unfollowed, len(res.Info.History))
+			}
+			damaged++
+		}
+	}
+	if damaged == 0 {
+		t.Error("no damaged page was met by the comparison")
+	}
+	t.Logf("%d of %d damaged pages met by the comparison", damaged, (len(whole)/page-2)/16)
 }

@@ -131,6 +131,9 @@ func Import(ctx context.Context, cfg Config) (Result, error) {
 	if info, err = w.Finish(info); err != nil {
 		return Result{}, fmt.Errorf("import: %w", err)
 	}
+	if unfollowed == nil {
+		unfollowed = w.Unfollowed()
+	}
 	if cfg.finished != nil {
 		cfg.finished()
 	}
