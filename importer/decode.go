@@ -194,9 +194,13 @@ func decodeRecord(s *scanner, fields []field, rec *record) ([]problem, error) {
 			if err != nil {
 				return nil, err
 			}
-			if unknown[name] {
+			switch {
+			case len(problems) > MaxErrors:
+				// The import reports no more: a record of a million
+				// members must not hold a million problems.
+			case unknown[name]:
 				problems = append(problems, problem{line, col, name, "each member once", "a duplicate member"})
-			} else {
+			default:
 				problems = append(problems, problem{line, col, name, "no member of that name (unknown property)", found})
 				if unknown == nil {
 					unknown = make(map[string]bool)
@@ -210,7 +214,9 @@ func decodeRecord(s *scanner, fields []field, rec *record) ([]problem, error) {
 				return nil, err
 			}
 			rec.values[i].bad = true
-			problems = append(problems, problem{line, col, name, "each member once", "a duplicate member"})
+			if len(problems) <= MaxErrors {
+				problems = append(problems, problem{line, col, name, "each member once", "a duplicate member"})
+			}
 		default:
 			p, err := decodeValue(s, fields[i], &rec.values[i], &rec.text)
 			if err != nil {

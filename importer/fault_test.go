@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"syscall"
 	"testing"
@@ -191,4 +193,36 @@ func TestImportOverADamagedCatalogue(t *testing.T) {
 		t.Error("no damaged page was met by the comparison")
 	}
 	t.Logf("%d of %d damaged pages met by the comparison", damaged, (len(whole)/page-2)/16)
+}
+
+// TestProblemsOfOneRecordAreBounded imports a card of a hundred thousand
+// members given twice and a hundred thousand unknown ones: the import
+// reports its first problems, and what it allocates does not grow with
+// the members, which it once kept a problem for each.
+func TestProblemsOfOneRecordAreBounded(t *testing.T) {
+	dir := t.TempDir()
+	var b bytes.Buffer
+	b.WriteString(`{"sets":[],"cards":[{"id":"x"`)
+	for i := range 100_000 {
+		fmt.Fprintf(&b, `,"id":"x","u%d":1`, i)
+	}
+	b.WriteString(`}]}`)
+	snapshot := filepath.Join(dir, "snapshot.json")
+	if err := os.WriteFile(snapshot, b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	_, err := Import(context.Background(), Config{DB: filepath.Join(dir, "catalog.db"), Inputs: []string{snapshot}, DryRun: true})
+	runtime.ReadMemStats(&after)
+	var verr *ValidationError
+	if !errors.As(err, &verr) || len(verr.Errors) != MaxErrors || !verr.Truncated {
+		t.Fatalf("error %v, want the first %d problems", err, MaxErrors)
+	}
+	// 3.3 MB of snapshot; a problem kept per member was some 40 MB.
+	n := after.TotalAlloc - before.TotalAlloc
+	t.Logf("%d KB allocated", n>>10)
+	if n > 16<<20 {
+		t.Errorf("the import allocated %d MB for one record's problems", n>>20)
+	}
 }
