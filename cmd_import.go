@@ -8,6 +8,7 @@ import (
 	"os"
 	"runtime/debug"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/catalogd/catalogd/importer"
@@ -40,6 +41,11 @@ GET /catalog/changes serves to partners that keep a copy.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if history < 0 {
 				return usageErrorf("import: --history %d: give 0 or more imports", history)
+			}
+			// Checked before the snapshots are read, not at the rename
+			// after them; "" would name the working directory.
+			if fi, err := os.Stat(db); db == "" || strings.HasSuffix(db, "/") || err == nil && fi.IsDir() {
+				return usageErrorf("import: --db %q: want the path of a catalogue file, not a directory", db)
 			}
 			return runImport(cmd, e, importer.Config{DB: db, Inputs: args, Stdin: e.stdin, DryRun: dryRun, History: history})
 		},

@@ -127,6 +127,18 @@ func TestImportKeepsHistory(t *testing.T) {
 	if code, _, errOut := runCLI(t, nil, "import", "--db", db, "--history", "-1", "data/sample.json"); code != exitUsage {
 		t.Errorf("--history -1: exit %d, want %d\n%s", code, exitUsage, errOut)
 	}
+	// A --db that names a directory is refused before anything is read
+	// or written, and leaves nothing behind.
+	dir := t.TempDir()
+	for _, bad := range []string{"", dir, dir + "/sub/"} {
+		code, _, errOut := runCLI(t, nil, "import", "--db", bad, "data/sample.json")
+		if code != exitUsage || !strings.Contains(errOut, "not a directory") {
+			t.Errorf("--db %q: exit %d, want %d\n%s", bad, code, exitUsage, errOut)
+		}
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+		t.Errorf("a refused --db left %v", entries)
+	}
 }
 
 func TestEnvironmentVariablesSetFlags(t *testing.T) {
