@@ -98,6 +98,8 @@ func (rl *reloader) check(force bool) {
 }
 
 // sameFile reports whether two looks at a path saw the same file, unchanged.
+// Its mode is part of it: a file that could not be opened for its
+// permissions is tried again once they are mended.
 func sameFile(a, b fs.FileInfo) bool {
-	return os.SameFile(a, b) && a.Size() == b.Size() && a.ModTime().Equal(b.ModTime())
+	return os.SameFile(a, b) && a.Size() == b.Size() && a.ModTime().Equal(b.ModTime()) && a.Mode() == b.Mode()
 }

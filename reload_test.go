@@ -187,3 +187,32 @@ func setsJSON(t *testing.T, db *catalog.DB, zone string) string {
 	}
 	return string(sets)
 }
+
+// TestSameFileSeesAChangeOfMode: a catalogue that could not be opened for
+// its permissions is tried again once they are mended, though neither its
+// contents nor its time changed (serve may run as a user that root's new
+// file shuts out; root itself opens any file, so the mode is what this
+// test can watch).
+func TestSameFileSeesAChangeOfMode(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "catalog.db")
+	if err := os.WriteFile(path, []byte("x"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	before, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(path, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	after, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sameFile(before, after) {
+		t.Error("a file whose mode changed was taken for the file seen before")
+	}
+	if again, _ := os.Stat(path); !sameFile(after, again) {
+		t.Error("an unchanged file was taken for another")
+	}
+}
