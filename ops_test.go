@@ -79,6 +79,22 @@ func (p *serveProcess) get(client *http.Client, path string) (int, string, strin
 	return resp.StatusCode, resp.Header.Get("Catalog-Generation"), string(body), err
 }
 
+// dial opens a connection to serve for a test to write its request by
+// hand, closed when the test ends, and returns the API's URL with it.
+func (p *serveProcess) dial(t *testing.T) (net.Conn, *url.URL) {
+	t.Helper()
+	u, err := url.Parse(p.api)
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn, err := net.Dial("tcp", u.Host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	return conn, u
+}
+
 // logged returns the first log line with msg, waiting up to timeout.
 func (p *serveProcess) logged(t *testing.T, msg string, timeout time.Duration) map[string]any {
 	t.Helper()
@@ -265,15 +281,7 @@ func TestServeReloadsImportsUnderLoad(t *testing.T) {
 // then exits 0.
 func TestServeDrainsInFlightRequest(t *testing.T) {
 	p := startServe(t, "--db", filepath.Join(t.TempDir(), "catalog.db"))
-	u, err := url.Parse(p.api)
-	if err != nil {
-		t.Fatal(err)
-	}
-	conn, err := net.Dial("tcp", u.Host)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
+	conn, u := p.dial(t)
 	body := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"drain-test","version":"1"}}}`
 	half := len(body) / 2
 	fmt.Fprintf(conn, "POST %s/mcp HTTP/1.1\r\nHost: %s\r\nAuthorization: Bearer %s\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: %d\r\n\r\n%s",
@@ -337,15 +345,7 @@ func TestServeCutsDownloadsPastTheGrace(t *testing.T) {
 	db := filepath.Join(t.TempDir(), "catalog.db")
 	importInto(t, db, realCatalogue)
 	p := startServe(t, "--db", db)
-	u, err := url.Parse(p.api)
-	if err != nil {
-		t.Fatal(err)
-	}
-	conn, err := net.Dial("tcp", u.Host)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
+	conn, u := p.dial(t)
 	// 14 MB, more than the sockets' buffers hold: the handler waits to
 	// write, and each write would give it 30 s more.
 	fmt.Fprintf(conn, "GET %s/catalog/export HTTP/1.1\r\nHost: %s\r\nAuthorization: Bearer %s\r\nAccept-Encoding: identity\r\n\r\n", u.Path, u.Host, p.token)
