@@ -5,6 +5,7 @@ import (
 	"io/fs"
 	"log/slog"
 	"os"
+	"syscall"
 	"time"
 
 	"github.com/catalogd/catalogd/catalog"
@@ -98,8 +99,14 @@ func (rl *reloader) check(force bool) {
 }
 
 // sameFile reports whether two looks at a path saw the same file, unchanged.
-// Its mode is part of it: a file that could not be opened for its
-// permissions is tried again once they are mended.
+// Its change time is part of it, which chmod and chown move: a file that
+// could not be opened for its permissions or owner is tried again once
+// they are mended.
 func sameFile(a, b fs.FileInfo) bool {
-	return os.SameFile(a, b) && a.Size() == b.Size() && a.ModTime().Equal(b.ModTime()) && a.Mode() == b.Mode()
+	if !os.SameFile(a, b) || a.Size() != b.Size() || !a.ModTime().Equal(b.ModTime()) || a.Mode() != b.Mode() {
+		return false
+	}
+	sa, okA := a.Sys().(*syscall.Stat_t)
+	sb, okB := b.Sys().(*syscall.Stat_t)
+	return !okA || !okB || sa.Ctim == sb.Ctim
 }

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/catalogd/catalogd/catalog"
 	"github.com/catalogd/catalogd/data"
@@ -189,10 +190,10 @@ func setsJSON(t *testing.T, db *catalog.DB, zone string) string {
 }
 
 // TestSameFileSeesAChangeOfMode: a catalogue that could not be opened for
-// its permissions is tried again once they are mended, though neither its
-// contents nor its time changed (serve may run as a user that root's new
-// file shuts out; root itself opens any file, so the mode is what this
-// test can watch).
+// its permissions or owner is tried again once they are mended, though
+// neither its contents nor its time changed (serve may run as a user that
+// root's new file shuts out; root itself opens any file, so what this test
+// can watch is sameFile).
 func TestSameFileSeesAChangeOfMode(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "catalog.db")
 	if err := os.WriteFile(path, []byte("x"), 0o600); err != nil {
@@ -212,6 +213,20 @@ func TestSameFileSeesAChangeOfMode(t *testing.T) {
 	if sameFile(before, after) {
 		t.Error("a file whose mode changed was taken for the file seen before")
 	}
+	// chown leaves the mode as it was; its change time moves (a moment
+	// later: some file systems keep coarse times).
+	time.Sleep(20 * time.Millisecond)
+	if err := os.Chown(path, 12345, 12345); err != nil {
+		t.Fatal(err)
+	}
+	owned, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sameFile(after, owned) {
+		t.Error("a file whose owner changed was taken for the file seen before")
+	}
+	after = owned
 	if again, _ := os.Stat(path); !sameFile(after, again) {
 		t.Error("an unchanged file was taken for another")
 	}

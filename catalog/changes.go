@@ -376,35 +376,14 @@ func (w *Writer) writeChanges(info *Info) error {
 		w.key = k
 		return diff.add(k, []byte{before, after})
 	}
-	if err := w.diffPrevious(add); errors.Is(err, errDamagedPrevious) {
+	if err := w.diffPrevious(kept, diff, add); errors.Is(err, errDamagedPrevious) {
 		// A new history, as for a previous file that does not open.
 		w.unfollowed = err
 		return nil
 	} else if err != nil {
 		return err
 	}
-
-	// The kept steps of prev, then this one: keys in order.
-	if len(kept) > 0 {
-		err := prev.db.View(func(tx *bolt.Tx) error {
-			b := tx.Bucket(bucketChanges)
-			if b == nil {
-				return errors.New("the history lists steps the file does not hold")
-			}
-			var first [4]byte
-			binary.BigEndian.PutUint32(first[:], kept[0].Step)
-			c := b.Cursor()
-			for k, v := c.Seek(first[:]); k != nil; k, v = c.Next() {
-				if err := w.putOrdered(bucketChanges, k, v); err != nil {
-					return err
-				}
-			}
-			return nil
-		})
-		if err != nil {
-			return fmt.Errorf("write catalogue %s: copy the history of %s: %w", w.path, prev.Path(), err)
-		}
-	}
+	// The kept steps of prev, then this one: the step leads the keys.
 	err := diff.each(func(k, v []byte) error { return w.putOrdered(bucketChanges, k, v) })
 	if err != nil {
 		return fmt.Errorf("write catalogue %s: changes: %w", w.path, err)
@@ -417,12 +396,13 @@ func (w *Writer) writeChanges(info *Info) error {
 // whose pages turned out damaged as they were compared.
 var errDamagedPrevious = errors.New("the catalogue replaced is damaged")
 
-// diffPrevious compares the sets and cards of both files. bbolt panics on
-// a damaged page of the previous file, which only that file's reads can
-// meet here (the new file is only read, and the changes go to a sorter of
-// their own): the panic is its error, and the import goes on without a
-// history rather than fail, or die, on a file it is replacing.
-func (w *Writer) diffPrevious(add func(kind byte, id []byte, before, after byte) error) (err error) {
+// diffPrevious compares the sets and cards of both files, then adds the
+// changes of the previous file's kept steps to diff. bbolt panics on a
+// damaged page of the previous file, which only that file's reads can
+// meet here (the new file is only read, and every change goes to diff
+// before any is put): the panic is its error, and the import goes on
+// without a history rather than fail, or die, on a file it is replacing.
+func (w *Writer) diffPrevious(kept []HistoryStep, diff *sorter, add func(kind byte, id []byte, before, after byte) error) (err error) {
 	defer func() {
 		if v := recover(); v != nil {
 			err = fmt.Errorf("%w: %v", errDamagedPrevious, v)
@@ -431,7 +411,31 @@ func (w *Writer) diffPrevious(add func(kind byte, id []byte, before, after byte)
 	if err := w.diffSets(add); err != nil {
 		return err
 	}
-	return w.diffCards(add)
+	if err := w.diffCards(add); err != nil {
+		return err
+	}
+	if len(kept) == 0 {
+		return nil
+	}
+	err = w.prev.db.View(func(tx *bolt.Tx) error {
+		b := tx.Bucket(bucketChanges)
+		if b == nil {
+			return errors.New("the history lists steps the file does not hold")
+		}
+		var first [4]byte
+		binary.BigEndian.PutUint32(first[:], kept[0].Step)
+		c := b.Cursor()
+		for k, v := c.Seek(first[:]); k != nil; k, v = c.Next() {
+			if err := diff.add(k, v); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("write catalogue %s: copy the history of %s: %w", w.path, w.prev.Path(), err)
+	}
+	return nil
 }
 
 // Unfollowed returns why Finish did not compare the catalogue with the one

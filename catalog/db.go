@@ -143,12 +143,20 @@ func (db *DB) read(fn func(r *reader) error) error {
 // Open opens the catalogue file at path read-only. It takes a shared lock,
 // so several processes may serve the same file.
 func Open(path string) (*DB, error) {
-	bdb, err := bolt.Open(path, 0o444, &bolt.Options{ReadOnly: true, Timeout: 2 * time.Second})
+	// The file bbolt maps, to measure it rather than whatever the path
+	// names a moment later.
+	var file *os.File
+	openFile := func(name string, flag int, perm os.FileMode) (*os.File, error) {
+		f, err := os.OpenFile(name, flag, perm)
+		file = f
+		return f, err
+	}
+	bdb, err := bolt.Open(path, 0o444, &bolt.Options{ReadOnly: true, Timeout: 2 * time.Second, OpenFile: openFile})
 	if err != nil {
 		return nil, fmt.Errorf("open catalogue %s: %w", path, err)
 	}
 	db := &DB{db: bdb, path: path, readers: make(chan *reader, readersPerDB)}
-	if err := bdb.View(db.loadWhole); err != nil {
+	if err := bdb.View(func(tx *bolt.Tx) error { return db.loadWhole(tx, file) }); err != nil {
 		bdb.Close()
 		return nil, fmt.Errorf("open catalogue %s: %w", path, err)
 	}
@@ -164,8 +172,8 @@ func Open(path string) (*DB, error) {
 // makes bbolt panic too, which is this error. Refused here, serve keeps
 // the catalogue it has, catalogd info says why, and an import over the
 // file starts a history of its own.
-func (db *DB) loadWhole(tx *bolt.Tx) (err error) {
-	fi, err := os.Stat(db.path)
+func (db *DB) loadWhole(tx *bolt.Tx, file *os.File) (err error) {
+	fi, err := file.Stat()
 	if err != nil {
 		return err
 	}

@@ -108,19 +108,24 @@ func TestImportInterruptedAtTheEndLeavesCatalogue(t *testing.T) {
 }
 
 // TestImportLeavesOtherCataloguesTemporaryFiles imports into a catalogue
-// whose name reads as a pattern: the temporary file of another catalogue
-// that the pattern would match, an import in progress, stays.
+// whose name reads as a pattern: the temporary files of other catalogues,
+// imports in progress, stay: one the pattern would match, and one whose
+// catalogue's name starts with this one's temporary name.
 func TestImportLeavesOtherCataloguesTemporaryFiles(t *testing.T) {
 	dir := t.TempDir()
-	other := filepath.Join(dir, ".c1.db.import-12345")
-	if err := os.WriteFile(other, []byte("another import's file"), 0o644); err != nil {
-		t.Fatal(err)
+	others := []string{filepath.Join(dir, ".c1.db.import-12345"), filepath.Join(dir, ".c[0-9].db.import-7.import-12345")}
+	for _, other := range others {
+		if err := os.WriteFile(other, []byte("another import's file"), 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
 	if _, err := Import(context.Background(), Config{DB: filepath.Join(dir, "c[0-9].db"), Inputs: []string{"testdata/valid.json"}}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := os.Stat(other); err != nil {
-		t.Errorf("another catalogue's temporary file went: %v", err)
+	for _, other := range others {
+		if _, err := os.Stat(other); err != nil {
+			t.Errorf("another catalogue's temporary file went: %v", err)
+		}
 	}
 }
 
@@ -162,8 +167,12 @@ func TestImportOverADamagedCatalogue(t *testing.T) {
 	dir := t.TempDir()
 	good := filepath.Join(dir, "good.db")
 	sample := filepath.Join("..", "data", "sample.json")
-	if _, err := Import(context.Background(), Config{DB: good, Inputs: []string{sample}}); err != nil {
-		t.Fatal(err)
+	// A history of two steps, each the whole sample: the comparison and
+	// the copy of the history both read many pages.
+	for _, in := range []string{sample, "testdata/valid.json", sample} {
+		if _, err := Import(context.Background(), Config{DB: good, Inputs: []string{in}, History: 30}); err != nil {
+			t.Fatal(err)
+		}
 	}
 	whole, err := os.ReadFile(good)
 	if err != nil {
@@ -171,7 +180,7 @@ func TestImportOverADamagedCatalogue(t *testing.T) {
 	}
 	page := os.Getpagesize()
 	damaged := 0
-	for at := 2 * page; at < len(whole); at += 16 * page {
+	for at := 2 * page; at < len(whole); at += 5 * page {
 		db := filepath.Join(t.TempDir(), "catalog.db")
 		b := bytes.Clone(whole)
 		copy(b[at+16:at+page], bytes.Repeat([]byte{0xA5}, page-16)) // the header kept: the page opens
@@ -192,7 +201,7 @@ func TestImportOverADamagedCatalogue(t *testing.T) {
 	if damaged == 0 {
 		t.Error("no damaged page was met by the comparison")
 	}
-	t.Logf("%d of %d damaged pages met by the comparison", damaged, (len(whole)/page-2)/16)
+	t.Logf("%d of %d damaged pages met by the comparison", damaged, (len(whole)/page-2)/5)
 }
 
 // TestProblemsOfOneRecordAreBounded imports a card of a hundred thousand

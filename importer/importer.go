@@ -18,6 +18,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -178,7 +179,9 @@ func lockImports(dbPath string) (func(), error) {
 func removeStaleTemps(dir, base string) {
 	entries, _ := os.ReadDir(dir)
 	for _, e := range entries {
-		if strings.HasPrefix(e.Name(), "."+base+".import-") {
+		// Its own end in a pid: .c.db.import-7.import-42 is c.db.import-7's.
+		pid, ok := strings.CutPrefix(e.Name(), "."+base+".import-")
+		if _, err := strconv.Atoi(pid); ok && err == nil {
 			os.Remove(filepath.Join(dir, e.Name()))
 		}
 	}
