@@ -376,15 +376,34 @@ func (w *Writer) writeChanges(info *Info) error {
 		w.key = k
 		return diff.add(k, []byte{before, after})
 	}
-	if err := w.diffPrevious(kept, diff, add); errors.Is(err, errDamagedPrevious) {
+	err := fromPrevious(func() error {
+		if err := w.diffSets(add); err != nil {
+			return err
+		}
+		return w.diffCards(add)
+	})
+	if errors.Is(err, errDamagedPrevious) {
 		// A new history, as for a previous file that does not open.
 		w.unfollowed = err
 		return nil
 	} else if err != nil {
 		return err
 	}
-	// The kept steps of prev, then this one: the step leads the keys.
-	err := diff.each(func(k, v []byte) error { return w.putOrdered(bucketChanges, k, v) })
+	// The kept steps of prev, then this one: keys in order.
+	if err := fromPrevious(func() error { return w.copyHistory(kept) }); errors.Is(err, errDamagedPrevious) {
+		// What was put of it goes with its bucket: a new history.
+		if err := w.tx.DeleteBucket(bucketChanges); err != nil {
+			return fmt.Errorf("write catalogue %s: drop a damaged history: %w", w.path, err)
+		}
+		if _, err := w.tx.CreateBucket(bucketChanges); err != nil {
+			return fmt.Errorf("write catalogue %s: drop a damaged history: %w", w.path, err)
+		}
+		w.unfollowed = err
+		return nil
+	} else if err != nil {
+		return err
+	}
+	err = diff.each(func(k, v []byte) error { return w.putOrdered(bucketChanges, k, v) })
 	if err != nil {
 		return fmt.Errorf("write catalogue %s: changes: %w", w.path, err)
 	}
@@ -396,28 +415,27 @@ func (w *Writer) writeChanges(info *Info) error {
 // whose pages turned out damaged as they were compared.
 var errDamagedPrevious = errors.New("the catalogue replaced is damaged")
 
-// diffPrevious compares the sets and cards of both files, then adds the
-// changes of the previous file's kept steps to diff. bbolt panics on a
-// damaged page of the previous file, which only that file's reads can
-// meet here (the new file is only read, and every change goes to diff
-// before any is put): the panic is its error, and the import goes on
+// fromPrevious runs fn, which reads the previous file. bbolt panics on a
+// damaged page of it: the panic is fn's error, and the import goes on
 // without a history rather than fail, or die, on a file it is replacing.
-func (w *Writer) diffPrevious(kept []HistoryStep, diff *sorter, add func(kind byte, id []byte, before, after byte) error) (err error) {
+// Only that file's pages can be met damaged here: the new file's were
+// written by this import.
+func fromPrevious(fn func() error) (err error) {
 	defer func() {
 		if v := recover(); v != nil {
 			err = fmt.Errorf("%w: %v", errDamagedPrevious, v)
 		}
 	}()
-	if err := w.diffSets(add); err != nil {
-		return err
-	}
-	if err := w.diffCards(add); err != nil {
-		return err
-	}
+	return fn()
+}
+
+// copyHistory puts the changes of the previous file's kept steps, in the
+// order of their keys.
+func (w *Writer) copyHistory(kept []HistoryStep) error {
 	if len(kept) == 0 {
 		return nil
 	}
-	err = w.prev.db.View(func(tx *bolt.Tx) error {
+	err := w.prev.db.View(func(tx *bolt.Tx) error {
 		b := tx.Bucket(bucketChanges)
 		if b == nil {
 			return errors.New("the history lists steps the file does not hold")
@@ -426,7 +444,7 @@ func (w *Writer) diffPrevious(kept []HistoryStep, diff *sorter, add func(kind by
 		binary.BigEndian.PutUint32(first[:], kept[0].Step)
 		c := b.Cursor()
 		for k, v := c.Seek(first[:]); k != nil; k, v = c.Next() {
-			if err := diff.add(k, v); err != nil {
+			if err := w.putOrdered(bucketChanges, k, v); err != nil {
 				return err
 			}
 		}

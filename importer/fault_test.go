@@ -11,6 +11,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/catalogd/catalogd/catalog"
 )
 
 // TestWriteErrorAfterNCardsLeavesCatalogue injects a disk error after N cards
@@ -196,6 +198,14 @@ func TestImportOverADamagedCatalogue(t *testing.T) {
 				t.Errorf("page %d: unfollowed %v with a history of %d steps", at/page, res.Unfollowed, len(res.Info.History))
 			}
 			damaged++
+			// The new history starts clean: the same snapshot again is a
+			// step of no changes, whatever of the old history was met.
+			if _, err := Import(context.Background(), Config{DB: db, Inputs: []string{sample}, History: 30}); err != nil {
+				t.Fatal(err)
+			}
+			if n := countChanges(t, db, res.Info.Generation); n != 0 {
+				t.Errorf("page %d: %d changes between two imports of one snapshot", at/page, n)
+			}
 		}
 	}
 	if damaged == 0 {
@@ -233,5 +243,27 @@ func TestProblemsOfOneRecordAreBounded(t *testing.T) {
 	t.Logf("%d KB allocated", n>>10)
 	if n > 16<<20 {
 		t.Errorf("the import allocated %d MB for one record's problems", n>>20)
+	}
+}
+
+// countChanges counts the changes since generation of the catalogue at db.
+func countChanges(t *testing.T, db, since string) int {
+	t.Helper()
+	c, err := catalog.Open(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	n := 0
+	q := catalog.ChangesQuery{Since: since, Limit: 1000}
+	for {
+		next, err := c.Changes(q, func(catalog.Change) error { n++; return nil })
+		if err != nil {
+			t.Fatal(err)
+		}
+		if next == "" {
+			return n
+		}
+		q.After = next
 	}
 }
