@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -199,17 +200,19 @@ func TestSameFileSeesAChangeOfMode(t *testing.T) {
 	if err := os.WriteFile(path, []byte("x"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	before, err := os.Stat(path)
-	if err != nil {
-		t.Fatal(err)
+	stat := func() fs.FileInfo {
+		t.Helper()
+		fi, err := os.Stat(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return fi
 	}
+	before := stat()
 	if err := os.Chmod(path, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	after, err := os.Stat(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	after := stat()
 	if sameFile(before, after) {
 		t.Error("a file whose mode changed was taken for the file seen before")
 	}
@@ -219,15 +222,11 @@ func TestSameFileSeesAChangeOfMode(t *testing.T) {
 	if err := os.Chown(path, 12345, 12345); err != nil {
 		t.Fatal(err)
 	}
-	owned, err := os.Stat(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	owned := stat()
 	if sameFile(after, owned) {
 		t.Error("a file whose owner changed was taken for the file seen before")
 	}
-	after = owned
-	if again, _ := os.Stat(path); !sameFile(after, again) {
+	if !sameFile(owned, stat()) {
 		t.Error("an unchanged file was taken for another")
 	}
 }

@@ -136,7 +136,7 @@ func singleByteRange(v []string, size int64) (string, bool) {
 	}
 	first, last, ok := strings.Cut(spec, "-")
 	first, last = strings.TrimSpace(first), strings.TrimSpace(last)
-	if !ok || !digits(first) && !digits(last) || first != "" && !digits(first) || last != "" && !digits(last) {
+	if !ok || first == "" && last == "" || first != "" && !digits(first) || last != "" && !digits(last) {
 		return "", false
 	}
 	from, fromErr := strconv.ParseInt(first, 10, 64)

@@ -17,7 +17,8 @@ const batchSize = 64 << 10
 // maxPending is how many bytes of lines wait, at most, while the
 // underlying writer does not return (a log pipe nobody reads): the lines
 // after them are counted and dropped, so that memory stays bounded and
-// whoever logs never waits for the output.
+// whoever logs never waits for the output. The line that counts them is
+// JSON, as catalogd's log lines are.
 const maxPending = 8 << 20
 
 // closeWait is how long Close waits for the last lines to be written.
