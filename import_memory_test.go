@@ -1,7 +1,9 @@
 package main
 
 import (
+	"bufio"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -22,17 +24,52 @@ const importAnonBound = 200 << 20
 // worst case for the search index) into `catalogd import -` and samples the
 // process's anonymous memory as it runs: the same bound holds for a
 // catalogue ten times larger. Both go into one file, so the second import
-// also compares itself, card by card, with the first.
+// also compares itself, card by card, with the first. The same holds when
+// every card comes before its set, which the import can only check at the
+// end, and when every card names a set that never comes, which fails.
 func TestImportMemoryIsBounded(t *testing.T) {
 	exe := productionBinary(t)
-	db := filepath.Join(t.TempDir(), "catalog.db")
-	for _, cards := range []int{15_000, 150_000} {
-		peak := importPeakAnon(t, exe, db, gen.Options{Cards: cards, Seed: 1, DistinctNames: true})
-		t.Logf("%d cards: peak RssAnon %d MiB", cards, peak>>20)
-		if peak > importAnonBound {
-			t.Errorf("importing %d cards: peak RssAnon %d MiB, over %d MiB", cards, peak>>20, importAnonBound>>20)
+	for _, shape := range []struct {
+		name     string
+		sizes    []int
+		write    func(w io.Writer, cards int) error
+		wantExit int
+	}{
+		{"names that do not repeat", []int{15_000, 150_000}, func(w io.Writer, cards int) error {
+			_, err := gen.Write(w, gen.Options{Cards: cards, Seed: 1, DistinctNames: true})
+			return err
+		}, 0},
+		{"cards before their sets", []int{15_000, 150_000}, func(w io.Writer, cards int) error {
+			_, err := gen.Write(w, gen.Options{Cards: cards, Seed: 1, DistinctNames: true, CardsFirst: true})
+			return err
+		}, 0},
+		{"cards of sets that never come", []int{30_000, 300_000}, writeCardsOfMissingSets, 1},
+	} {
+		db := filepath.Join(t.TempDir(), "catalog.db")
+		for _, cards := range shape.sizes {
+			peak := importPeakAnon(t, exe, db, cards, shape.write, shape.wantExit)
+			t.Logf("%s, %d cards: peak RssAnon %d MiB", shape.name, cards, peak>>20)
+			if peak > importAnonBound {
+				t.Errorf("importing %d cards, %s: peak RssAnon %d MiB, over %d MiB", cards, shape.name, peak>>20, importAnonBound>>20)
+			}
 		}
 	}
+}
+
+// writeCardsOfMissingSets writes a snapshot of cards each of which names a
+// set of its own, and no sets: each reference must be kept until every set
+// is known, and none is.
+func writeCardsOfMissingSets(w io.Writer, cards int) error {
+	bw := bufio.NewWriter(w)
+	bw.WriteString(`{"cards":[`)
+	for i := range cards {
+		if i > 0 {
+			bw.WriteByte(',')
+		}
+		fmt.Fprintf(bw, "\n"+`{"id":"intl-x%d-1","name":"Card %d","setName":"Set %d","setCode":"x%d","number":"1","language":"en","zone":"intl"}`, i, i, i, i)
+	}
+	bw.WriteString("\n" + `],"sets":[]}` + "\n")
+	return bw.Flush()
 }
 
 // productionBinary returns catalogd as it ships: this test binary, or when
@@ -54,10 +91,10 @@ func productionBinary(t *testing.T) string {
 	return exe
 }
 
-// importPeakAnon imports the generated snapshot of opt from standard input
-// into the catalogue db and returns the most anonymous memory the import
-// process held.
-func importPeakAnon(t *testing.T, exe, db string, opt gen.Options) int64 {
+// importPeakAnon imports the snapshot write writes, of so many cards, from
+// standard input into the catalogue db, and returns the most anonymous
+// memory the import process held. The import must exit with wantExit.
+func importPeakAnon(t *testing.T, exe, db string, cards int, write func(io.Writer, int) error, wantExit int) int64 {
 	t.Helper()
 	cmd := exec.Command(exe, "import", "--db", db, "-")
 	cmd.Env = append(procfs.ChildEnv(), beCatalogd+"=1")
@@ -70,7 +107,7 @@ func importPeakAnon(t *testing.T, exe, db string, opt gen.Options) int64 {
 	}
 	written := make(chan error, 1)
 	go func() {
-		_, err := gen.Write(stdin, opt)
+		err := write(stdin, cards)
 		written <- errors.Join(err, stdin.Close())
 	}()
 	exited := make(chan error, 1)
@@ -85,8 +122,8 @@ func importPeakAnon(t *testing.T, exe, db string, opt gen.Options) int64 {
 			if werr := <-written; werr != nil && !errors.Is(werr, io.ErrClosedPipe) {
 				t.Fatalf("write the snapshot: %v", werr)
 			}
-			if err != nil {
-				t.Fatalf("import of %d cards: %v", opt.Cards, err)
+			if code := cmd.ProcessState.ExitCode(); code != wantExit {
+				t.Fatalf("import of %d cards: %v, want exit status %d", cards, err, wantExit)
 			}
 			if peak.Anon == 0 {
 				t.Fatal("no memory figure was read while the import ran")

@@ -62,6 +62,10 @@ type Writer struct {
 	zoneSets  [3]int64
 	zoneCards [3]int64
 
+	lastRef      deferredRef // see setrefs.go
+	refKey       []byte      // the key of the reference being deferred
+	deferredRefs uint64      // references DeferSetCheck has put
+
 	prev       *DB   // the catalogue this one replaces, when Follow was called
 	keep       int   // the steps of history to keep
 	unfollowed error // why prev could not be compared after all
@@ -493,6 +497,9 @@ func (w *Writer) Finish(info Info) (_ Info, err error) {
 	defer w.closeSorters()
 
 	if err := w.flushCards(); err != nil {
+		return info, err
+	}
+	if err := w.dropSetRefs(); err != nil {
 		return info, err
 	}
 	w.folded = nil

@@ -106,7 +106,7 @@ func Import(ctx context.Context, cfg Config) (Result, error) {
 	if err != nil {
 		return Result{}, fmt.Errorf("import: %w", err)
 	}
-	run := &run{ctx: ctx, cfg: cfg, w: w, pending: make(map[setRef]*pendingRef), rejected: make(map[setRef]bool)}
+	run := &run{ctx: ctx, cfg: cfg, w: w, rejected: make(map[setRef]bool)}
 	info, err := run.readAll()
 	if err == nil {
 		// An interrupt while reading the tail of the input is still an
@@ -208,9 +208,6 @@ type run struct {
 	errs      []*RecordError
 	truncated bool
 
-	// Cards whose set was not yet known when they were read, checked once
-	// every set is: one entry per distinct (zone, code, setName).
-	pending map[setRef]*pendingRef
 	// rejected holds the zone and code of sets reported as invalid.
 	rejected map[setRef]bool
 
@@ -222,13 +219,8 @@ type run struct {
 	total     int64
 }
 
-type setRef struct{ zone, code, name string }
-
-type pendingRef struct {
-	seq              int          // order of the first card
-	codeErr, nameErr *RecordError // the first card's, ready to report
-	more             int          // further cards with the same reference
-}
+// setRef names a set by its zone and code.
+type setRef struct{ zone, code string }
 
 // errStop ends reading once MaxErrors problems are known.
 var errStop = errors.New("too many errors")
@@ -270,7 +262,9 @@ func (r *run) readAll() (catalog.Info, error) {
 		info.Sources = append(info.Sources, src)
 	}
 	if !r.truncated {
-		r.checkPending()
+		if err := r.checkPending(); err != nil {
+			return info, err
+		}
 	}
 	r.sortErrors()
 	if len(r.errs) > 0 {

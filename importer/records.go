@@ -2,6 +2,7 @@ package importer
 
 import (
 	"cmp"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"slices"
@@ -139,8 +140,8 @@ func (r *run) addCard(file string, rec *record, problems []problem) error {
 			}
 			return nil
 		}
-	} else {
-		r.deferCard(file, rec, &card)
+	} else if err := r.deferCard(file, rec, &card); err != nil {
+		return err
 	}
 	var dup *catalog.DuplicateError
 	if err := r.w.AddCard(&card); errors.As(err, &dup) {
@@ -165,56 +166,105 @@ func (r *run) rejectSet(set catalog.Set) {
 	}
 }
 
-// deferCard remembers a card whose set has not been read yet; the members of a
-// snapshot may come in any order.
-func (r *run) deferCard(file string, rec *record, card *catalog.Card) {
-	key := setRef{card.Zone, card.SetCode, card.SetName}
-	if p, ok := r.pending[key]; ok {
-		p.more++
-		return
+// deferCard has the Writer remember a card whose set has not been read yet;
+// the members of a snapshot may come in any order. The Writer keeps such
+// references in the file it writes, not in memory: a snapshot whose cards
+// come first names every set before it is read.
+func (r *run) deferCard(file string, rec *record, card *catalog.Card) error {
+	note := func(dst []byte) []byte {
+		for _, i := range []int{cardSetCode, cardSetName} {
+			dst = binary.AppendUvarint(dst, uint64(rec.values[i].line))
+			dst = binary.AppendUvarint(dst, uint64(rec.values[i].col))
+		}
+		for _, s := range []string{file, r.recordName()} {
+			dst = binary.AppendUvarint(dst, uint64(len(s)))
+			dst = append(dst, s...)
+		}
+		return append(dst, card.ID...)
 	}
-	at := func(i int) (int, int) { return rec.values[i].line, rec.values[i].col }
-	cl, cc := at(cardSetCode)
-	nl, nc := at(cardSetName)
-	r.pending[key] = &pendingRef{
-		seq: len(r.pending),
-		codeErr: &RecordError{File: file, Line: cl, Column: cc, Record: r.recordName(), ID: card.ID, Field: "setCode",
-			Expected: fmt.Sprintf("the code of a set of zone %q in the snapshot", card.Zone), Found: catalog.Quote(card.SetCode) + ", which no set has"},
-		nameErr: &RecordError{File: file, Line: nl, Column: nc, Record: r.recordName(), ID: card.ID, Field: "setName",
-			Found: catalog.Quote(card.SetName)},
+	if err := r.w.DeferSetCheck(card.Zone, card.SetCode, card.SetName, note); err != nil {
+		return fmt.Errorf("%w: %w", errWrite, err)
 	}
+	return nil
+}
+
+// deferredCard is what deferCard's note keeps of the first card of a
+// reference, to report it.
+type deferredCard struct {
+	code, name [2]int // line and column of its setCode and setName
+	file       string
+	record, id string
+}
+
+func parseDeferredCard(note []byte) (c deferredCard, ok bool) {
+	var n [4]uint64
+	for i := range n {
+		v, w := binary.Uvarint(note)
+		if w <= 0 {
+			return c, false
+		}
+		n[i], note = v, note[w:]
+	}
+	c.code, c.name = [2]int{int(n[0]), int(n[1])}, [2]int{int(n[2]), int(n[3])}
+	var s [2]string
+	for i := range s {
+		l, w := binary.Uvarint(note)
+		if w <= 0 || uint64(len(note)-w) < l {
+			return c, false
+		}
+		s[i], note = string(note[w:w+int(l)]), note[w+int(l):]
+	}
+	c.file, c.record, c.id = s[0], s[1], string(note)
+	return c, true
 }
 
 // checkPending reports the deferred cards whose set never came or has
-// another name, in the order they were read.
-func (r *run) checkPending() {
-	list := make([]*pendingRef, 0, len(r.pending))
-	keys := make(map[*pendingRef]setRef, len(r.pending))
-	for k, p := range r.pending {
-		list = append(list, p)
-		keys[p] = k
+// another name, in the order they were read. Only as many as can still be
+// reported are kept, whatever the number of references.
+func (r *run) checkPending() error {
+	keep := MaxErrors - len(r.errs) + 1 // one more tells that the list was cut
+	type unmatched struct {
+		first uint64 // the order of its first card
+		e     *RecordError
 	}
-	slices.SortFunc(list, func(a, b *pendingRef) int { return cmp.Compare(a.seq, b.seq) })
-	for _, p := range list {
-		k := keys[p]
-		if r.rejected[setRef{zone: k.zone, code: k.code}] {
-			continue
+	var found []unmatched
+	firstRead := func() {
+		slices.SortFunc(found, func(a, b unmatched) int { return cmp.Compare(a.first, b.first) })
+		found = found[:min(keep, len(found))]
+	}
+	err := r.w.CheckSetRefs(func(p *catalog.SetRefProblem) error {
+		if r.rejected[setRef{zone: p.Zone, code: p.Code}] {
+			return nil
 		}
-		e := p.codeErr
-		if name, ok := r.w.SetName(k.zone, k.code); ok {
-			if name == k.name {
-				continue
-			}
-			e = p.nameErr
-			e.Expected = fmt.Sprintf("the name of set %q of zone %q, %s", k.code, k.zone, catalog.Quote(name))
+		c, ok := parseDeferredCard(p.Note)
+		if !ok {
+			return errors.New("the note of a deferred card is damaged")
 		}
-		if p.more > 0 {
-			e.Found += fmt.Sprintf(" (and so do %d more cards)", p.more)
+		e := &RecordError{File: c.file, Line: c.code[0], Column: c.code[1], Record: c.record, ID: c.id, Field: "setCode",
+			Expected: fmt.Sprintf("the code of a set of zone %q in the snapshot", p.Zone), Found: catalog.Quote(p.Code) + ", which no set has"}
+		if p.Known {
+			e.Line, e.Column, e.Field = c.name[0], c.name[1], "setName"
+			e.Expected = fmt.Sprintf("the name of set %q of zone %q, %s", p.Code, p.Zone, catalog.Quote(p.KnownName))
+			e.Found = catalog.Quote(p.SetName)
 		}
-		if r.report(e) != nil {
-			return
+		if p.More > 0 {
+			e.Found += fmt.Sprintf(" (and so do %d more cards)", p.More)
+		}
+		if found = append(found, unmatched{p.First, e}); len(found) >= 2*keep {
+			firstRead()
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("%w: %w", errWrite, err)
+	}
+	firstRead()
+	for _, p := range found {
+		if r.report(p.e) != nil {
+			break
 		}
 	}
+	return nil
 }
 
 func idOf(rec *record, i int) string {

@@ -317,6 +317,68 @@ func TestImportReportsAMissingSetOnce(t *testing.T) {
 	}
 }
 
+// Cards whose sets never come are reported in the order they were read,
+// however many distinct sets they name, and each with the count of the
+// cards that named its set after it: here three times as many sets as can be
+// reported, whose order as keys is the reverse of the cards', each named by
+// two cards far apart, and then a set that comes after its cards under
+// another name.
+func TestImportReportsTheFirstMissingSetsRead(t *testing.T) {
+	const n = 3 * MaxErrors
+	var b strings.Builder
+	b.WriteString(`{"cards":[` + "\n")
+	card := func(i, ref int, code, name string) {
+		if i > 0 {
+			b.WriteString(",\n")
+		}
+		fmt.Fprintf(&b, `{"id":"intl-%d","name":"Card","setName":%q,"setCode":%q,"number":"%d","language":"en","zone":"intl"}`, i, name, code, ref)
+	}
+	for i := range 2 * n {
+		ref := n - 1 - i%n
+		card(i, ref, fmt.Sprintf("s%04d", ref), "Set")
+	}
+	card(2*n, 0, "late", "Another name")
+	b.WriteString("\n" + `],"sets":[{"id":"intl-late","code":"late","name":"Late","zone":"intl","cardCount":1}]}` + "\n")
+	dir := t.TempDir()
+	file := filepath.Join(dir, "snapshot.json")
+	writeFile(t, file, b.String())
+
+	_, err := Import(context.Background(), Config{DB: filepath.Join(dir, "catalog.db"), Inputs: []string{file}})
+	ve := asValidationError(t, err)
+	if got, want := len(ve.Errors), MaxErrors; got != want {
+		t.Fatalf("%d problems, want %d", got, want)
+	}
+	if !ve.Truncated {
+		t.Errorf("not truncated, with %d sets missing", n)
+	}
+	for i, e := range ve.Errors {
+		code := fmt.Sprintf("s%04d", n-1-i)
+		if e.Record != fmt.Sprintf("cards[%d]", i) || e.Line != i+2 || e.Field != "setCode" || e.Found != fmt.Sprintf("%q, which no set has (and so do 1 more cards)", code) {
+			t.Fatalf("problem %d is %s line %d %s found %s, want cards[%d] line %d setCode found %q (and so do 1 more cards)", i, e.Record, e.Line, e.Field, e.Found, i, i+2, code)
+		}
+	}
+
+	// A set that comes after its cards under another name is reported
+	// too, in the order of the cards.
+	writeFile(t, file, `{"cards":[
+{"id":"intl-1","name":"Card","setName":"Another name","setCode":"late","number":"1","language":"en","zone":"intl"},
+{"id":"intl-2","name":"Card","setName":"Set","setCode":"s1","number":"1","language":"en","zone":"intl"},
+{"id":"intl-3","name":"Card","setName":"Another name","setCode":"late","number":"2","language":"en","zone":"intl"}
+],"sets":[{"id":"intl-late","code":"late","name":"Late","zone":"intl","cardCount":2}]}
+`)
+	_, err = Import(context.Background(), Config{DB: filepath.Join(dir, "catalog.db"), Inputs: []string{file}})
+	ve = asValidationError(t, err)
+	if len(ve.Errors) != 2 || ve.Truncated {
+		t.Fatalf("%d problems (truncated %v), want 2:\n%v", len(ve.Errors), ve.Truncated, err)
+	}
+	if e := ve.Errors[0]; e.Record != "cards[0]" || e.Field != "setName" || e.Found != `"Another name" (and so do 1 more cards)` || e.Expected != `the name of set "late" of zone "intl", "Late"` {
+		t.Errorf("first problem %s %s expected %s found %s", e.Record, e.Field, e.Expected, e.Found)
+	}
+	if e := ve.Errors[1]; e.Record != "cards[1]" || e.Field != "setCode" || e.Found != `"s1", which no set has` {
+		t.Errorf("second problem %s %s found %s", e.Record, e.Field, e.Found)
+	}
+}
+
 func TestImportStopsAfterMaxErrors(t *testing.T) {
 	for _, tt := range []struct {
 		bad       int

@@ -42,6 +42,11 @@ type Options struct {
 	// that tell one snapshot of the same options from another, as a
 	// catalogue that is imported again and again has.
 	SetNameSuffix, SetCodeSuffix string
+
+	// CardsFirst writes the cards before the sets: the members of a
+	// snapshot come in any order, and then the import meets every card
+	// before its set.
+	CardsFirst bool
 }
 
 // DefaultCardsPerSet is the average set size when Options.CardsPerSet is 0.
@@ -150,29 +155,50 @@ func Write(w io.Writer, opt Options) (Stats, error) {
 
 	var st Stats
 	o := &output{w: w, buf: make([]byte, 0, outBufSize+8<<10)}
-	o.buf = append(o.buf, `{"sets":[`...)
-	for i := range sets {
-		sp := &sets[i]
-		o.sep(i)
-		o.buf = appendSet(o.buf, sp, tb.Zones[sp.zone].Name)
-		st.Sets++
-		st.Cards += sp.cards
-		if o.maybeFlush() != nil {
-			return st, o.err
+	writeSets := func() error {
+		o.buf = append(o.buf, `"sets":[`...)
+		for i := range sets {
+			sp := &sets[i]
+			o.sep(i)
+			o.buf = appendSet(o.buf, sp, tb.Zones[sp.zone].Name)
+			st.Sets++
+			st.Cards += sp.cards
+			if o.maybeFlush() != nil {
+				return o.err
+			}
 		}
+		o.buf = append(o.buf, "\n]"...)
+		return nil
 	}
-	o.buf = append(o.buf, "\n],\"cards\":["...)
-	cw := &cardWriter{o: o, names: nm, tables: tb, distinct: opt.DistinctNames}
-	for i := range sets {
-		cw.writeSet(&sets[i])
-		if o.err != nil {
-			return st, o.err
+	writeCards := func() error {
+		o.buf = append(o.buf, `"cards":[`...)
+		cw := &cardWriter{o: o, names: nm, tables: tb, distinct: opt.DistinctNames}
+		for i := range sets {
+			cw.writeSet(&sets[i])
+			if o.err != nil {
+				return o.err
+			}
 		}
+		o.buf = append(o.buf, "\n]"...)
+		return nil
 	}
-	o.buf = append(o.buf, "\n]}\n"...)
+	first, second := writeSets, writeCards
+	if opt.CardsFirst {
+		first, second = writeCards, writeSets
+	}
+	o.buf = append(o.buf, '{')
+	if err := first(); err != nil {
+		return st, err
+	}
+	o.buf = append(o.buf, ',')
+	if err := second(); err != nil {
+		return st, err
+	}
+	o.buf = append(o.buf, "}\n"...)
 	o.flush()
 	return st, o.err
 }
+
 
 const outBufSize = 256 << 10
 

@@ -27,8 +27,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	seed := fs.Uint64("seed", 1, "seed; the same flags give the same bytes")
 	perSet := fs.Int("per-set", gen.DefaultCardsPerSet, "average number of cards per set")
 	distinct := fs.Bool("distinct", false, "names that almost never repeat: the worst case for the search index")
+	cardsFirst := fs.Bool("cards-first", false, "write the cards before the sets, so that an import meets every card before its set")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: gencatalog [-cards N] [-seed S] [-per-set N] [-distinct] > FILE")
+		fmt.Fprintln(stderr, "usage: gencatalog [-cards N] [-seed S] [-per-set N] [-distinct] [-cards-first] > FILE")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -42,7 +43,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	w := bufio.NewWriterSize(stdout, 256<<10)
-	_, err := gen.Write(w, gen.Options{Cards: *cards, Seed: *seed, CardsPerSet: *perSet, DistinctNames: *distinct})
+	_, err := gen.Write(w, gen.Options{Cards: *cards, Seed: *seed, CardsPerSet: *perSet, DistinctNames: *distinct, CardsFirst: *cardsFirst})
 	if err == nil {
 		err = w.Flush()
 	}

@@ -1,0 +1,158 @@
+package catalog
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+
+	bolterrors "go.etcd.io/bbolt/errors"
+)
+
+// A card may come before its set: a snapshot's members come in any order,
+// and a set may be in a later file. Such a card's reference to its set can
+// only be checked once every set is known. The Writer keeps these
+// references in a bucket of the file it writes rather than in memory: a
+// snapshot whose cards come first names as many sets as it has, and a
+// hostile one a new set on every card.
+
+// bucketSetRefs holds the references deferred by DeferSetCheck until
+// CheckSetRefs, and is gone from the file before Finish ends. Key: the
+// zone byte, the set code uvarint-length-prefixed, then the set name the
+// cards give. Value: uvarint order of the first card, uvarint number of
+// further cards, then the first card's note.
+var bucketSetRefs = []byte("setRefs")
+
+// deferredRef is the reference DeferSetCheck saw last, and how many more
+// cards named it since: cards come by set, so most calls only count.
+type deferredRef struct {
+	key  []byte
+	more uint64
+}
+
+// DeferSetCheck remembers that a card names the set (zone, code) by the name
+// setName before any set of that code is known. note is called for the
+// first card of each such reference, to append what CheckSetRefs returns of
+// it.
+func (w *Writer) DeferSetCheck(zone, code, setName string, note func(dst []byte) []byte) error {
+	// A key of its own: a commit, which flushLastRef may make, uses w.key.
+	w.refKey = appendSetPrefix(w.refKey[:0], zoneByte(zone), code)
+	w.refKey = append(w.refKey, setName...)
+	if w.lastRef.key != nil && bytes.Equal(w.refKey, w.lastRef.key) {
+		w.lastRef.more++
+		return nil
+	}
+	if err := w.flushLastRef(); err != nil {
+		return err
+	}
+	w.lastRef.key = append(w.lastRef.key[:0], w.refKey...)
+	refs, err := w.tx.CreateBucketIfNotExists(bucketSetRefs)
+	if err != nil {
+		return fmt.Errorf("write catalogue %s: bucket %s: %w", w.path, bucketSetRefs, err)
+	}
+	if refs.Get(w.refKey) != nil {
+		w.lastRef.more = 1
+		return nil
+	}
+	v := binary.AppendUvarint(w.buf[:0], w.deferredRefs)
+	v = binary.AppendUvarint(v, 0)
+	v = note(v)
+	w.buf = v
+	w.deferredRefs++
+	if err := w.put(refs, w.refKey, v); err != nil {
+		return err
+	}
+	return w.maybeCommit()
+}
+
+// flushLastRef adds the cards counted for the last reference to its entry.
+func (w *Writer) flushLastRef() error {
+	if w.lastRef.more == 0 {
+		return nil
+	}
+	refs := w.tx.Bucket(bucketSetRefs)
+	first, more, note, err := decodeSetRef(refs.Get(w.lastRef.key))
+	if err != nil {
+		return fmt.Errorf("write catalogue %s: %w", w.path, err)
+	}
+	v := binary.AppendUvarint(w.buf[:0], first)
+	v = binary.AppendUvarint(v, more+w.lastRef.more)
+	v = append(v, note...)
+	w.buf = v
+	w.lastRef.more = 0
+	if err := w.put(refs, w.lastRef.key, v); err != nil {
+		return err
+	}
+	return w.maybeCommit()
+}
+
+func decodeSetRef(v []byte) (first, more uint64, note []byte, err error) {
+	first, n := binary.Uvarint(v)
+	if n <= 0 {
+		return 0, 0, nil, errors.New("a deferred set reference is damaged")
+	}
+	more, m := binary.Uvarint(v[n:])
+	if m <= 0 {
+		return 0, 0, nil, errors.New("a deferred set reference is damaged")
+	}
+	return first, more, v[n+m:], nil
+}
+
+// SetRefProblem is a reference deferred by DeferSetCheck that no set
+// matches once every set is known.
+type SetRefProblem struct {
+	Zone, Code, SetName string // as the cards give them
+	// KnownName is the name of the set of that zone and code, when there
+	// is one: the cards then name it by another name.
+	KnownName string
+	Known     bool
+	First     uint64 // the order of its first card among the deferred references
+	More      uint64 // further cards with the same reference
+	Note      []byte // the first card's note; valid during the call only
+}
+
+// CheckSetRefs calls fn with each deferred reference that no set matches,
+// in the order of zone, code and name, and then forgets them all. It is
+// called once every set is added, before Finish; Finish forgets them too.
+func (w *Writer) CheckSetRefs(fn func(*SetRefProblem) error) error {
+	if err := w.flushLastRef(); err != nil {
+		return err
+	}
+	w.lastRef.key = nil
+	refs := w.tx.Bucket(bucketSetRefs)
+	if refs == nil {
+		return nil
+	}
+	c := refs.Cursor()
+	var p SetRefProblem
+	for k, v := c.First(); k != nil; k, v = c.Next() {
+		code, name, ok := lengthPrefixed(k[1:])
+		if !ok || int(k[0]) >= len(Zones()) {
+			return fmt.Errorf("write catalogue %s: a deferred set reference is damaged", w.path)
+		}
+		first, more, note, err := decodeSetRef(v)
+		if err != nil {
+			return fmt.Errorf("write catalogue %s: %w", w.path, err)
+		}
+		p = SetRefProblem{Zone: Zones()[k[0]], Code: string(code), SetName: string(name), First: first, More: more, Note: note}
+		p.KnownName, p.Known = w.SetName(p.Zone, p.Code)
+		if p.Known && p.KnownName == p.SetName {
+			continue
+		}
+		if err := fn(&p); err != nil {
+			return err
+		}
+	}
+	return w.dropSetRefs()
+}
+
+// dropSetRefs deletes the deferred references, so that their pages are
+// free for what Finish writes.
+func (w *Writer) dropSetRefs() error {
+	w.lastRef = deferredRef{}
+	err := w.tx.DeleteBucket(bucketSetRefs)
+	if err != nil && !errors.Is(err, bolterrors.ErrBucketNotFound) {
+		return fmt.Errorf("write catalogue %s: %w", w.path, err)
+	}
+	return nil
+}

@@ -1,0 +1,123 @@
+package catalog
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+// The references of cards read before their sets are counted per
+// reference, returned once every set is known when no set matches them, and
+// never left in the finished file.
+func TestDeferredSetReferences(t *testing.T) {
+	// Transactions of every size: a commit may come between the cards of
+	// one reference, or while a reference is put.
+	for _, commitAt := range []int{1, 100, 250, 400, 700, 1000, 1 << 20} {
+		t.Run(fmt.Sprint(commitAt), func(t *testing.T) { testDeferredSetReferences(t, commitAt) })
+	}
+}
+
+func testDeferredSetReferences(t *testing.T, commitAt int) {
+	path := filepath.Join(t.TempDir(), "catalog.db")
+	w, err := Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Abort()
+	w.commitAt = commitAt
+	note := func(s string) func([]byte) []byte {
+		return func(dst []byte) []byte { return append(dst, s...) }
+	}
+	refs := []struct{ zone, code, name, note string }{
+		{ZoneJP, "A", "Other", "first A"},
+		{ZoneJP, "A", "Other", "second A"},
+		{ZoneJP, "A", "Other", "third A"},
+		{ZoneIntl, "B", "Bee", "first B"},
+		{ZoneJP, "A", "Other", "fourth A"},
+		{ZoneJP, "C", "Sea", "first C"},
+		{ZoneIntl, "B", "Bee", "second B"},
+	}
+	for i, r := range refs {
+		if err := w.DeferSetCheck(r.zone, r.code, r.name, note(r.note)); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.AddCard(card(fmt.Sprint(i), r.zone, r.code, r.name, fmt.Sprint(i))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, s := range []Set{{ID: "jp-A", Code: "A", Name: "Ay", Zone: ZoneJP}, {ID: "jp-C", Code: "C", Name: "Sea", Zone: ZoneJP}} {
+		if err := w.AddSet(s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Then many cards of references that come back, in runs of one to
+	// four cards: each is counted whatever the commits between them.
+	rng := rand.New(rand.NewPCG(uint64(commitAt), 1))
+	codes := []string{"D", "E", "F", "G", "H"}
+	firstOf, count, firstNote := map[string]int{}, map[string]int{}, map[string]string{}
+	for i := len(refs); i < 400; {
+		code := codes[rng.IntN(len(codes))]
+		for range 1 + rng.IntN(4) {
+			if _, ok := firstOf[code]; !ok {
+				firstOf[code] = len(firstOf) + 3 // after A, B and C
+				firstNote[code] = fmt.Sprint("card ", i)
+			}
+			count[code]++
+			if err := w.DeferSetCheck(ZoneCHN, code, "Set "+code, note(fmt.Sprint("card ", i))); err != nil {
+				t.Fatal(err)
+			}
+			if err := w.AddCard(card(fmt.Sprint(i), ZoneCHN, code, "Set "+code, fmt.Sprint(i))); err != nil {
+				t.Fatal(err)
+			}
+			i++
+		}
+	}
+	var got []string
+	err = w.CheckSetRefs(func(p *SetRefProblem) error {
+		got = append(got, fmt.Sprintf("%s %s %q known %v %q first %d more %d note %q", p.Zone, p.Code, p.SetName, p.Known, p.KnownName, p.First, p.More, p.Note))
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		`intl B "Bee" known false "" first 1 more 1 note "first B"`,
+		`jp A "Other" known true "Ay" first 0 more 3 note "first A"`,
+	}
+	for _, code := range codes {
+		if count[code] > 0 {
+			want = append(want, fmt.Sprintf(`chn %s "Set %s" known false "" first %d more %d note %q`, code, code, firstOf[code], count[code]-1, firstNote[code]))
+		}
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("problems:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if err := w.CheckSetRefs(func(p *SetRefProblem) error { return fmt.Errorf("%s again", p.Code) }); err != nil {
+		t.Errorf("the references are not forgotten: %v", err)
+	}
+
+	// References deferred after the check, and never checked, are not
+	// left in the file either.
+	if err := w.DeferSetCheck(ZoneCHN, "D", "Dee", note("D")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Finish(Info{Generation: "g", ImportedAt: time.Unix(1e9, 0).UTC()}); err != nil {
+		t.Fatal(err)
+	}
+	db, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	sizes, err := db.Sizes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := sizes[string(bucketSetRefs)]; ok {
+		t.Errorf("the finished file keeps the bucket %s", bucketSetRefs)
+	}
+}
