@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -26,7 +27,9 @@ const importAnonBound = 200 << 20
 // catalogue ten times larger. Both go into one file, so the second import
 // also compares itself, card by card, with the first. The same holds when
 // every card comes before its set, which the import can only check at the
-// end, and when every card names a set that never comes, which fails.
+// end; when every card names a set that never comes, which fails; and when
+// names are long (spaces fold to one, so that the index stays small and the
+// test quick).
 func TestImportMemoryIsBounded(t *testing.T) {
 	exe := productionBinary(t)
 	for _, shape := range []struct {
@@ -44,6 +47,7 @@ func TestImportMemoryIsBounded(t *testing.T) {
 			return err
 		}, 0},
 		{"cards of sets that never come", []int{30_000, 300_000}, writeCardsOfMissingSets, 1},
+		{"names of 8,000 bytes", []int{3_000, 30_000}, writeLongNames, 0},
 	} {
 		db := filepath.Join(t.TempDir(), "catalog.db")
 		for _, cards := range shape.sizes {
@@ -54,6 +58,22 @@ func TestImportMemoryIsBounded(t *testing.T) {
 			}
 		}
 	}
+}
+
+// writeLongNames writes a snapshot of one set whose cards' names do not
+// repeat and are 8,000 bytes long.
+func writeLongNames(w io.Writer, cards int) error {
+	bw := bufio.NewWriter(w)
+	bw.WriteString(`{"sets":[{"id":"intl-s","code":"s","name":"S","zone":"intl","cardCount":1}],"cards":[`)
+	pad := strings.Repeat(" ", 8000)
+	for i := range cards {
+		if i > 0 {
+			bw.WriteByte(',')
+		}
+		fmt.Fprintf(bw, "\n"+`{"id":"intl-s-%d","name":"Card %d%send","setName":"S","setCode":"s","number":"%d","language":"en","zone":"intl"}`, i, i, pad, i)
+	}
+	bw.WriteString("\n]}\n")
+	return bw.Flush()
 }
 
 // writeCardsOfMissingSets writes a snapshot of cards each of which names a

@@ -74,6 +74,7 @@ type Writer struct {
 	sortKey     []byte            // of the card being added in numbers
 	longestName int               // bytes of the longest folded name
 	folded      map[string]string // recent names and their Fold
+	foldedBytes int               // of the names and folds in folded
 	buf         []byte
 	key         []byte
 	number      []byte // the NumberKey of the card being added
@@ -121,10 +122,14 @@ const postingMemory = 32 << 20
 // On 32-bit platforms, whose address space is scarce, it is left to bbolt.
 const initialMmapSize = strconv.IntSize / 64 << 30
 
-// foldCacheSize bounds the names whose Fold the Writer remembers: names
-// repeat (every printing of a card, every language of a zone), and folding a
-// name that is not ASCII costs microseconds.
-const foldCacheSize = 1 << 16
+// foldCacheSize and foldCacheBytes bound the names whose Fold the Writer
+// remembers, in number and in bytes of names and folds: names repeat (every
+// printing of a card, every language of a zone), and folding a name that is
+// not ASCII costs microseconds. Names are as long as a snapshot makes them.
+const (
+	foldCacheSize  = 1 << 16
+	foldCacheBytes = 8 << 20
+)
 
 // Create starts a new catalogue file at path, which must not exist. The
 // file is written without fsync until Finish, which syncs it once; a file
@@ -479,10 +484,16 @@ func (w *Writer) fold(name string) string {
 		return f
 	}
 	f := Fold(name)
-	if len(w.folded) >= foldCacheSize {
+	if len(w.folded) >= foldCacheSize || w.foldedBytes >= foldCacheBytes {
 		clear(w.folded)
+		w.foldedBytes = 0
 	}
-	w.folded[strings.Clone(name)] = f
+	key := strings.Clone(name)
+	if f == name {
+		f = key // Fold may return name itself, which the caller may reuse
+	}
+	w.folded[key] = f
+	w.foldedBytes += len(name) + len(f)
 	return f
 }
 
