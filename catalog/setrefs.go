@@ -2,6 +2,7 @@ package catalog
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -18,16 +19,18 @@ import (
 
 // bucketSetRefs holds the references deferred by DeferSetCheck until
 // CheckSetRefs, and is gone from the file before Finish ends. Key: the
-// zone byte, the set code uvarint-length-prefixed, then the set name the
-// cards give. Value: uvarint order of the first card, uvarint number of
-// further cards, then the first card's note.
+// zone byte, the set code uvarint-length-prefixed, then the SHA-256 of the
+// set name the cards give (a name may be longer than bbolt takes a key).
+// Value: uvarint order of the first card, uvarint number of further cards,
+// the set name uvarint-length-prefixed, then the first card's note.
 var bucketSetRefs = []byte("setRefs")
 
 // deferredRef is the reference DeferSetCheck saw last, and how many more
 // cards named it since: cards come by set, so most calls only count.
 type deferredRef struct {
-	key  []byte
-	more uint64
+	named []byte // zone, code and set name, as the key of bucketSetRefs before its hash
+	key   []byte // its key in bucketSetRefs
+	more  uint64
 }
 
 // DeferSetCheck remembers that a card names the set (zone, code) by the name
@@ -35,31 +38,36 @@ type deferredRef struct {
 // first card of each such reference, to append what CheckSetRefs returns of
 // it.
 func (w *Writer) DeferSetCheck(zone, code, setName string, note func(dst []byte) []byte) error {
-	// A key of its own: a commit, which flushLastRef may make, uses w.key.
-	w.refKey = appendSetPrefix(w.refKey[:0], zoneByte(zone), code)
-	w.refKey = append(w.refKey, setName...)
-	if w.lastRef.key != nil && bytes.Equal(w.refKey, w.lastRef.key) {
+	// A buffer of its own: a commit, which flushLastRef may make, uses w.key.
+	w.refNamed = appendSetPrefix(w.refNamed[:0], zoneByte(zone), code)
+	prefix := len(w.refNamed)
+	w.refNamed = append(w.refNamed, setName...)
+	if w.lastRef.named != nil && bytes.Equal(w.refNamed, w.lastRef.named) {
 		w.lastRef.more++
 		return nil
 	}
 	if err := w.flushLastRef(); err != nil {
 		return err
 	}
-	w.lastRef.key = append(w.lastRef.key[:0], w.refKey...)
+	w.lastRef.named = append(w.lastRef.named[:0], w.refNamed...)
+	sum := sha256.Sum256(w.refNamed[prefix:])
+	w.lastRef.key = append(append(w.lastRef.key[:0], w.refNamed[:prefix]...), sum[:]...)
 	refs, err := w.tx.CreateBucketIfNotExists(bucketSetRefs)
 	if err != nil {
 		return fmt.Errorf("write catalogue %s: bucket %s: %w", w.path, bucketSetRefs, err)
 	}
-	if refs.Get(w.refKey) != nil {
+	if refs.Get(w.lastRef.key) != nil {
 		w.lastRef.more = 1
 		return nil
 	}
 	v := binary.AppendUvarint(w.buf[:0], w.deferredRefs)
 	v = binary.AppendUvarint(v, 0)
+	v = binary.AppendUvarint(v, uint64(len(setName)))
+	v = append(v, setName...)
 	v = note(v)
 	w.buf = v
 	w.deferredRefs++
-	if err := w.put(refs, w.refKey, v); err != nil {
+	if err := w.put(refs, w.lastRef.key, v); err != nil {
 		return err
 	}
 	return w.maybeCommit()
@@ -71,13 +79,14 @@ func (w *Writer) flushLastRef() error {
 		return nil
 	}
 	refs := w.tx.Bucket(bucketSetRefs)
-	first, more, note, err := decodeSetRef(refs.Get(w.lastRef.key))
+	old := refs.Get(w.lastRef.key)
+	first, more, rest, err := decodeSetRef(old)
 	if err != nil {
 		return fmt.Errorf("write catalogue %s: %w", w.path, err)
 	}
 	v := binary.AppendUvarint(w.buf[:0], first)
 	v = binary.AppendUvarint(v, more+w.lastRef.more)
-	v = append(v, note...)
+	v = append(v, rest...) // the name and the note, as they were
 	w.buf = v
 	w.lastRef.more = 0
 	if err := w.put(refs, w.lastRef.key, v); err != nil {
@@ -86,7 +95,10 @@ func (w *Writer) flushLastRef() error {
 	return w.maybeCommit()
 }
 
-func decodeSetRef(v []byte) (first, more uint64, note []byte, err error) {
+// decodeSetRef splits the value of a deferred reference: the order of its
+// first card, the number of further cards, and the rest, the set name and
+// the note.
+func decodeSetRef(v []byte) (first, more uint64, rest []byte, err error) {
 	first, n := binary.Uvarint(v)
 	if n <= 0 {
 		return 0, 0, nil, errors.New("a deferred set reference is damaged")
@@ -112,13 +124,14 @@ type SetRefProblem struct {
 }
 
 // CheckSetRefs calls fn with each deferred reference that no set matches,
-// in the order of zone, code and name, and then forgets them all. It is
+// in no particular order (First gives the order of their cards), and then
+// forgets them all. It is
 // called once every set is added, before Finish; Finish forgets them too.
 func (w *Writer) CheckSetRefs(fn func(*SetRefProblem) error) error {
 	if err := w.flushLastRef(); err != nil {
 		return err
 	}
-	w.lastRef.key = nil
+	w.lastRef = deferredRef{}
 	refs := w.tx.Bucket(bucketSetRefs)
 	if refs == nil {
 		return nil
@@ -126,11 +139,17 @@ func (w *Writer) CheckSetRefs(fn func(*SetRefProblem) error) error {
 	c := refs.Cursor()
 	var p SetRefProblem
 	for k, v := c.First(); k != nil; k, v = c.Next() {
-		code, name, ok := lengthPrefixed(k[1:])
+		code, _, ok := lengthPrefixed(k[1:])
 		if !ok || int(k[0]) >= len(Zones()) {
 			return fmt.Errorf("write catalogue %s: a deferred set reference is damaged", w.path)
 		}
-		first, more, note, err := decodeSetRef(v)
+		first, more, rest, err := decodeSetRef(v)
+		var name, note []byte
+		if err == nil {
+			if name, note, ok = lengthPrefixed(rest); !ok {
+				err = errors.New("a deferred set reference is damaged")
+			}
+		}
 		if err != nil {
 			return fmt.Errorf("write catalogue %s: %w", w.path, err)
 		}
@@ -146,8 +165,9 @@ func (w *Writer) CheckSetRefs(fn func(*SetRefProblem) error) error {
 	return w.dropSetRefs()
 }
 
-// dropSetRefs deletes the deferred references, so that their pages are
-// free for what Finish writes.
+// dropSetRefs deletes the deferred references. Their pages are free for
+// the writes that follow; what those do not reuse stays free space in the
+// file.
 func (w *Writer) dropSetRefs() error {
 	w.lastRef = deferredRef{}
 	err := w.tx.DeleteBucket(bucketSetRefs)

@@ -29,6 +29,7 @@ func testDeferredSetReferences(t *testing.T, commitAt int) {
 	}
 	defer w.Abort()
 	w.commitAt = commitAt
+	long := strings.Repeat("Sea ", 10_000)
 	note := func(s string) func([]byte) []byte {
 		return func(dst []byte) []byte { return append(dst, s...) }
 	}
@@ -40,6 +41,8 @@ func testDeferredSetReferences(t *testing.T, commitAt int) {
 		{ZoneJP, "A", "Other", "fourth A"},
 		{ZoneJP, "C", "Sea", "first C"},
 		{ZoneIntl, "B", "Bee", "second B"},
+		{ZoneJP, "C", long, "long C"}, // longer than a key may be
+		{ZoneJP, "C", long, "long C again"},
 	}
 	for i, r := range refs {
 		if err := w.DeferSetCheck(r.zone, r.code, r.name, note(r.note)); err != nil {
@@ -63,7 +66,7 @@ func testDeferredSetReferences(t *testing.T, commitAt int) {
 		code := codes[rng.IntN(len(codes))]
 		for range 1 + rng.IntN(4) {
 			if _, ok := firstOf[code]; !ok {
-				firstOf[code] = len(firstOf) + 3 // after A, B and C
+				firstOf[code] = len(firstOf) + 4 // after A, B, C and the long C
 				firstNote[code] = fmt.Sprint("card ", i)
 			}
 			count[code]++
@@ -87,12 +90,15 @@ func testDeferredSetReferences(t *testing.T, commitAt int) {
 	want := []string{
 		`intl B "Bee" known false "" first 1 more 1 note "first B"`,
 		`jp A "Other" known true "Ay" first 0 more 3 note "first A"`,
+		fmt.Sprintf(`jp C %q known true "Sea" first 3 more 1 note "long C"`, long),
 	}
 	for _, code := range codes {
 		if count[code] > 0 {
 			want = append(want, fmt.Sprintf(`chn %s "Set %s" known false "" first %d more %d note %q`, code, code, firstOf[code], count[code]-1, firstNote[code]))
 		}
 	}
+	slices.Sort(got) // in no particular order
+	slices.Sort(want)
 	if !slices.Equal(got, want) {
 		t.Errorf("problems:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}

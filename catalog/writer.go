@@ -63,7 +63,7 @@ type Writer struct {
 	zoneCards [3]int64
 
 	lastRef      deferredRef // see setrefs.go
-	refKey       []byte      // the key of the reference being deferred
+	refNamed     []byte      // the reference being deferred (deferredRef.named)
 	deferredRefs uint64      // references DeferSetCheck has put
 
 	prev       *DB   // the catalogue this one replaces, when Follow was called

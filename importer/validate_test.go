@@ -379,6 +379,25 @@ func TestImportReportsTheFirstMissingSetsRead(t *testing.T) {
 	}
 }
 
+// A set name may be as long as any string, also on a card read before its
+// set: 40,000 bytes, more than a key of the file may take.
+func TestImportOfALongSetNameBeforeItsSet(t *testing.T) {
+	name := strings.Repeat("Long ", 8_000)
+	cards := fmt.Sprintf(`"cards":[{"id":"intl-1","name":"Card","setName":%q,"setCode":"s","number":"1","language":"en","zone":"intl"}]`, name)
+	dir := t.TempDir()
+	file := filepath.Join(dir, "snapshot.json")
+	writeFile(t, file, `{`+cards+fmt.Sprintf(`,"sets":[{"id":"intl-s","code":"s","name":%q,"zone":"intl","cardCount":1}]}`, name))
+	if _, err := Import(context.Background(), Config{DB: filepath.Join(dir, "catalog.db"), Inputs: []string{file}}); err != nil {
+		t.Fatalf("the set comes after its card: %v", err)
+	}
+	writeFile(t, file, `{`+cards+`,"sets":[]}`)
+	_, err := Import(context.Background(), Config{DB: filepath.Join(dir, "catalog.db"), Inputs: []string{file}})
+	ve := asValidationError(t, err)
+	if len(ve.Errors) != 1 || ve.Errors[0].Field != "setCode" || ve.Errors[0].Record != "cards[0]" {
+		t.Fatalf("the set never comes: %v, want the card's setCode reported", err)
+	}
+}
+
 func TestImportStopsAfterMaxErrors(t *testing.T) {
 	for _, tt := range []struct {
 		bad       int

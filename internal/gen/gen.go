@@ -199,7 +199,6 @@ func Write(w io.Writer, opt Options) (Stats, error) {
 	return st, o.err
 }
 
-
 const outBufSize = 256 << 10
 
 type output struct {
