@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -27,9 +28,9 @@ const importAnonBound = 200 << 20
 // catalogue ten times larger. Both go into one file, so the second import
 // also compares itself, card by card, with the first. The same holds when
 // every card comes before its set, which the import can only check at the
-// end; when every card names a set that never comes, which fails; and when
+// end; when every card names a set that never comes, which fails; when
 // names are long (spaces fold to one, so that the index stays small and the
-// test quick).
+// test quick); and when card ids come in no order, as UUIDs do.
 func TestImportMemoryIsBounded(t *testing.T) {
 	exe := productionBinary(t)
 	for _, shape := range []struct {
@@ -48,6 +49,7 @@ func TestImportMemoryIsBounded(t *testing.T) {
 		}, 0},
 		{"cards of sets that never come", []int{30_000, 300_000}, writeCardsOfMissingSets, 1},
 		{"names of 8,000 bytes", []int{3_000, 30_000}, writeLongNames, 0},
+		{"card ids in no order", []int{100_000, 1_000_000}, writeRandomIDs, 0},
 	} {
 		db := filepath.Join(t.TempDir(), "catalog.db")
 		for _, cards := range shape.sizes {
@@ -71,6 +73,23 @@ func writeLongNames(w io.Writer, cards int) error {
 			bw.WriteByte(',')
 		}
 		fmt.Fprintf(bw, "\n"+`{"id":"intl-s-%d","name":"Card %d%send","setName":"S","setCode":"s","number":"%d","language":"en","zone":"intl"}`, i, i, pad, i)
+	}
+	bw.WriteString("\n]}\n")
+	return bw.Flush()
+}
+
+// writeRandomIDs writes a snapshot of one set whose small cards have ids of
+// 32 hexadecimal digits drawn at random, as UUIDs are: each id lands
+// anywhere in the index of ids.
+func writeRandomIDs(w io.Writer, cards int) error {
+	bw := bufio.NewWriter(w)
+	bw.WriteString(`{"sets":[{"id":"intl-s","code":"s","name":"S","zone":"intl","cardCount":1}],"cards":[`)
+	rng := rand.New(rand.NewPCG(uint64(cards), 1))
+	for i := range cards {
+		if i > 0 {
+			bw.WriteByte(',')
+		}
+		fmt.Fprintf(bw, "\n"+`{"id":"%016x%016x","name":"Card %d","setName":"S","setCode":"s","number":"%d","language":"en","zone":"intl"}`, rng.Uint64(), rng.Uint64(), i, i)
 	}
 	bw.WriteString("\n]}\n")
 	return bw.Flush()

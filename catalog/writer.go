@@ -28,11 +28,13 @@ type Writer struct {
 	path string
 	tx   *bolt.Tx
 
-	txBytes      int // bytes put or pending since the last commit
-	commitAt     int // txBytes that end a transaction: commitEvery, but for tests
-	postingLimit int // postingMemory, but for tests
-	mergeFanIn   int // of the posting lists' runs: mergeFanIn, but for tests
-	setListPiece int // setListPiece, but for tests
+	txBytes       int   // bytes put or pending since the last commit
+	txNodes       int64 // pages changed since the last commit, as last counted (see nodes)
+	putsUncounted int   // puts since that count
+	commitAt      int   // txBytes that end a transaction: commitEvery, but for tests
+	postingLimit  int   // postingMemory, but for tests
+	mergeFanIn    int   // of the posting lists' runs: mergeFanIn, but for tests
+	setListPiece  int   // setListPiece, but for tests
 
 	// The cards of the current transaction. They are put when it commits,
 	// sorted by key (see flushCards); pendingIDs finds them by the hash of
@@ -96,10 +98,6 @@ type pendingCard struct {
 
 func (p *pendingCard) id() []byte      { return p.key[len(p.key)-p.idLen:] }
 func (p *pendingCard) locator() []byte { return p.key[:len(p.key)-p.idLen] }
-
-// commitEvery bounds the memory of one write transaction: bbolt keeps every
-// dirty page of a transaction in memory until it commits.
-const commitEvery = 8 << 20
 
 // sortMemory bounds the memory of the search index sort before it spills to
 // disk.
@@ -183,67 +181,6 @@ func Create(path string) (*Writer, error) {
 		return nil, err
 	}
 	return w, nil
-}
-
-func (w *Writer) begin() error {
-	tx, err := w.db.Begin(true)
-	if err != nil {
-		return fmt.Errorf("write catalogue %s: %w", w.path, err)
-	}
-	w.tx = tx
-	for _, name := range [][]byte{bucketMeta, bucketSets, bucketSetCodes, bucketSetOrder, bucketSetLists, bucketCards, bucketNumbers, bucketPostings, bucketPageMarks, bucketSetBytes, bucketChanges} {
-		b, err := tx.CreateBucketIfNotExists(name)
-		if err != nil {
-			return fmt.Errorf("write catalogue %s: bucket %s: %w", w.path, name, err)
-		}
-		// bbolt splits the nodes a transaction touched only when it
-		// commits; filling pages whole then leaves half as many as the
-		// default, and the file is never written to again.
-		b.FillPercent = 1.0
-	}
-	// One cursor for every lookup: Get makes a new one each time.
-	w.ids = tx.Bucket(bucketCards).Cursor()
-	w.txBytes = 0
-	return nil
-}
-
-// commit puts the pending cards, ends the current transaction and, unless
-// last, starts the next.
-func (w *Writer) commit(last bool) error {
-	if err := w.flushCards(); err != nil {
-		return err
-	}
-	if err := w.tx.Commit(); err != nil {
-		w.tx = nil
-		return fmt.Errorf("write catalogue %s: commit: %w", w.path, err)
-	}
-	w.tx = nil
-	w.held.reset()
-	if last {
-		return nil
-	}
-	return w.begin()
-}
-
-func (w *Writer) put(b *bolt.Bucket, key, value []byte) error {
-	// Put copies the key, not the value.
-	if err := b.Put(key, w.held.copy(value)); err != nil {
-		return fmt.Errorf("write catalogue %s: %w", w.path, err)
-	}
-	w.txBytes += len(key) + len(value) + putOverhead
-	return nil
-}
-
-// putOverhead is what a put costs a transaction beyond its key and value:
-// bbolt keeps an element of about this size for every key put, until the
-// transaction commits, and many of the index's values are a few bytes.
-const putOverhead = 64
-
-func (w *Writer) maybeCommit() error {
-	if w.txBytes < w.commitAt {
-		return nil
-	}
-	return w.commit(false)
 }
 
 // DuplicateError is a record that repeats a value that must be unique.
@@ -400,11 +337,10 @@ func (w *Writer) flushCards() error {
 	if len(w.pending) == 0 {
 		return nil
 	}
-	cards := w.tx.Bucket(bucketCards)
 	w.sortPending(func(p *pendingCard) []byte { return p.key })
 	for i := range w.pending {
 		p := &w.pending[i]
-		if err := cards.Put(p.key, p.json); err != nil {
+		if err := w.putPending(p.key, p.json); err != nil {
 			return fmt.Errorf("write catalogue %s: card %q: %w", w.path, p.id(), err)
 		}
 	}
@@ -413,7 +349,7 @@ func (w *Writer) flushCards() error {
 		p := &w.pending[i]
 		// Put copies the key, not the value.
 		w.key = appendCardIDKey(w.key[:0], p.id())
-		if err := cards.Put(w.key, p.locator()); err != nil {
+		if err := w.putPending(w.key, p.locator()); err != nil {
 			return fmt.Errorf("write catalogue %s: card %q: %w", w.path, p.id(), err)
 		}
 	}
@@ -717,18 +653,6 @@ func (w *Writer) writeIndex() error {
 	})
 }
 
-// putOrdered puts into a bucket whose keys arrive in order, committing as
-// the transaction grows.
-func (w *Writer) putOrdered(bucket, key, value []byte) error {
-	if err := w.put(w.tx.Bucket(bucket), key, value); err != nil {
-		return err
-	}
-	if w.txBytes >= w.commitAt {
-		return w.commit(false)
-	}
-	return nil
-}
-
 // appendIndexEntry encodes what search needs of a card without reading the
 // card: zone, id, set code, the key of its normalized number and its folded
 // name.
@@ -741,43 +665,4 @@ func appendIndexEntry(dst []byte, c *Card, numberKey []byte, folded string) []by
 	dst = binary.AppendUvarint(dst, uint64(len(numberKey)))
 	dst = append(dst, numberKey...)
 	return append(dst, folded...)
-}
-
-// arena hands out copies of byte slices from large chunks, which are reused
-// once the transaction that held them has committed.
-type arena struct {
-	used [][]byte // chunks handed out in this transaction
-	free [][]byte
-	cur  []byte
-}
-
-const arenaChunk = 1 << 20
-
-func (a *arena) copy(b []byte) []byte {
-	if len(b) > arenaChunk/4 {
-		return append([]byte(nil), b...)
-	}
-	if cap(a.cur)-len(a.cur) < len(b) {
-		if a.cur != nil {
-			a.used = append(a.used, a.cur)
-		}
-		if n := len(a.free); n > 0 {
-			a.cur, a.free = a.free[n-1][:0], a.free[:n-1]
-		} else {
-			a.cur = make([]byte, 0, arenaChunk)
-		}
-	}
-	n := len(a.cur)
-	a.cur = append(a.cur, b...)
-	return a.cur[n:len(a.cur):len(a.cur)]
-}
-
-// reset makes every chunk free again; nothing may use the copies after it.
-func (a *arena) reset() {
-	if a.cur != nil {
-		a.used = append(a.used, a.cur)
-		a.cur = nil
-	}
-	a.free = append(a.free, a.used...)
-	a.used = a.used[:0]
 }
