@@ -267,3 +267,40 @@ func countChanges(t *testing.T, db, since string) int {
 		q.After = next
 	}
 }
+
+// The problems an import reports keep their own copies of what they name,
+// not the records they came from: a hundred records of 180 KB each, bad in
+// one field, leave a report of a few kilobytes.
+func TestProblemsKeepNoRecord(t *testing.T) {
+	dir := t.TempDir()
+	long := strings.Repeat("x", 60_000)
+	var b bytes.Buffer
+	fmt.Fprintf(&b, `{"sets":[{"id":"intl-s","code":"s","name":"S","zone":"intl","cardCount":1}],"cards":[`)
+	for i := range MaxErrors {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, `{"id":"intl-s-%d","name":"%s","illustrator":"%s","imageUrl":"https://example.com/%s","setName":"S","setCode":"s","number":"%d","language":"en","zone":"intl","year":"x"}`, i, long, long, long, i)
+	}
+	b.WriteString(`]}`)
+	snapshot := filepath.Join(dir, "snapshot.json")
+	if err := os.WriteFile(snapshot, b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	_, err := Import(context.Background(), Config{DB: filepath.Join(dir, "catalog.db"), Inputs: []string{snapshot}})
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	var verr *ValidationError
+	if !errors.As(err, &verr) || len(verr.Errors) != MaxErrors {
+		t.Fatalf("error %v, want %d problems", err, MaxErrors)
+	}
+	held := int64(after.HeapAlloc) - int64(before.HeapAlloc)
+	t.Logf("the report holds %d KB", held>>10)
+	if held > 4<<20 {
+		t.Errorf("the report of %d problems holds %d MB", MaxErrors, held>>20)
+	}
+	runtime.KeepAlive(verr)
+}

@@ -230,6 +230,9 @@ func (r *run) report(e *RecordError) error {
 		r.truncated = true
 		return errStop
 	}
+	// The id may be part of the record's decoded text, which a problem
+	// kept until the end must not keep: a record holds up to a megabyte.
+	e.ID = strings.Clone(e.ID)
 	r.errs = append(r.errs, e)
 	return nil
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"crypto/rand"
@@ -162,7 +163,8 @@ func (r *run) addCard(file string, rec *record, problems []problem) error {
 // are not also reported as naming a set that does not exist.
 func (r *run) rejectSet(set catalog.Set) {
 	if set.Zone != "" && set.Code != "" {
-		r.rejected[setRef{zone: set.Zone, code: set.Code}] = true
+		// Copies, not parts of the record's decoded text.
+		r.rejected[setRef{zone: strings.Clone(set.Zone), code: strings.Clone(set.Code)}] = true
 	}
 }
 
