@@ -74,7 +74,7 @@ const nodeCost = 8 << 10
 
 // txFull reports whether the transaction has grown to what one may hold:
 // the bytes put and the pages changed. The pages are counted every
-// nodeCheckEvery puts, which may change that many more than were counted.
+// nodeCheckEvery calls, between which a few more may change.
 func (w *Writer) txFull() bool {
 	if w.txBytes >= w.commitAt {
 		return true
@@ -82,8 +82,9 @@ func (w *Writer) txFull() bool {
 	return w.txBytes+int(w.nodes())*nodeCost >= w.commitAt
 }
 
-// nodeCheckEvery is how many puts the Writer makes between two counts of
-// the pages its transaction changed, which copies bbolt's statistics.
+// nodeCheckEvery is how many calls of nodes (a put or two each) come
+// between two counts of the pages the transaction changed, which copy
+// bbolt's statistics.
 const nodeCheckEvery = 32
 
 // nodes returns the number of pages the transaction changed as of the last
@@ -126,12 +127,12 @@ func (w *Writer) putOrdered(bucket, key, value []byte) error {
 	return w.maybeCommit()
 }
 
-// putPending puts a pending card's key and value, whose bytes are held
-// until the last commit of flushCards. The pages the cards change, which
-// cards in no order multiply, end the transaction part-way.
-func (w *Writer) putPending(key, value []byte) error {
+// putPending puts a key and value of the pending card id, whose bytes are
+// held until the last commit of flushCards. The pages the cards change,
+// which cards in no order multiply, end the transaction part-way.
+func (w *Writer) putPending(key, value, id []byte) error {
 	if err := w.tx.Bucket(bucketCards).Put(key, value); err != nil {
-		return err
+		return fmt.Errorf("write catalogue %s: card %q: %w", w.path, id, err)
 	}
 	if w.nodes()*nodeCost < int64(w.commitAt) {
 		return nil

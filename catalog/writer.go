@@ -36,9 +36,10 @@ type Writer struct {
 	mergeFanIn    int   // of the posting lists' runs: mergeFanIn, but for tests
 	setListPiece  int   // setListPiece, but for tests
 
-	// The cards of the current transaction. They are put when it commits,
-	// sorted by key (see flushCards); pendingIDs finds them by the hash of
-	// their id, so that a duplicate id is caught at once.
+	// The cards added since the last commit. They are put when it ends,
+	// sorted by key, in as many transactions as the pages they change
+	// take (see flushCards); pendingIDs finds them by the hash of their
+	// id, so that a duplicate id is caught at once.
 	pending    []pendingCard
 	spare      []pendingCard    // as long as pending, for sorting it
 	pendingIDs map[uint64]int32 // index into pending of the first card with that hash
@@ -340,8 +341,8 @@ func (w *Writer) flushCards() error {
 	w.sortPending(func(p *pendingCard) []byte { return p.key })
 	for i := range w.pending {
 		p := &w.pending[i]
-		if err := w.putPending(p.key, p.json); err != nil {
-			return fmt.Errorf("write catalogue %s: card %q: %w", w.path, p.id(), err)
+		if err := w.putPending(p.key, p.json, p.id()); err != nil {
+			return err
 		}
 	}
 	w.sortPending((*pendingCard).id)
@@ -349,8 +350,8 @@ func (w *Writer) flushCards() error {
 		p := &w.pending[i]
 		// Put copies the key, not the value.
 		w.key = appendCardIDKey(w.key[:0], p.id())
-		if err := w.putPending(w.key, p.locator()); err != nil {
-			return fmt.Errorf("write catalogue %s: card %q: %w", w.path, p.id(), err)
+		if err := w.putPending(w.key, p.locator(), p.id()); err != nil {
+			return err
 		}
 	}
 	clear(w.pending)
@@ -424,9 +425,13 @@ func (w *Writer) fold(name string) string {
 		clear(w.folded)
 		w.foldedBytes = 0
 	}
+	// Copies: name, and the fold, which may be name or a part of it, can
+	// be a part of the record's whole text.
 	key := strings.Clone(name)
 	if f == name {
-		f = key // Fold may return name itself, which the caller may reuse
+		f = key
+	} else {
+		f = strings.Clone(f)
 	}
 	w.folded[key] = f
 	w.foldedBytes += len(name) + len(f)
