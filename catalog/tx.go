@@ -97,6 +97,7 @@ func (w *Writer) nodes() int64 {
 	return w.txNodes
 }
 
+// put puts into b, counting what the transaction holds.
 func (w *Writer) put(b *bolt.Bucket, key, value []byte) error {
 	// Put copies the key, not the value.
 	if err := b.Put(key, w.held.copy(value)); err != nil {
@@ -111,6 +112,7 @@ func (w *Writer) put(b *bolt.Bucket, key, value []byte) error {
 // transaction commits, and many of the index's values are a few bytes.
 const putOverhead = 64
 
+// maybeCommit commits once the transaction holds what one may.
 func (w *Writer) maybeCommit() error {
 	if !w.txFull() {
 		return nil
@@ -118,8 +120,8 @@ func (w *Writer) maybeCommit() error {
 	return w.commit(false)
 }
 
-// putOrdered puts into a bucket whose keys arrive in order, committing as
-// the transaction grows.
+// putOrdered puts into the bucket named, committing as the transaction
+// grows.
 func (w *Writer) putOrdered(bucket, key, value []byte) error {
 	if err := w.put(w.tx.Bucket(bucket), key, value); err != nil {
 		return err
