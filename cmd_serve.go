@@ -31,6 +31,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/spf13/cobra"
+	"golang.org/x/net/netutil"
 )
 
 const (
@@ -48,6 +49,13 @@ const (
 	maxGCHeadroom     = 1 << 10
 	// maxAnswerCache bounds --answer-cache-mb (MiB) at 1 TiB, far past any machine.
 	maxAnswerCache = 1 << 20
+
+	// defaultMaxConns bounds what connections hold, whatever clients do: a
+	// client that sends a header slowly holds some 64 KiB until
+	// ReadHeaderTimeout, an idle one some 18 KiB until IdleTimeout, and a
+	// connection beyond the limit waits in the kernel's queue, holding
+	// nothing of serve's (docs/OPERATIONS.md, Connections).
+	defaultMaxConns = 1024
 )
 
 type serveOptions struct {
@@ -64,6 +72,7 @@ type serveOptions struct {
 	rateBurst   int
 	answerCache int // MiB
 	gcHeadroom  int // MiB
+	maxConns    int
 	dev         bool
 	devClientID string
 	devSecret   string
@@ -94,6 +103,7 @@ built-in sample catalogue when --db does not exist and issues its own tokens.`,
 	f.StringVar(&o.authURL, "auth-url", "", "authorization server announced to clients (default {issuer})")
 	f.StringSliceVar(&o.denyClients, "deny-client", nil, "client id whose tokens are refused (repeatable)")
 	f.StringVar(&o.metricsAddr, "metrics-addr", "", "address for Prometheus metrics (off when empty)")
+	f.IntVar(&o.maxConns, "max-conns", defaultMaxConns, "connections served at once; more wait to be accepted (0: no limit)")
 	f.Float64Var(&o.rateLimit, "rate-limit", 0, "requests per second each client may make (off when 0)")
 	f.IntVar(&o.rateBurst, "rate-burst", 0, "requests a client may make at once (default: one second's worth, at least 1)")
 	f.IntVar(&o.answerCache, "answer-cache-mb", server.DefaultAnswerCache>>20, "MiB of recent answers of pages of a set, searches and change lists kept in memory (0: none)")
@@ -244,6 +254,9 @@ func (o *serveOptions) listen(log *slog.Logger) (net.Listener, *httpsFront, erro
 	if err != nil {
 		return nil, nil, fmt.Errorf("serve: listen on %s: %w", o.addr, err)
 	}
+	if o.maxConns > 0 {
+		ln = netutil.LimitListener(ln, o.maxConns)
+	}
 	https, err := openHTTPS(*o, log)
 	if err != nil {
 		ln.Close()
@@ -376,6 +389,9 @@ func (o *serveOptions) check() error {
 	}
 	if o.answerCache < 0 || o.answerCache > maxAnswerCache {
 		return usageErrorf("serve: --answer-cache-mb %d: want 0 (no cache) to %d", o.answerCache, maxAnswerCache)
+	}
+	if o.maxConns < 0 {
+		return usageErrorf("serve: --max-conns %d: want a number of connections (0 for no limit)", o.maxConns)
 	}
 	if o.gcHeadroom < 0 || o.gcHeadroom > maxGCHeadroom {
 		return usageErrorf("serve: --gc-headroom-mb %d: want 0 (Go's default) to %d", o.gcHeadroom, maxGCHeadroom)

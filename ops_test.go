@@ -460,3 +460,25 @@ func TestServeGCHeadroom(t *testing.T) {
 		})
 	}
 }
+
+// TestServeLimitsConnections holds as many connections as --max-conns
+// allows, each sending its header slowly, as a client that means to tie up
+// memory does: another client waits until one of them closes, and is then
+// answered.
+func TestServeLimitsConnections(t *testing.T) {
+	t.Parallel()
+	p := startServe(t, "--max-conns", "2")
+	var held []net.Conn
+	for range 2 {
+		conn, u := p.dial(t)
+		fmt.Fprintf(conn, "GET %s/catalog/sets HTTP/1.1\r\nHost: %s\r\nX-Pad: ", u.Path, u.Host)
+		held = append(held, conn)
+	}
+	if code, _, _, err := p.get(&http.Client{Timeout: time.Second}, "/catalog/sets"); err == nil {
+		t.Fatalf("a third connection was answered (%d) while two were held", code)
+	}
+	held[0].Close()
+	if code, _, _, err := p.get(&http.Client{Timeout: 4 * time.Second}, "/catalog/sets"); err != nil || code != http.StatusOK {
+		t.Fatalf("once a held connection closed: %d, %v", code, err)
+	}
+}
