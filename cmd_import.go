@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -99,6 +100,9 @@ func runImport(cmd *cobra.Command, e *env, cfg importer.Config) error {
 			}
 			fmt.Fprintf(e.stderr, "catalogd: import failed: %s%s; the catalogue %s was not changed\n", countOf(len(verr.Errors), "problem"), more, db)
 			return &reportedError{err: err}
+		}
+		if errors.Is(err, context.Canceled) {
+			return fmt.Errorf("import: interrupted; the catalogue %s was not changed", db)
 		}
 		return fmt.Errorf("%w; the catalogue %s was not changed", err, db)
 	}

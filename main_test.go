@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"os"
@@ -12,6 +13,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -331,6 +333,103 @@ func TestKilledImportLeavesCatalogue(t *testing.T) {
 	}
 	if tmps, _ := filepath.Glob(filepath.Join(dir, ".catalog.db.import-*")); len(tmps) != 0 {
 		t.Errorf("temporary files left: %q", tmps)
+	}
+}
+
+// TestInterruptedImportLeavesCatalogue interrupts the real binary while it
+// waits for more of a snapshot that a stalled writer holds back: it must
+// end at once, say so, remove its temporary file and leave the catalogue
+// as it was, whether the snapshot comes on standard input or through a
+// named pipe.
+func TestInterruptedImportLeavesCatalogue(t *testing.T) {
+	snapshot, err := os.ReadFile("data/sample.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name   string
+		fifo   bool
+		signal os.Signal
+	}{
+		{"stdin, SIGINT", false, os.Interrupt},
+		{"named pipe, SIGTERM", true, syscall.SIGTERM},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir, db, before := importSample(t)
+			var cmd *exec.Cmd
+			var in io.WriteCloser
+			var stderr lockedBuffer
+			if tc.fifo {
+				fifo := filepath.Join(t.TempDir(), "snapshot.json")
+				if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+					t.Fatal(err)
+				}
+				cmd = catalogdCommand(t, "import", "--db", db, fifo)
+				cmd.Stderr = &stderr
+				if err := cmd.Start(); err != nil {
+					t.Fatal(err)
+				}
+				// Opening a pipe's end waits for the other: the import's.
+				if in, err = os.OpenFile(fifo, os.O_WRONLY, 0); err != nil {
+					t.Fatal(err)
+				}
+			} else {
+				cmd = catalogdCommand(t, "import", "--db", db, "-")
+				cmd.Stderr = &stderr
+				if in, err = cmd.StdinPipe(); err != nil {
+					t.Fatal(err)
+				}
+				if err := cmd.Start(); err != nil {
+					t.Fatal(err)
+				}
+			}
+			exited := make(chan error, 1)
+			go func() { exited <- cmd.Wait() }()
+			defer in.Close()
+			defer cmd.Process.Kill()
+
+			// Half the snapshot, and no more: the import waits for the
+			// rest once its temporary file is there.
+			if _, err := in.Write(snapshot[:len(snapshot)/2]); err != nil {
+				t.Fatal(err)
+			}
+			deadline := time.Now().Add(10 * time.Second)
+			for {
+				tmps, _ := filepath.Glob(filepath.Join(dir, ".catalog.db.import-*"))
+				if len(tmps) > 0 {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatal("the import never started writing its temporary file")
+				}
+				time.Sleep(5 * time.Millisecond)
+			}
+			if err := cmd.Process.Signal(tc.signal); err != nil {
+				t.Fatal(err)
+			}
+			select {
+			case err := <-exited:
+				var exit *exec.ExitError
+				if !errors.As(err, &exit) || exit.ExitCode() != exitFailure {
+					t.Fatalf("interrupted import: %v, want exit status %d", err, exitFailure)
+				}
+			case <-time.After(10 * time.Second):
+				t.Fatal("the import did not end on its signal while its input stalled")
+			}
+			if msg := stderr.String(); !strings.Contains(msg, "import: interrupted") || !strings.Contains(msg, "was not changed") {
+				t.Errorf("message does not say what happened: %q", msg)
+			}
+			if tmps, _ := filepath.Glob(filepath.Join(dir, ".catalog.db.import-*")); len(tmps) != 0 {
+				t.Errorf("temporary files left: %q", tmps)
+			}
+			after, err := os.ReadFile(db)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(before, after) {
+				t.Fatal("the catalogue changed after an interrupted import")
+			}
+		})
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -368,6 +369,44 @@ func TestServeCutsDownloadsPastTheGrace(t *testing.T) {
 	}
 	p.logged(t, "requests still in flight after the grace period: closing their connections", time.Second)
 	p.logged(t, "stopped", time.Second)
+}
+
+// TestSecondSignalEndsServe sends SIGTERM while a download holds serve in
+// its grace period, then SIGINT, as an operator who will not wait presses
+// Ctrl-C again: the second signal ends the process at once.
+func TestSecondSignalEndsServe(t *testing.T) {
+	t.Parallel()
+	db := filepath.Join(t.TempDir(), "catalog.db")
+	importInto(t, db, realCatalogue)
+	p := startServe(t, "--db", db)
+	conn, u := p.dial(t)
+	fmt.Fprintf(conn, "GET %s/catalog/export HTTP/1.1\r\nHost: %s\r\nAuthorization: Bearer %s\r\nAccept-Encoding: identity\r\n\r\n", u.Path, u.Host, p.token)
+	time.Sleep(500 * time.Millisecond)
+
+	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	p.logged(t, "shutting down: finishing requests in flight", 5*time.Second)
+	select {
+	case err := <-p.exited:
+		t.Fatalf("serve exited with a download in flight: %v", err)
+	case <-time.After(500 * time.Millisecond):
+	}
+	if err := p.cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-p.exited:
+		var exit *exec.ExitError
+		if !errors.As(err, &exit) {
+			t.Fatalf("serve after a second signal: %v", err)
+		}
+		if ws, ok := exit.Sys().(syscall.WaitStatus); !ok || !ws.Signaled() || ws.Signal() != syscall.SIGINT {
+			t.Fatalf("serve after a second signal: %v, want the end SIGINT gives", err)
+		}
+	case <-time.After(shutdownGrace / 2):
+		t.Fatal("serve still runs after a second signal")
+	}
 }
 
 // TestServeWithAStalledLog runs serve with its log going to a pipe that

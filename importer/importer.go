@@ -305,7 +305,7 @@ func (r *run) readInput(name string) (catalog.Source, error) {
 		if r.cfg.Stdin == nil {
 			return src, errors.New("import: '-' given but there is no standard input")
 		}
-		f = r.cfg.Stdin
+		f = interruptible(r.ctx, r.cfg.Stdin)
 	} else {
 		file, err := os.Open(name)
 		if err != nil {
@@ -318,11 +318,13 @@ func (r *run) readInput(name string) (catalog.Source, error) {
 		if before.IsDir() {
 			return src, fmt.Errorf("import: %s is a directory, not a snapshot", name)
 		}
-		if !before.Mode().IsRegular() {
-			// A pipe (<(cmd), /dev/stdin) has no size to compare.
-			before = nil
-		}
 		f = file
+		if !before.Mode().IsRegular() {
+			// A pipe (<(cmd), /dev/stdin) has no size to compare, and
+			// may stall.
+			before = nil
+			f = interruptible(r.ctx, file)
+		}
 	}
 
 	h := sha256.New()

@@ -1,0 +1,70 @@
+package importer
+
+import (
+	"context"
+	"io"
+)
+
+// interruptible returns r as a reader whose Read returns ctx's error as
+// soon as ctx is done, even while a read of r is waiting: standard input or
+// a named pipe whose writer stalls would otherwise keep an interrupted
+// import waiting for data, its temporary file in place, since a blocked
+// read(2) cannot be cancelled. Each read runs in a goroutine of its own,
+// into a buffer of its own, so one left waiting when the import ends
+// writes nothing the import still uses.
+func interruptible(ctx context.Context, r io.Reader) io.Reader {
+	return &ctxReader{ctx: ctx, r: r, done: make(chan readResult, 1)}
+}
+
+type ctxReader struct {
+	ctx  context.Context
+	r    io.Reader
+	done chan readResult // the result of the read in flight
+
+	buf      []byte
+	inFlight bool
+	rest     []byte // read and not yet returned
+	err      error  // to return once rest is
+}
+
+type readResult struct {
+	n   int
+	err error
+}
+
+func (c *ctxReader) Read(p []byte) (int, error) {
+	if len(p) == 0 {
+		return 0, nil
+	}
+	if len(c.rest) == 0 && c.err == nil {
+		if err := c.ctx.Err(); err != nil {
+			return 0, err
+		}
+		if !c.inFlight {
+			if len(c.buf) < len(p) {
+				c.buf = make([]byte, len(p))
+			}
+			buf := c.buf[:len(p)]
+			c.inFlight = true
+			go func() {
+				n, err := c.r.Read(buf)
+				c.done <- readResult{n, err}
+			}()
+		}
+		select {
+		case res := <-c.done:
+			c.inFlight = false
+			c.rest, c.err = c.buf[:res.n], res.err
+		case <-c.ctx.Done():
+			return 0, c.ctx.Err()
+		}
+	}
+	n := copy(p, c.rest)
+	c.rest = c.rest[n:]
+	if len(c.rest) > 0 {
+		return n, nil
+	}
+	err := c.err
+	c.err = nil
+	return n, err
+}
