@@ -73,6 +73,7 @@ type serveOptions struct {
 	answerCache int // MiB
 	gcHeadroom  int // MiB
 	maxConns    int
+	maxDownload int
 	dev         bool
 	devClientID string
 	devSecret   string
@@ -104,6 +105,7 @@ built-in sample catalogue when --db does not exist and issues its own tokens.`,
 	f.StringSliceVar(&o.denyClients, "deny-client", nil, "client id whose tokens are refused (repeatable)")
 	f.StringVar(&o.metricsAddr, "metrics-addr", "", "address for Prometheus metrics (off when empty)")
 	f.IntVar(&o.maxConns, "max-conns", defaultMaxConns, "connections served at once; more wait to be accepted (0: no limit)")
+	f.IntVar(&o.maxDownload, "max-downloads", server.DefaultMaxDownloads, "exports sent at once, about 2 MB each; one more is answered 503")
 	f.Float64Var(&o.rateLimit, "rate-limit", 0, "requests per second each client may make (off when 0)")
 	f.IntVar(&o.rateBurst, "rate-burst", 0, "requests a client may make at once (default: one second's worth, at least 1)")
 	f.IntVar(&o.answerCache, "answer-cache-mb", server.DefaultAnswerCache>>20, "MiB of recent answers of pages of a set, searches and change lists kept in memory (0: none)")
@@ -167,7 +169,7 @@ func runServe(ctx context.Context, e *env, o serveOptions) error {
 	defer verifier.Close()
 	api, err := server.New(server.Config{Catalog: live, BaseURL: o.baseURL, Audience: o.audience,
 		Logger: log, AccessLog: logs.Batched(), Metrics: metrics, RateLimit: o.rateLimits(),
-		AnswerCache: o.answerCacheBytes(), Auth: verifier, DevIssuer: dev,
+		AnswerCache: o.answerCacheBytes(), MaxDownloads: o.maxDownload, Auth: verifier, DevIssuer: dev,
 		AuthorizationServers: []string{o.authURL}})
 	if err != nil {
 		return fmt.Errorf("serve: %w", err)
@@ -389,6 +391,9 @@ func (o *serveOptions) check() error {
 	}
 	if o.answerCache < 0 || o.answerCache > maxAnswerCache {
 		return usageErrorf("serve: --answer-cache-mb %d: want 0 (no cache) to %d", o.answerCache, maxAnswerCache)
+	}
+	if o.maxDownload < 1 {
+		return usageErrorf("serve: --max-downloads %d: want 1 or more", o.maxDownload)
 	}
 	if o.maxConns < 0 {
 		return usageErrorf("serve: --max-conns %d: want a number of connections (0 for no limit)", o.maxConns)

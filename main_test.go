@@ -225,6 +225,7 @@ func TestExitStatuses(t *testing.T) {
 		{[]string{"serve", "--dev", "--rate-limit", "-1"}, nil, exitUsage, "--rate-limit"},
 		{[]string{"serve", "--dev", "--rate-burst", "-3"}, nil, exitUsage, "--rate-burst"},
 		{[]string{"serve", "--dev", "--gc-headroom-mb", "-1"}, nil, exitUsage, "--gc-headroom-mb"},
+		{[]string{"serve", "--dev", "--max-downloads", "0"}, nil, exitUsage, "--max-downloads"},
 		{[]string{"serve", "--dev"}, map[string]string{"CATALOGD_GC_HEADROOM_MB": "4096"}, exitUsage, "--gc-headroom-mb"},
 		{[]string{"serve", "--dev"}, map[string]string{"CATALOGD_RATE_LIMIT": "NaN"}, exitUsage, "--rate-limit"},
 		{[]string{"info", "--db", filepath.Join(dir, "missing.db")}, nil, exitFailure, "missing.db"},

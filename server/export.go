@@ -57,7 +57,8 @@ func (s *Server) handleExport() http.Handler {
 		h[GenerationHeader] = valid[1:2:2]
 		varyOnAcceptEncoding(h)
 		var body io.ReadSeeker = plain
-		out := &exportWriter{ResponseWriter: w, rc: http.NewResponseController(w)}
+		out := &exportWriter{ResponseWriter: w, rc: http.NewResponseController(w), slots: s.downloads, head: r.Method == http.MethodHead}
+		defer out.release()
 		tag := valid.tag()
 		if acceptsGzip(r) {
 			layout, err := s.exportGzipLayout(db, zone, export)
@@ -179,12 +180,19 @@ func digits(s string) bool {
 const exportStall = 30 * time.Second
 
 // exportWriter moves the connection's write deadline forward on each
-// write, and turns the plain-text errors of ServeContent (416, 412) into
-// problems like every other error of the API.
+// write, turns the plain-text errors of ServeContent (416, 412) into
+// problems like every other error of the API, and holds one of the slots
+// of downloads sent at once while it sends a body.
 type exportWriter struct {
 	http.ResponseWriter
 	rc      *http.ResponseController
-	problem bool // a problem was written: drop ServeContent's text
+	problem bool // a problem was written: drop ServeContent's text and body
+
+	// slots holds a token for each export being sent; head is a HEAD
+	// request, which sends no body; holds is whether this one took a slot.
+	slots chan struct{}
+	head  bool
+	holds bool
 
 	// encodedSize is the length of the compressed representation, when it
 	// is the one sent: ServeContent gives no Content-Length to an encoded
@@ -192,7 +200,24 @@ type exportWriter struct {
 	encodedSize int64
 }
 
+// downloadRetry is the Retry-After of a download refused for want of a
+// slot: about what a download of a small catalogue takes.
+const downloadRetry = 10
+
 func (w *exportWriter) WriteHeader(status int) {
+	if status < 300 && !w.head && !w.take() {
+		// A body would follow, and the buffers it needs are not to be
+		// had: the download waits for one of those being sent to end.
+		h := w.Header()
+		h.Del("Content-Encoding")
+		h.Del("Content-Range")
+		h.Del("Accept-Ranges")
+		h.Set("Retry-After", strconv.Itoa(downloadRetry))
+		w.problem = true
+		writeProblem(w.ResponseWriter, http.StatusServiceUnavailable, fmt.Sprintf(
+			"this server is sending as many downloads as it sends at once (%d); retry after %d s", cap(w.slots), downloadRetry))
+		return
+	}
 	if status < 400 {
 		if w.encodedSize > 0 {
 			setEncodedLength(w.Header(), status, w.encodedSize)
@@ -206,6 +231,25 @@ func (w *exportWriter) WriteHeader(status int) {
 	}
 	w.problem = true
 	writeProblem(w.ResponseWriter, status, detail)
+}
+
+// take takes a slot of the downloads sent at once, if one is free.
+func (w *exportWriter) take() bool {
+	select {
+	case w.slots <- struct{}{}:
+		w.holds = true
+		return true
+	default:
+		return false
+	}
+}
+
+// release gives back the slot taken, once the handler is done.
+func (w *exportWriter) release() {
+	if w.holds {
+		<-w.slots
+		w.holds = false
+	}
 }
 
 func (w *exportWriter) Write(p []byte) (int, error) {
@@ -238,8 +282,12 @@ func setEncodedLength(h http.Header, status int, size int64) {
 // with its size (docs/BENCHMARKS.md, "Export").
 const exportWrite = 256 << 10
 
-// ReadFrom sends r in writes of exportWrite bytes.
+// ReadFrom sends r in writes of exportWrite bytes. After a problem it
+// reads nothing: the compressed body would be compressed to be dropped.
 func (w *exportWriter) ReadFrom(r io.Reader) (int64, error) {
+	if w.problem {
+		return 0, nil
+	}
 	return io.CopyBuffer(writeOnly{w}, r, make([]byte, exportWrite))
 }
 

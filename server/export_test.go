@@ -1,12 +1,14 @@
 package server
 
 import (
+	"bufio"
 	"bytes"
 	"compress/gzip"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -15,6 +17,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/catalogd/catalogd/catalog"
 	"github.com/catalogd/catalogd/importer"
@@ -431,4 +434,80 @@ func TestExportParameters(t *testing.T) {
 	}
 	f.token = ""
 	f.get("/catalog/export").wantStatus(t, http.StatusUnauthorized)
+}
+
+// TestExportDownloadsAtOnce holds as many downloads as the server sends at
+// once, each to a client that reads nothing: one more is a 503 with
+// Retry-After, while HEAD, a 304 and the other routes are answered as
+// before; once a held download ends, a new one is sent whole.
+func TestExportDownloadsAtOnce(t *testing.T) {
+	f := newFixtureAt(t, realCatalogue(t), func(c *Config) { c.MaxDownloads = 2 })
+	whole := f.raw("/catalog/export")
+	whole.wantStatus(t, http.StatusOK)
+	tag := whole.header.Get("ETag")
+
+	u, err := url.Parse(f.base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var held []net.Conn
+	for range 2 {
+		conn, err := net.Dial("tcp", u.Host)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close()
+		conn.(*net.TCPConn).SetReadBuffer(4096)
+		// 14 MB, more than the sockets' buffers hold: the handler waits
+		// to write, holding its slot, once the header is out.
+		fmt.Fprintf(conn, "GET %s/catalog/export HTTP/1.1\r\nHost: %s\r\nAuthorization: Bearer %s\r\nAccept-Encoding: identity\r\n\r\n", u.Path, u.Host, f.token)
+		status, err := bufio.NewReader(conn).ReadString('\n')
+		if err != nil || !strings.Contains(status, " 200 ") {
+			t.Fatalf("held download: %q, %v", status, err)
+		}
+		held = append(held, conn)
+	}
+
+	for _, enc := range []string{"identity", "gzip"} {
+		busy := f.do(http.MethodGet, "/catalog/export", "Accept-Encoding", enc)
+		busy.wantStatus(t, http.StatusServiceUnavailable)
+		if ra := busy.header.Get("Retry-After"); ra != strconv.Itoa(downloadRetry) {
+			t.Errorf("%s: Retry-After %q", enc, ra)
+		}
+		if ct, ce := busy.header.Get("Content-Type"), busy.header.Get("Content-Encoding"); ct != "application/problem+json" || ce != "" {
+			t.Errorf("%s: Content-Type %q, Content-Encoding %q: want a plain problem", enc, ct, ce)
+		}
+		var p problem
+		busy.json(t, &p)
+		if p.Status != http.StatusServiceUnavailable || !strings.Contains(p.Detail, "(2)") {
+			t.Errorf("%s: problem %+v", enc, p)
+		}
+	}
+	busy := f.raw("/catalog/export", "Range", "bytes=100-")
+	busy.wantStatus(t, http.StatusServiceUnavailable)
+	if cr := busy.header.Get("Content-Range"); cr != "" {
+		t.Errorf("a refused range has Content-Range %q", cr)
+	}
+	if head := f.do(http.MethodHead, "/catalog/export"); head.status != http.StatusOK || head.header.Get("Content-Length") != strconv.Itoa(len(whole.body)) {
+		t.Errorf("HEAD while the downloads are held: %d, Content-Length %q", head.status, head.header.Get("Content-Length"))
+	}
+	f.raw("/catalog/export", "If-None-Match", tag).wantStatus(t, http.StatusNotModified)
+	f.get("/catalog/sets").wantStatus(t, http.StatusOK)
+
+	// A client that goes away gives its slot back.
+	held[0].Close()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		r := f.raw("/catalog/export")
+		if r.status == http.StatusOK {
+			if !bytes.Equal(r.body, whole.body) {
+				t.Fatal("the download after a slot came free differs from the first")
+			}
+			break
+		}
+		if r.status != http.StatusServiceUnavailable || time.Now().After(deadline) {
+			t.Fatalf("after a held download ended: %d %s", r.status, r.body)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }

@@ -58,10 +58,19 @@ type Config struct {
 	// listSetCards, search and listChanges: 0 means DefaultAnswerCache, a
 	// negative value caches nothing.
 	AnswerCache int64
+	// MaxDownloads bounds the exports sent at once, each of which holds
+	// about 2 MB while it is sent; 0 means DefaultMaxDownloads. One more is
+	// answered 503.
+	MaxDownloads int
 }
 
 // DefaultAnswerCache is the answer cache's bound when Config leaves it 0.
 const DefaultAnswerCache = 16 << 20
+
+// DefaultMaxDownloads is the exports sent at once when Config leaves
+// MaxDownloads 0: some 32 MB of buffers, and more than one processor
+// compresses at once.
+const DefaultMaxDownloads = 16
 
 // Authenticator checks the Authorization header of a request; its errors
 // are *auth.Error.
@@ -89,7 +98,9 @@ type Server struct {
 	gzip             func(http.Handler) http.HandlerFunc
 	limits           *limiters    // nil without a rate limit
 	answers          *answerCache // nil when answers are not cached
-	requestIDs       requestIDs
+	// downloads holds a token for each export being sent (handleExport).
+	downloads  chan struct{}
+	requestIDs requestIDs
 	// generation is what the server keeps of the catalogue being served
 	// (state).
 	generation atomic.Pointer[generation]
@@ -151,6 +162,13 @@ func New(cfg Config) (*Server, error) {
 		cfg.AnswerCache = DefaultAnswerCache
 	}
 	s.answers = newAnswerCache(cfg.AnswerCache, cfg.Catalog, s.metrics)
+	if cfg.MaxDownloads == 0 {
+		cfg.MaxDownloads = DefaultMaxDownloads
+	}
+	if cfg.MaxDownloads < 0 {
+		return nil, fmt.Errorf("server: %d downloads at once: want 1 or more", cfg.MaxDownloads)
+	}
+	s.downloads = make(chan struct{}, cfg.MaxDownloads)
 	if cfg.RateLimit.On() {
 		if cfg.RateLimit.Burst < 1 || math.IsInf(cfg.RateLimit.PerSecond, 0) || math.IsNaN(cfg.RateLimit.PerSecond) {
 			return nil, fmt.Errorf("server: rate limit %v per second with bursts of %d: want a finite rate and a burst of at least 1", cfg.RateLimit.PerSecond, cfg.RateLimit.Burst)
