@@ -9,6 +9,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/catalogd/catalogd/catalog"
 )
 
 // These tests make the file system fail under an import with real faults:
@@ -153,4 +155,51 @@ func TestRenameFails(t *testing.T) {
 	before.assertUnchanged(t)
 	assertDirHolds(t, dir, "catalog.db", "catalog.db.lock")
 	assertDirHolds(t, db, "keep")
+}
+
+// TestImportThroughASymlink imports into a --db that links to a file on
+// another directory, as an operator who keeps the catalogue on a larger
+// disk does: the file linked to is replaced there, and the link stays a
+// link. A link to nothing is an error that changes nothing.
+func TestImportThroughASymlink(t *testing.T) {
+	data, conf := t.TempDir(), t.TempDir()
+	target := filepath.Join(data, "catalog-2026.db")
+	link := filepath.Join(conf, "catalog.db")
+	if err := os.Symlink(target, link); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 { // the first import creates the file linked to, the second replaces it
+		res, err := Import(context.Background(), Config{DB: link, Inputs: []string{filepath.Join("testdata", "valid.json")}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Path != target {
+			t.Errorf("imported into %s, want %s", res.Path, target)
+		}
+		if got, err := os.Readlink(link); err != nil || got != target {
+			t.Fatalf("--db after the import: link to %q, %v; want a link to %s", got, err, target)
+		}
+		db, err := catalog.Open(link)
+		if err != nil {
+			t.Fatalf("open the catalogue through the link: %v", err)
+		}
+		gen := db.Generation()
+		db.Close()
+		if gen != res.Info.Generation {
+			t.Errorf("the link opens generation %s, want the import's %s", gen, res.Info.Generation)
+		}
+		assertDirHolds(t, data, "catalog-2026.db", "catalog-2026.db.lock")
+		assertDirHolds(t, conf, "catalog.db")
+	}
+
+	dangling := filepath.Join(conf, "dangling.db")
+	if err := os.Symlink(filepath.Join(data, "no-such-dir", "c.db"), dangling); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Import(context.Background(), Config{DB: dangling, Inputs: []string{filepath.Join("testdata", "valid.json")}})
+	if err == nil || !strings.Contains(err.Error(), "symbolic link") || !strings.Contains(err.Error(), dangling) {
+		t.Fatalf("import into a link to nothing: %v, want an error naming the link", err)
+	}
+	assertDirHolds(t, data, "catalog-2026.db", "catalog-2026.db.lock")
+	assertDirHolds(t, conf, "catalog.db", "dangling.db")
 }

@@ -79,9 +79,9 @@ func Import(ctx context.Context, cfg Config) (Result, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	dbPath, err := filepath.Abs(cfg.DB)
+	dbPath, err := catalogueFile(cfg.DB)
 	if err != nil {
-		return Result{}, fmt.Errorf("import: catalogue path %s: %w", cfg.DB, err)
+		return Result{}, err
 	}
 	dir, base := filepath.Split(dbPath)
 
@@ -156,6 +156,39 @@ func Import(ctx context.Context, cfg Config) (Result, error) {
 		return Result{}, fmt.Errorf("import: %w", err)
 	}
 	return Result{Info: info, Path: dbPath, Unfollowed: unfollowed}, nil
+}
+
+// catalogueFile returns the absolute path of the file the import replaces:
+// --db itself, or the file it links to, which need not exist yet. An
+// operator who keeps the catalogue on another disk and links to it from
+// --db wants that file replaced, on that disk, and the link kept.
+func catalogueFile(db string) (string, error) {
+	abs, err := filepath.Abs(db)
+	if err != nil {
+		return "", fmt.Errorf("import: catalogue path %s: %w", db, err)
+	}
+	path := abs
+	for hops := 0; ; hops++ {
+		fi, err := os.Lstat(path)
+		if err != nil || fi.Mode()&fs.ModeSymlink == 0 {
+			break
+		}
+		if hops == 40 {
+			return "", fmt.Errorf("import: --db %s: too many levels of symbolic links", db)
+		}
+		target, err := os.Readlink(path)
+		if err != nil {
+			return "", fmt.Errorf("import: --db %s: %w", db, err)
+		}
+		if !filepath.IsAbs(target) {
+			target = filepath.Join(filepath.Dir(path), target)
+		}
+		path = target
+	}
+	if _, err := os.Stat(filepath.Dir(path)); err != nil && path != abs {
+		return "", fmt.Errorf("import: --db %s is a symbolic link to %s, whose directory cannot be used: %w", db, path, err)
+	}
+	return path, nil
 }
 
 // lockImports serialises imports into one catalogue, so that two never race
