@@ -369,9 +369,20 @@ func newHTTPServer(h http.Handler, log *slog.Logger, l serverLimits) *http.Serve
 		WriteTimeout:      l.write,
 		IdleTimeout:       l.idle,
 		MaxHeaderBytes:    l.maxHeaderBytes,
+		HTTP2:             &http.HTTP2Config{MaxConcurrentStreams: maxStreams},
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
 }
+
+// maxStreams bounds the requests in flight on one HTTP/2 connection
+// (HTTPS only). A request whose client reads nothing holds its handler and
+// answer until the write timeout, some 18 KiB for a 401 and more for a
+// large answer, and HTTP/2 lets a client hold Go's default of 250 on each
+// connection: 100 connections of 401s took 438 MiB. With 8, --max-conns
+// bounds what such clients hold as it does over HTTP/1.1, where one
+// request per connection is in flight (docs/OPERATIONS.md, Connections).
+// Clients that want more in flight open more connections, as Go's do.
+const maxStreams = 8
 
 // check rejects combinations that cannot be served safely.
 func (o *serveOptions) check() error {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"crypto"
 	"crypto/ecdsa"
@@ -17,13 +18,17 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/http/httptrace"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/catalogd/catalogd/internal/bench/procfs"
 	"github.com/catalogd/catalogd/server/auth"
+	"golang.org/x/net/http2"
+	"golang.org/x/net/http2/hpack"
 )
 
 // testCA issues certificates that only clients trusting it accept.
@@ -409,5 +414,153 @@ func TestHTTPSFrontReadiness(t *testing.T) {
 	certs.have.Store(true)
 	if rec := get("/readyz"); rec.Code != http.StatusOK || rec.Body.String() != "api" {
 		t.Errorf("GET /readyz with a certificate: %d %s, want the API's answer", rec.Code, rec.Body)
+	}
+}
+
+// startHTTPS starts serve over HTTPS on the sample catalogue; it returns
+// the process, its address, the name its certificate is for, and the
+// roots that trust it.
+func startHTTPS(t *testing.T) (p *serveProcess, addr, name string, roots *x509.CertPool) {
+	t.Helper()
+	dir := t.TempDir()
+	db := filepath.Join(dir, "catalog.db")
+	importInto(t, db, "data/sample.json")
+	ca := newTestCA(t)
+	name = "catalog.test"
+	certFile, keyFile := filepath.Join(dir, "tls.crt"), filepath.Join(dir, "tls.key")
+	cert, key, _ := ca.issue(t, name)
+	replaceFile(t, certFile, cert)
+	replaceFile(t, keyFile, key)
+	idp := newTestIdP(t)
+	p, addr = startServeLogged(t, nil, append(idp.args(), "--db", db, "--addr", "127.0.0.1:0",
+		"--tls-cert", certFile, "--tls-key", keyFile)...)
+	p.token = idp.token(t, p.api+"/mcp")
+	return p, addr, name, ca.pool
+}
+
+// holdStreams opens an HTTP/2 connection that grants no flow-control
+// window, as a client that reads nothing does, and sends streams GETs of
+// path with token: it returns the streams serve announces it takes, the
+// streams it answered (their bodies waiting for the window) and those it
+// refused, once every one is either, and the connection, still open.
+func holdStreams(t *testing.T, addr, name string, roots *x509.CertPool, path, token string, streams int) (announced uint32, answered, refused map[uint32]bool, conn net.Conn) {
+	t.Helper()
+	tc, err := tls.Dial("tcp", addr, &tls.Config{RootCAs: roots, ServerName: name, NextProtos: []string{"h2"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { tc.Close() })
+	if proto := tc.ConnectionState().NegotiatedProtocol; proto != "h2" {
+		t.Fatalf("negotiated %q, want h2", proto)
+	}
+	tc.SetDeadline(time.Now().Add(60 * time.Second))
+	if _, err := io.WriteString(tc, http2.ClientPreface); err != nil {
+		t.Fatal(err)
+	}
+	fr := http2.NewFramer(tc, tc)
+	if err := fr.WriteSettings(http2.Setting{ID: http2.SettingInitialWindowSize, Val: 0}); err != nil {
+		t.Fatal(err)
+	}
+	for announced == 0 {
+		f, err := fr.ReadFrame()
+		if err != nil {
+			t.Fatalf("reading serve's settings: %v", err)
+		}
+		if sf, ok := f.(*http2.SettingsFrame); ok && !sf.IsAck() {
+			v, ok := sf.Value(http2.SettingMaxConcurrentStreams)
+			if !ok {
+				t.Fatal("serve announces no limit of streams")
+			}
+			announced = v
+			if err := fr.WriteSettingsAck(); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	var block bytes.Buffer
+	enc := hpack.NewEncoder(&block)
+	for i := range streams {
+		block.Reset()
+		for _, f := range [][2]string{{":method", "GET"}, {":scheme", "https"}, {":authority", name},
+			{":path", path}, {"authorization", "Bearer " + token}} {
+			enc.WriteField(hpack.HeaderField{Name: f[0], Value: f[1]})
+		}
+		if err := fr.WriteHeaders(http2.HeadersFrameParam{StreamID: uint32(2*i + 1), BlockFragment: block.Bytes(), EndStream: true, EndHeaders: true}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	answered, refused = map[uint32]bool{}, map[uint32]bool{}
+	for len(answered)+len(refused) < streams {
+		f, err := fr.ReadFrame()
+		if err != nil {
+			t.Fatalf("after %d answered and %d refused streams: %v", len(answered), len(refused), err)
+		}
+		switch f := f.(type) {
+		case *http2.HeadersFrame:
+			answered[f.StreamID] = true
+		case *http2.RSTStreamFrame:
+			refused[f.StreamID] = true
+		case *http2.GoAwayFrame:
+			t.Fatalf("serve closed the connection: %v", f.ErrCode)
+		}
+	}
+	return announced, answered, refused, tc
+}
+
+// TestServeLimitsHTTP2Streams opens more streams on one HTTP/2 connection
+// than serve takes: serve announces maxStreams, answers that many and
+// refuses the next.
+func TestServeLimitsHTTP2Streams(t *testing.T) {
+	p, addr, name, roots := startHTTPS(t)
+	api, err := url.Parse(p.api)
+	if err != nil {
+		t.Fatal(err)
+	}
+	announced, answered, refused, _ := holdStreams(t, addr, name, roots, api.Path+"/catalog/sets", p.token, maxStreams+1)
+	if announced != maxStreams {
+		t.Fatalf("serve announces %d streams, want %d", announced, maxStreams)
+	}
+	last := uint32(2*maxStreams + 1)
+	if len(answered) != maxStreams || answered[last] || !refused[last] {
+		t.Fatalf("streams answered %v, refused %v; want the first %d answered and stream %d refused", answered, refused, maxStreams, last)
+	}
+}
+
+// TestHTTP2StreamsHoldBoundedMemory holds a hundred HTTP/2 connections,
+// each asking for 250 answers it never reads, without a valid token: what
+// serve holds for them is bounded by maxStreams a connection. With Go's
+// default of 250 streams the same clients took 430 MiB.
+func TestHTTP2StreamsHoldBoundedMemory(t *testing.T) {
+	p, addr, name, roots := startHTTPS(t)
+	api, err := url.Parse(p.api)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid := p.cmd.Process.Pid
+	before, err := procfs.ReadMem(pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const conns, streams = 100, 250
+	held := 0
+	for range conns {
+		_, answered, _, _ := holdStreams(t, addr, name, roots, api.Path+"/catalog/sets", "not-a-token", streams)
+		held += len(answered)
+	}
+	after, err := procfs.ReadMem(pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	grew := (after.Anon - before.Anon) >> 20
+	t.Logf("%d connections holding %d answers: serve's anonymous memory %d -> %d MiB", conns, held, before.Anon>>20, after.Anon>>20)
+	if held != conns*maxStreams {
+		t.Errorf("%d answers held, want %d", held, conns*maxStreams)
+	}
+	bound := int64(64) // 23 MiB measured
+	if raceDetector {
+		bound = 320
+	}
+	if grew > bound {
+		t.Errorf("serve's anonymous memory grew by %d MiB for %d held answers, over %d MiB", grew, held, bound)
 	}
 }
