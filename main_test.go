@@ -279,6 +279,26 @@ func importSample(t *testing.T) (dir, db string, contents []byte) {
 	return dir, db, contents
 }
 
+// sendHalf writes half the snapshot to an import's input and returns once
+// the import's temporary file is in dir.
+func sendHalf(t *testing.T, in io.Writer, snapshot []byte, dir string) {
+	t.Helper()
+	if _, err := in.Write(snapshot[:len(snapshot)/2]); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		tmps, _ := filepath.Glob(filepath.Join(dir, ".catalog.db.import-*"))
+		if len(tmps) > 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the import never started writing its temporary file")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
 // TestKilledImportLeavesCatalogue starts the real binary importing from a
 // pipe, kills it while the new file is half written, and checks that the
 // catalogue is byte for byte what it was and the next import succeeds.
@@ -297,22 +317,8 @@ func TestKilledImportLeavesCatalogue(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	// Half the snapshot, then wait for the temporary file to appear: the
-	// import is now in the middle of writing.
-	if _, err := stdin.Write(snapshot[:len(snapshot)/2]); err != nil {
-		t.Fatal(err)
-	}
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		tmps, _ := filepath.Glob(filepath.Join(dir, ".catalog.db.import-*"))
-		if len(tmps) > 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the import never started writing its temporary file")
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	// The import is now in the middle of writing.
+	sendHalf(t, stdin, snapshot, dir)
 	if err := cmd.Process.Kill(); err != nil {
 		t.Fatal(err)
 	}
@@ -389,22 +395,8 @@ func TestInterruptedImportLeavesCatalogue(t *testing.T) {
 			defer in.Close()
 			defer cmd.Process.Kill()
 
-			// Half the snapshot, and no more: the import waits for the
-			// rest once its temporary file is there.
-			if _, err := in.Write(snapshot[:len(snapshot)/2]); err != nil {
-				t.Fatal(err)
-			}
-			deadline := time.Now().Add(10 * time.Second)
-			for {
-				tmps, _ := filepath.Glob(filepath.Join(dir, ".catalog.db.import-*"))
-				if len(tmps) > 0 {
-					break
-				}
-				if time.Now().After(deadline) {
-					t.Fatal("the import never started writing its temporary file")
-				}
-				time.Sleep(5 * time.Millisecond)
-			}
+			// The import now waits for the rest.
+			sendHalf(t, in, snapshot, dir)
 			if err := cmd.Process.Signal(tc.signal); err != nil {
 				t.Fatal(err)
 			}

@@ -337,20 +337,28 @@ func TestServeDrainsInFlightRequest(t *testing.T) {
 	p.logged(t, "stopped", time.Second)
 }
 
+// serveHeldDownload starts serve on the real catalogue with a download of
+// its export held by a client that reads nothing: 14 MB, more than the
+// sockets' buffers hold, so the handler waits to write, and each write
+// would give it 30 s more.
+func serveHeldDownload(t *testing.T) *serveProcess {
+	t.Helper()
+	db := filepath.Join(t.TempDir(), "catalog.db")
+	importInto(t, db, realCatalogue)
+	p := startServe(t, "--db", db)
+	conn, u := p.dial(t)
+	fmt.Fprintf(conn, "GET %s/catalog/export HTTP/1.1\r\nHost: %s\r\nAuthorization: Bearer %s\r\nAccept-Encoding: identity\r\n\r\n", u.Path, u.Host, p.token)
+	time.Sleep(500 * time.Millisecond)
+	return p
+}
+
 // TestServeCutsDownloadsPastTheGrace sends SIGTERM while a client that
 // reads nothing holds a download of the real catalogue's export: after
 // the grace period serve closes that connection, says so, and exits 0, as
 // a stop that was asked for.
 func TestServeCutsDownloadsPastTheGrace(t *testing.T) {
 	t.Parallel()
-	db := filepath.Join(t.TempDir(), "catalog.db")
-	importInto(t, db, realCatalogue)
-	p := startServe(t, "--db", db)
-	conn, u := p.dial(t)
-	// 14 MB, more than the sockets' buffers hold: the handler waits to
-	// write, and each write would give it 30 s more.
-	fmt.Fprintf(conn, "GET %s/catalog/export HTTP/1.1\r\nHost: %s\r\nAuthorization: Bearer %s\r\nAccept-Encoding: identity\r\n\r\n", u.Path, u.Host, p.token)
-	time.Sleep(500 * time.Millisecond)
+	p := serveHeldDownload(t)
 
 	stopped := time.Now()
 	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
@@ -376,12 +384,7 @@ func TestServeCutsDownloadsPastTheGrace(t *testing.T) {
 // Ctrl-C again: the second signal ends the process at once.
 func TestSecondSignalEndsServe(t *testing.T) {
 	t.Parallel()
-	db := filepath.Join(t.TempDir(), "catalog.db")
-	importInto(t, db, realCatalogue)
-	p := startServe(t, "--db", db)
-	conn, u := p.dial(t)
-	fmt.Fprintf(conn, "GET %s/catalog/export HTTP/1.1\r\nHost: %s\r\nAuthorization: Bearer %s\r\nAccept-Encoding: identity\r\n\r\n", u.Path, u.Host, p.token)
-	time.Sleep(500 * time.Millisecond)
+	p := serveHeldDownload(t)
 
 	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
