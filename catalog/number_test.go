@@ -15,6 +15,12 @@ func TestNumberKeyOrder(t *testing.T) {
 			t.Errorf("NumberKey(%q) >= NumberKey(%q)", ordered[i], ordered[i+1])
 		}
 	}
+	// A run of digits comes before every other character, at any place.
+	for _, pair := range [][2]string{{"A1-1", "A-1"}, {"T1", "T 1"}, {"B2a", "B!2"}} {
+		if bytes.Compare(NumberKey(pair[0]), NumberKey(pair[1])) >= 0 {
+			t.Errorf("NumberKey(%q) >= NumberKey(%q)", pair[0], pair[1])
+		}
+	}
 	shuffled := slices.Clone(ordered)
 	slices.Reverse(shuffled)
 	slices.SortFunc(shuffled, func(a, b string) int { return bytes.Compare(NumberKey(a), NumberKey(b)) })

@@ -184,9 +184,13 @@ func validScheme(s string) bool {
 	return true
 }
 
-// Quote renders a found value for a message, cut short when it is long.
+// quoteMax is the characters of a found value a message shows.
+const quoteMax = 60
+
+// Quote renders a found value for a message, cut short when it is long,
+// and then with its length.
 func Quote(s string) string {
-	const max = 60
+	const max = quoteMax
 	if utf8.RuneCountInString(s) <= max {
 		return fmt.Sprintf("%q", s)
 	}
@@ -200,9 +204,14 @@ func Quote(s string) string {
 	return fmt.Sprintf("%q", s)
 }
 
+// lengthFound renders a value of n characters, a wrong length, with that
+// length, which Quote gives already when it cuts the value short.
 func lengthFound(v string, n int) string {
 	if v == "" {
 		return "an empty string"
+	}
+	if n > quoteMax {
+		return Quote(v)
 	}
 	return fmt.Sprintf("%s (%d character%s)", Quote(v), n, plural(n))
 }

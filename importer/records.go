@@ -243,7 +243,7 @@ func (r *run) checkPending() error {
 			return errors.New("the note of a deferred card is damaged")
 		}
 		e := &RecordError{File: c.file, Line: c.code[0], Column: c.code[1], Record: c.record, ID: c.id, Field: "setCode",
-			Expected: fmt.Sprintf("the code of a set of zone %q in the snapshot", p.Zone), Found: catalog.Quote(p.Code) + ", which no set has"}
+			Expected: fmt.Sprintf("the code of a set of zone %q in the snapshot", p.Zone), Found: catalog.Quote(p.Code) + ", which no set of that zone has"}
 		if p.Known {
 			e.Line, e.Column, e.Field = c.name[0], c.name[1], "setName"
 			e.Expected = fmt.Sprintf("the name of set %q of zone %q, %s", p.Code, p.Zone, catalog.Quote(p.KnownName))

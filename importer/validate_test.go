@@ -152,12 +152,12 @@ func TestImportRejectsEachBrokenRule(t *testing.T) {
 		{"card-scanFallbackUrl-empty.json", 8, 365, "cards[2]", "jp-SV1a-001", "scanFallbackUrl", "an absolute URI with a scheme", "\"\""},
 		{"card-scanFallbackUrl-number.json", 8, 365, "cards[2]", "jp-SV1a-001", "scanFallbackUrl", "a string or null", "0"},
 		{"card-duplicate-id.json", 8, 7, "cards[2]", "intl-base1-1", "id", "a card id not used by another card", "\"intl-base1-1\" again"},
-		{"card-setCode-unknown.json", 8, 96, "cards[2]", "jp-SV1a-001", "setCode", "the code of a set of zone \"jp\" in the snapshot", "\"SV1b\", which no set has"},
-		{"card-setCode-other-case.json", 8, 96, "cards[2]", "jp-SV1a-001", "setCode", "the code of a set of zone \"jp\" in the snapshot", "\"sv1a\", which no set has"},
-		{"card-setCode-other-zone.json", 8, 77, "cards[2]", "jp-SV1a-001", "setCode", "the code of a set of zone \"jp\" in the snapshot", "\"base1\", which no set has"},
+		{"card-setCode-unknown.json", 8, 96, "cards[2]", "jp-SV1a-001", "setCode", "the code of a set of zone \"jp\" in the snapshot", "\"SV1b\", which no set of that zone has"},
+		{"card-setCode-other-case.json", 8, 96, "cards[2]", "jp-SV1a-001", "setCode", "the code of a set of zone \"jp\" in the snapshot", "\"sv1a\", which no set of that zone has"},
+		{"card-setCode-other-zone.json", 8, 77, "cards[2]", "jp-SV1a-001", "setCode", "the code of a set of zone \"jp\" in the snapshot", "\"base1\", which no set of that zone has"},
 		{"card-setName-mismatch.json", 8, 56, "cards[2]", "jp-SV1a-001", "setName", "the name of set \"SV1a\" of zone \"jp\", \"トリプレットビート\"", "\"Triplet Beat\""},
 		{"card-setName-mismatch-cards-first.json", 4, 56, "cards[2]", "jp-SV1a-001", "setName", "the name of set \"SV1a\" of zone \"jp\", \"トリプレットビート\"", "\"Triplet Beat\""},
-		{"card-setCode-unknown-cards-first.json", 4, 96, "cards[2]", "jp-SV1a-001", "setCode", "the code of a set of zone \"jp\" in the snapshot", "\"SV1b\", which no set has"},
+		{"card-setCode-unknown-cards-first.json", 4, 96, "cards[2]", "jp-SV1a-001", "setCode", "the code of a set of zone \"jp\" in the snapshot", "\"SV1b\", which no set of that zone has"},
 		{"card-duplicate-id-across-files", 2, 7, "cards[0]", "jp-SV1a-001", "id", "a card id not used by another card", "\"jp-SV1a-001\" again"},
 		{"set-duplicate-id-across-files", 2, 7, "sets[0]", "jp-ADV1", "id", "a set id not used by another set", "\"jp-ADV1\" again"},
 	}
@@ -187,6 +187,9 @@ func TestImportRejectsEachBrokenRule(t *testing.T) {
 			}
 			if e.Found == "" || !strings.Contains(e.Found, tt.found) {
 				t.Errorf("found %q, want it to say %q", e.Found, tt.found)
+			}
+			if strings.Count(e.Found, " characters)") > 1 {
+				t.Errorf("found %q gives the length twice", e.Found)
 			}
 			if got, want := err.Error(), wantMessage(file, tt.line, tt.col, tt.record, tt.id, tt.field)+"expected "+e.Expected+", found "+e.Found; !strings.Contains(got, want) {
 				t.Errorf("message:\n%s\nwant it to contain:\n%s", got, want)
@@ -353,7 +356,7 @@ func TestImportReportsTheFirstMissingSetsRead(t *testing.T) {
 	}
 	for i, e := range ve.Errors {
 		code := fmt.Sprintf("s%04d", n-1-i)
-		if e.Record != fmt.Sprintf("cards[%d]", i) || e.Line != i+2 || e.Field != "setCode" || e.Found != fmt.Sprintf("%q, which no set has (and so do 1 more cards)", code) {
+		if e.Record != fmt.Sprintf("cards[%d]", i) || e.Line != i+2 || e.Field != "setCode" || e.Found != fmt.Sprintf("%q, which no set of that zone has (and so do 1 more cards)", code) {
 			t.Fatalf("problem %d is %s line %d %s found %s, want cards[%d] line %d setCode found %q (and so do 1 more cards)", i, e.Record, e.Line, e.Field, e.Found, i, i+2, code)
 		}
 	}
@@ -374,7 +377,7 @@ func TestImportReportsTheFirstMissingSetsRead(t *testing.T) {
 	if e := ve.Errors[0]; e.Record != "cards[0]" || e.Field != "setName" || e.Found != `"Another name" (and so do 1 more cards)` || e.Expected != `the name of set "late" of zone "intl", "Late"` {
 		t.Errorf("first problem %s %s expected %s found %s", e.Record, e.Field, e.Expected, e.Found)
 	}
-	if e := ve.Errors[1]; e.Record != "cards[1]" || e.Field != "setCode" || e.Found != `"s1", which no set has` {
+	if e := ve.Errors[1]; e.Record != "cards[1]" || e.Field != "setCode" || e.Found != `"s1", which no set of that zone has` {
 		t.Errorf("second problem %s %s found %s", e.Record, e.Field, e.Found)
 	}
 }
