@@ -1,10 +1,13 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"compress/gzip"
 	"context"
 	"encoding/json"
+	"fmt"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -233,4 +236,53 @@ func authorized(t *testing.T, p *serveProcess, path string) *http.Request {
 	}
 	req.Header.Set("Authorization", "Bearer "+p.token)
 	return req
+}
+
+// TestREADMEExportRetriesABusyServer runs the README's first download
+// against a serve already sending all the downloads it sends at once: the
+// export is answered 503, curl retries after Retry-After, and since.txt
+// holds the one generation of the export it got.
+func TestREADMEExportRetriesABusyServer(t *testing.T) {
+	t.Parallel()
+	once, _ := readmeSyncLoop(t)
+	db := filepath.Join(t.TempDir(), "catalog.db")
+	importInto(t, db, realCatalogue)
+	p := startServe(t, "--db", db, "--max-downloads", "1")
+	// The one slot, held by a client that reads nothing of 14 MB and goes
+	// away after a while.
+	conn, u := p.dial(t)
+	conn.(*net.TCPConn).SetReadBuffer(4096)
+	fmt.Fprintf(conn, "GET %s/catalog/export HTTP/1.1\r\nHost: %s\r\nAuthorization: Bearer %s\r\nAccept-Encoding: identity\r\n\r\n", u.Path, u.Host, p.token)
+	if status, err := bufio.NewReader(conn).ReadString('\n'); err != nil || !strings.Contains(status, " 200 ") {
+		t.Fatalf("held download: %q, %v", status, err)
+	}
+	time.AfterFunc(2*time.Second, func() { conn.Close() })
+
+	work := t.TempDir()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "bash", "-c", "set -o pipefail\n"+once)
+	cmd.Dir = work
+	cmd.Env = append(os.Environ(), "API="+p.api, "TOKEN="+p.token)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("the README's download: %v\n%s", err, out)
+	}
+	headers, err := os.ReadFile(filepath.Join(work, "headers.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(headers, []byte(" 503 ")) || !bytes.Contains(headers, []byte(" 200 ")) {
+		t.Fatalf("headers.txt shows no 503 then 200:\n%s", headers)
+	}
+	since, err := os.ReadFile(filepath.Join(work, "since.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, gen, _, err := p.get(http.DefaultClient, "/catalog/sets")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(since) != gen+"\n" {
+		t.Errorf("since.txt holds %q, want the generation %q alone", since, gen)
+	}
 }

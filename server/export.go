@@ -212,6 +212,7 @@ func (w *exportWriter) WriteHeader(status int) {
 		h.Del("Content-Encoding")
 		h.Del("Content-Range")
 		h.Del("Accept-Ranges")
+		h.Del(GenerationHeader) // no generation answered
 		h.Set("Retry-After", strconv.Itoa(downloadRetry))
 		w.problem = true
 		writeProblem(w.ResponseWriter, http.StatusServiceUnavailable, fmt.Sprintf(

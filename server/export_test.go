@@ -477,6 +477,9 @@ func TestExportDownloadsAtOnce(t *testing.T) {
 		if ct, ce := busy.header.Get("Content-Type"), busy.header.Get("Content-Encoding"); ct != "application/problem+json" || ce != "" {
 			t.Errorf("%s: Content-Type %q, Content-Encoding %q: want a plain problem", enc, ct, ce)
 		}
+		if g := busy.header.Get(GenerationHeader); g != "" {
+			t.Errorf("%s: a refused download names generation %s", enc, g)
+		}
 		var p problem
 		busy.json(t, &p)
 		if p.Status != http.StatusServiceUnavailable || !strings.Contains(p.Detail, "(2)") {
