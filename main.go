@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -21,12 +22,18 @@ import (
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	// The first signal asks for a clean end (serve drains, import removes
-	// its temporary file); a second one ends the process at once.
-	context.AfterFunc(ctx, stop)
+	// its temporary file); a second one ends the process at once, unless it
+	// comes within signalRepeat of the first: timeout(1) signals the
+	// process and then its group, so one stop may arrive twice.
+	context.AfterFunc(ctx, func() { time.AfterFunc(signalRepeat, stop) })
 	code := run(ctx, os.Args[1:], os.Environ(), os.Stdin, os.Stdout, os.Stderr)
 	stop()
 	os.Exit(code)
 }
+
+// signalRepeat is how long after a first signal another is taken for the
+// same request to stop.
+const signalRepeat = time.Second
 
 // Exit statuses (docs/CONTRACT.md, Command line).
 const (

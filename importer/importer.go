@@ -340,7 +340,7 @@ func (r *run) readInput(name string) (catalog.Source, error) {
 		}
 		f = interruptible(r.ctx, r.cfg.Stdin)
 	} else {
-		file, err := os.Open(name)
+		file, err := openInput(r.ctx, name)
 		if err != nil {
 			return src, fmt.Errorf("import: %w", err)
 		}

@@ -3,6 +3,8 @@ package importer
 import (
 	"context"
 	"io"
+	"io/fs"
+	"os"
 )
 
 // interruptible returns r as a reader whose Read returns ctx's error as
@@ -14,6 +16,36 @@ import (
 // writes nothing the import still uses.
 func interruptible(ctx context.Context, r io.Reader) io.Reader {
 	return &ctxReader{ctx: ctx, r: r, done: make(chan readResult, 1)}
+}
+
+// openInput opens the snapshot at name. Opening a named pipe waits in
+// open(2) for a writer, which a signal does not end either: it is opened in
+// a goroutine the import leaves behind, to close what it opens, when ctx
+// is done.
+func openInput(ctx context.Context, name string) (*os.File, error) {
+	if fi, err := os.Stat(name); err != nil || fi.Mode()&fs.ModeNamedPipe == 0 {
+		return os.Open(name)
+	}
+	type opened struct {
+		f   *os.File
+		err error
+	}
+	done := make(chan opened, 1)
+	go func() {
+		f, err := os.Open(name)
+		done <- opened{f, err}
+	}()
+	select {
+	case o := <-done:
+		return o.f, o.err
+	case <-ctx.Done():
+		go func() {
+			if o := <-done; o.f != nil {
+				o.f.Close()
+			}
+		}()
+		return nil, ctx.Err()
+	}
 }
 
 type ctxReader struct {
