@@ -3,9 +3,12 @@ package importer
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -67,29 +70,59 @@ func TestTargetDirectoryNotWritable(t *testing.T) {
 	c.assertKept(t)
 }
 
-// withFileSizeLimit runs fn with the largest file this process may write
-// set to limit bytes (RLIMIT_FSIZE): past it, writes and truncations fail
-// with EFBIG, at the point where a full disk fails them with ENOSPC. The
-// limit is the whole process's, so fn must be short and nothing else may
-// write meanwhile; Go ignores the SIGXFSZ that comes with it.
-func withFileSizeLimit(t *testing.T, limit uint64, fn func()) {
+// importUnderLimit imports inputs into db in a child process whose largest
+// file is limit bytes (RLIMIT_FSIZE): past it, writes and truncations fail
+// with EFBIG, at the point where a full disk fails them with ENOSPC. A
+// child, for the limit is a whole process's: in this one it would also fail
+// the test framework's own writes. It returns the import's error.
+func importUnderLimit(t *testing.T, limit uint64, db string, inputs ...string) error {
 	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), fileSizeLimitChild+"="+strconv.FormatUint(limit, 10), "IMPORT_DB="+db, "IMPORT_INPUTS="+strings.Join(inputs, "\n"))
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("import under a file size limit of %d: %v", limit, err)
+	}
+	if msg := strings.TrimSpace(string(out)); msg != "" {
+		return errors.New(msg)
+	}
+	return nil
+}
+
+// fileSizeLimitChild names the variable that makes the test binary the
+// child of importUnderLimit.
+const fileSizeLimitChild = "IMPORTER_TEST_FILE_SIZE_LIMIT"
+
+func TestMain(m *testing.M) {
+	if limit := os.Getenv(fileSizeLimitChild); limit != "" {
+		os.Exit(importWithFileSizeLimit(limit))
+	}
+	os.Exit(m.Run())
+}
+
+// importWithFileSizeLimit is the child of importUnderLimit: it prints the
+// import's error, if any, and says by its exit status whether it could run.
+func importWithFileSizeLimit(limit string) int {
+	n, err := strconv.ParseUint(limit, 10, 64)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 2
+	}
 	var old syscall.Rlimit
-	if err := syscall.Getrlimit(syscall.RLIMIT_FSIZE, &old); err != nil {
-		t.Fatal(err)
+	if err := syscall.Getrlimit(syscall.RLIMIT_FSIZE, &old); err != nil || n > old.Max {
+		fmt.Fprintf(os.Stderr, "limit %d: hard limit %d, %v\n", n, old.Max, err)
+		return 2
 	}
-	if limit > old.Max {
-		t.Fatalf("limit %d above the hard limit %d", limit, old.Max)
+	// Go ignores the SIGXFSZ that comes with EFBIG.
+	if err := syscall.Setrlimit(syscall.RLIMIT_FSIZE, &syscall.Rlimit{Cur: n, Max: old.Max}); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 2
 	}
-	if err := syscall.Setrlimit(syscall.RLIMIT_FSIZE, &syscall.Rlimit{Cur: limit, Max: old.Max}); err != nil {
-		t.Fatal(err)
+	_, err = Import(context.Background(), Config{DB: os.Getenv("IMPORT_DB"), Inputs: strings.Split(os.Getenv("IMPORT_INPUTS"), "\n")})
+	if err != nil {
+		fmt.Println(err)
 	}
-	defer func() {
-		if err := syscall.Setrlimit(syscall.RLIMIT_FSIZE, &old); err != nil {
-			t.Fatal(err)
-		}
-	}()
-	fn()
+	return 0
 }
 
 // TestDiskFull stops the new catalogue from growing past N bytes, for N
@@ -108,19 +141,13 @@ func TestDiskFull(t *testing.T) {
 		t.Fatal(err)
 	}
 	size := uint64(st.Size())
-	withFileSizeLimit(t, size+1<<20, func() {
-		_, err = Import(context.Background(), Config{DB: full, Inputs: []string{sample}})
-	})
-	if err != nil {
+	if err := importUnderLimit(t, size+1<<20, full, sample); err != nil {
 		t.Fatalf("import under a limit above the catalogue's size: %v", err)
 	}
 
 	c := newCatalogueDir(t)
 	for _, limit := range []uint64{0, 4 << 10, 32 << 10, size / 4, size / 2, size - 4<<10, size - 1} {
-		var err error
-		withFileSizeLimit(t, limit, func() {
-			_, err = Import(context.Background(), Config{DB: c.db, Inputs: []string{sample}})
-		})
+		err := importUnderLimit(t, limit, c.db, sample)
 		if err == nil {
 			t.Fatalf("limit %d of %d bytes: the import succeeded", limit, size)
 		}
