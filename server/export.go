@@ -57,7 +57,13 @@ func (s *Server) handleExport() http.Handler {
 		h[GenerationHeader] = valid[1:2:2]
 		varyOnAcceptEncoding(h)
 		var body io.ReadSeeker = plain
-		out := &exportWriter{ResponseWriter: w, rc: http.NewResponseController(w), slots: s.downloads, head: r.Method == http.MethodHead}
+		// The client whose downloads are counted: route.serve has verified
+		// the token, so this is the verifier's cache answering.
+		var client string
+		if p, err := s.auth.Verify(r.Context(), firstHeader(r.Header, "Authorization")); err == nil {
+			client = p.ClientID
+		}
+		out := &exportWriter{ResponseWriter: w, rc: http.NewResponseController(w), downloads: s.downloads, client: client, head: r.Method == http.MethodHead}
 		defer out.release()
 		tag := valid.tag()
 		if acceptsGzip(r) {
@@ -181,18 +187,20 @@ const exportStall = 30 * time.Second
 
 // exportWriter moves the connection's write deadline forward on each
 // write, turns the plain-text errors of ServeContent (416, 412) into
-// problems like every other error of the API, and holds one of the slots
-// of downloads sent at once while it sends a body.
+// problems like every other error of the API, and counts itself among the
+// downloads being sent while it sends a body.
 type exportWriter struct {
 	http.ResponseWriter
 	rc      *http.ResponseController
 	problem bool // a problem was written: drop ServeContent's text and body
 
-	// slots holds a token for each export being sent; head is a HEAD
-	// request, which sends no body; holds is whether this one took a slot.
-	slots chan struct{}
-	head  bool
-	holds bool
+	// downloads counts the exports being sent, of client among them; head
+	// is a HEAD request, which sends no body; holds is whether this one is
+	// counted.
+	downloads *downloads
+	client    string
+	head      bool
+	holds     bool
 
 	// encodedSize is the length of the compressed representation, when it
 	// is the one sent: ServeContent gives no Content-Length to an encoded
@@ -205,19 +213,14 @@ type exportWriter struct {
 const downloadRetry = 10
 
 func (w *exportWriter) WriteHeader(status int) {
-	if status < 300 && !w.head && !w.take() {
-		// A body would follow, and the buffers it needs are not to be
-		// had: the download waits for one of those being sent to end.
-		h := w.Header()
-		h.Del("Content-Encoding")
-		h.Del("Content-Range")
-		h.Del("Accept-Ranges")
-		h.Del(GenerationHeader) // no generation answered
-		h.Set("Retry-After", strconv.Itoa(downloadRetry))
-		w.problem = true
-		writeProblem(w.ResponseWriter, http.StatusServiceUnavailable, fmt.Sprintf(
-			"this server is sending as many downloads as it sends at once (%d); retry after %d s", cap(w.slots), downloadRetry))
-		return
+	if status < 300 && !w.head {
+		// A body follows, with the buffers it needs, if they are to be had.
+		why, ok := w.downloads.take(w.client)
+		if !ok {
+			w.refuse(why)
+			return
+		}
+		w.holds = true
 	}
 	if status < 400 {
 		if w.encodedSize > 0 {
@@ -234,22 +237,65 @@ func (w *exportWriter) WriteHeader(status int) {
 	writeProblem(w.ResponseWriter, status, detail)
 }
 
-// take takes a slot of the downloads sent at once, if one is free.
-func (w *exportWriter) take() bool {
-	select {
-	case w.slots <- struct{}{}:
-		w.holds = true
-		return true
-	default:
-		return false
+// refuse answers a download that is not to be sent now with a 503: the
+// client retries once one of those being sent has ended.
+func (w *exportWriter) refuse(why string) {
+	h := w.Header()
+	h.Del("Content-Encoding")
+	h.Del("Content-Range")
+	h.Del("Accept-Ranges")
+	h.Del(GenerationHeader) // no generation answered
+	h.Set("Retry-After", strconv.Itoa(downloadRetry))
+	w.problem = true
+	writeProblem(w.ResponseWriter, http.StatusServiceUnavailable, fmt.Sprintf("%s; retry after %d s", why, downloadRetry))
+}
+
+// release ends the count of this download, once the handler is done.
+func (w *exportWriter) release() {
+	if w.holds {
+		w.downloads.release(w.client)
+		w.holds = false
 	}
 }
 
-// release gives back the slot taken, once the handler is done.
-func (w *exportWriter) release() {
-	if w.holds {
-		<-w.slots
-		w.holds = false
+// downloads counts the exports being sent, in all and by client. Each
+// holds buffers while it is sent, so the server sends at most max at
+// once; and a client may have a quarter of them, so that one that reads
+// slowly, or downloads many ranges at once, cannot keep every other
+// partner's download waiting.
+type downloads struct {
+	max, perClient int
+
+	mu       sync.Mutex
+	sending  int
+	byClient map[string]int
+}
+
+func newDownloads(limit int) *downloads {
+	return &downloads{max: limit, perClient: (limit + 3) / 4, byClient: make(map[string]int)}
+}
+
+// take counts a download of client, or says why it is not to be sent now.
+func (d *downloads) take(client string) (why string, ok bool) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	switch {
+	case d.byClient[client] >= d.perClient:
+		return fmt.Sprintf("client %q is already downloading as many exports as a client may at once (%d)", client, d.perClient), false
+	case d.sending >= d.max:
+		return fmt.Sprintf("this server is sending as many downloads as it sends at once (%d)", d.max), false
+	}
+	d.sending++
+	d.byClient[client]++
+	return "", true
+}
+
+func (d *downloads) release(client string) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.sending--
+	if d.byClient[client]--; d.byClient[client] == 0 {
+		delete(d.byClient, client)
 	}
 }
 

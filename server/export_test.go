@@ -437,8 +437,9 @@ func TestExportParameters(t *testing.T) {
 }
 
 // TestExportDownloadsAtOnce holds as many downloads as the server sends at
-// once, each to a client that reads nothing: one more is a 503 with
-// Retry-After, while HEAD, a 304 and the other routes are answered as
+// once, two clients' that read nothing: one more is a 503 with
+// Retry-After, for a third client as for one of the two, which may have
+// one download at once; HEAD, a 304 and the other routes are answered as
 // before; once a held download ends, a new one is sent whole.
 func TestExportDownloadsAtOnce(t *testing.T) {
 	f := newFixtureAt(t, realCatalogue(t), func(c *Config) { c.MaxDownloads = 2 })
@@ -451,7 +452,7 @@ func TestExportDownloadsAtOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	var held []net.Conn
-	for range 2 {
+	for _, token := range []string{f.token, clientToken(t, f, "partner-2")} {
 		conn, err := net.Dial("tcp", u.Host)
 		if err != nil {
 			t.Fatal(err)
@@ -460,7 +461,7 @@ func TestExportDownloadsAtOnce(t *testing.T) {
 		conn.(*net.TCPConn).SetReadBuffer(4096)
 		// 14 MB, more than the sockets' buffers hold: the handler waits
 		// to write, holding its slot, once the header is out.
-		fmt.Fprintf(conn, "GET %s/catalog/export HTTP/1.1\r\nHost: %s\r\nAuthorization: Bearer %s\r\nAccept-Encoding: identity\r\n\r\n", u.Path, u.Host, f.token)
+		fmt.Fprintf(conn, "GET %s/catalog/export HTTP/1.1\r\nHost: %s\r\nAuthorization: Bearer %s\r\nAccept-Encoding: identity\r\n\r\n", u.Path, u.Host, token)
 		status, err := bufio.NewReader(conn).ReadString('\n')
 		if err != nil || !strings.Contains(status, " 200 ") {
 			t.Fatalf("held download: %q, %v", status, err)
@@ -468,8 +469,9 @@ func TestExportDownloadsAtOnce(t *testing.T) {
 		held = append(held, conn)
 	}
 
+	third := "Bearer " + clientToken(t, f, "partner-3")
 	for _, enc := range []string{"identity", "gzip"} {
-		busy := f.do(http.MethodGet, "/catalog/export", "Accept-Encoding", enc)
+		busy := f.do(http.MethodGet, "/catalog/export", "Accept-Encoding", enc, "Authorization", third)
 		busy.wantStatus(t, http.StatusServiceUnavailable)
 		if ra := busy.header.Get("Retry-After"); ra != strconv.Itoa(downloadRetry) {
 			t.Errorf("%s: Retry-After %q", enc, ra)
@@ -486,10 +488,16 @@ func TestExportDownloadsAtOnce(t *testing.T) {
 			t.Errorf("%s: problem %+v", enc, p)
 		}
 	}
+	// The first client has its one download already.
 	busy := f.raw("/catalog/export", "Range", "bytes=100-")
 	busy.wantStatus(t, http.StatusServiceUnavailable)
 	if cr := busy.header.Get("Content-Range"); cr != "" {
 		t.Errorf("a refused range has Content-Range %q", cr)
+	}
+	var p problem
+	busy.json(t, &p)
+	if !strings.Contains(p.Detail, `client "partner-1"`) || !strings.Contains(p.Detail, "(1)") {
+		t.Errorf("the client's second download: problem %+v, want it to name the client and its limit", p)
 	}
 	if head := f.do(http.MethodHead, "/catalog/export"); head.status != http.StatusOK || head.header.Get("Content-Length") != strconv.Itoa(len(whole.body)) {
 		t.Errorf("HEAD while the downloads are held: %d, Content-Length %q", head.status, head.header.Get("Content-Length"))

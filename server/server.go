@@ -59,8 +59,8 @@ type Config struct {
 	// negative value caches nothing.
 	AnswerCache int64
 	// MaxDownloads bounds the exports sent at once, each of which holds
-	// about 2 MB while it is sent; 0 means DefaultMaxDownloads. One more is
-	// answered 503.
+	// about 2 MB while it is sent; 0 means DefaultMaxDownloads. A client
+	// may have a quarter of them (rounded up). One more is answered 503.
 	MaxDownloads int
 }
 
@@ -98,8 +98,8 @@ type Server struct {
 	gzip             func(http.Handler) http.HandlerFunc
 	limits           *limiters    // nil without a rate limit
 	answers          *answerCache // nil when answers are not cached
-	// downloads holds a token for each export being sent (handleExport).
-	downloads  chan struct{}
+	// downloads counts the exports being sent (handleExport).
+	downloads  *downloads
 	requestIDs requestIDs
 	// generation is what the server keeps of the catalogue being served
 	// (state).
@@ -168,7 +168,7 @@ func New(cfg Config) (*Server, error) {
 	if cfg.MaxDownloads < 0 {
 		return nil, fmt.Errorf("server: %d downloads at once: want 1 or more", cfg.MaxDownloads)
 	}
-	s.downloads = make(chan struct{}, cfg.MaxDownloads)
+	s.downloads = newDownloads(cfg.MaxDownloads)
 	if cfg.RateLimit.On() {
 		if cfg.RateLimit.Burst < 1 || math.IsInf(cfg.RateLimit.PerSecond, 0) || math.IsNaN(cfg.RateLimit.PerSecond) {
 			return nil, fmt.Errorf("server: rate limit %v per second with bursts of %d: want a finite rate and a burst of at least 1", cfg.RateLimit.PerSecond, cfg.RateLimit.Burst)
