@@ -7,7 +7,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 )
 
 // The references of cards read before their sets are counted per
@@ -111,14 +110,7 @@ func testDeferredSetReferences(t *testing.T, commitAt int) {
 	if err := w.DeferSetCheck(ZoneCHN, "D", "Dee", note("D")); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := w.Finish(Info{Generation: "g", ImportedAt: time.Unix(1e9, 0).UTC()}); err != nil {
-		t.Fatal(err)
-	}
-	db, err := Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := finishAndOpen(t, w, path)
 	sizes, err := db.Sizes()
 	if err != nil {
 		t.Fatal(err)

@@ -93,14 +93,7 @@ func TestWriterAcrossTransactions(t *testing.T) {
 					t.Fatalf("AddCard(%s) again: %v, want a duplicate", c.ID, err)
 				}
 			}
-			if _, err := w.Finish(Info{Generation: "g", ImportedAt: time.Unix(1e9, 0).UTC()}); err != nil {
-				t.Fatal(err)
-			}
-			db, err := Open(path)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer db.Close()
+			db := finishAndOpen(t, w, path)
 
 			for _, c := range cards {
 				got, err := db.AppendCard(nil, c.ID)
@@ -168,6 +161,21 @@ func compareCardJSON(t *testing.T, a, b string) int {
 		return c
 	}
 	return strings.Compare(ca.ID, cb.ID)
+}
+
+// finishAndOpen finishes the catalogue w writes at path and opens it, to
+// be closed when the test ends.
+func finishAndOpen(t *testing.T, w *Writer, path string) *DB {
+	t.Helper()
+	if _, err := w.Finish(Info{Generation: "g", ImportedAt: time.Unix(1e9, 0).UTC()}); err != nil {
+		t.Fatal(err)
+	}
+	db, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
 }
 
 func TestSortPending(t *testing.T) {
