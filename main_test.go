@@ -420,16 +420,7 @@ func TestInterruptedImportLeavesCatalogue(t *testing.T) {
 			if msg := stderr.String(); !strings.Contains(msg, "import: interrupted") || !strings.Contains(msg, "was not changed") {
 				t.Errorf("message does not say what happened: %q", msg)
 			}
-			if tmps, _ := filepath.Glob(filepath.Join(dir, ".catalog.db.import-*")); len(tmps) != 0 {
-				t.Errorf("temporary files left: %q", tmps)
-			}
-			after, err := os.ReadFile(db)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !bytes.Equal(before, after) {
-				t.Fatal("the catalogue changed after an interrupted import")
-			}
+			assertCatalogueKept(t, dir, db, before, "an interrupted import")
 		})
 	}
 }
@@ -455,15 +446,22 @@ func TestImportWriteErrorLeavesCatalogue(t *testing.T) {
 	if msg := stderr.String(); !strings.Contains(msg, "file too large") || !strings.Contains(msg, "not changed") {
 		t.Errorf("message does not say what failed: %s", msg)
 	}
-	after, err := os.ReadFile(db)
+	assertCatalogueKept(t, dir, db, before, "a failed write")
+}
+
+// assertCatalogueKept fails unless the catalogue db holds the bytes it held
+// before the failed import and no temporary file is left in dir.
+func assertCatalogueKept(t *testing.T, dir, db string, before []byte, after string) {
+	t.Helper()
+	if tmps, _ := filepath.Glob(filepath.Join(dir, ".catalog.db.import-*")); len(tmps) != 0 {
+		t.Errorf("temporary files left after %s: %q", after, tmps)
+	}
+	now, err := os.ReadFile(db)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !bytes.Equal(before, after) {
-		t.Fatal("the catalogue changed after a failed write")
-	}
-	if tmps, _ := filepath.Glob(filepath.Join(dir, ".catalog.db.import-*")); len(tmps) != 0 {
-		t.Errorf("temporary files left: %q", tmps)
+	if !bytes.Equal(before, now) {
+		t.Fatalf("the catalogue changed after %s", after)
 	}
 }
 
