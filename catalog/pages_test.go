@@ -229,10 +229,5 @@ func openEdited(t *testing.T, path string, edit func(*bolt.Tx) error) *DB {
 	if err := bdb.Close(); err != nil {
 		t.Fatal(err)
 	}
-	db, err := Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	return db
+	return openCatalogue(t, path)
 }

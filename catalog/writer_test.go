@@ -163,20 +163,15 @@ func compareCardJSON(t *testing.T, a, b string) int {
 	return strings.Compare(ca.ID, cb.ID)
 }
 
-// finishAndOpen finishes the catalogue w writes at path and opens it, to
-// be closed when the test ends.
+// finishAndOpen finishes the catalogue w writes at path and opens it.
 func finishAndOpen(t *testing.T, w *Writer, path string) *DB {
 	t.Helper()
 	if _, err := w.Finish(Info{Generation: "g", ImportedAt: time.Unix(1e9, 0).UTC()}); err != nil {
 		t.Fatal(err)
 	}
-	db, err := Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	return db
+	return openCatalogue(t, path)
 }
+
 
 func TestSortPending(t *testing.T) {
 	rng := rand.New(rand.NewPCG(2, 2))
