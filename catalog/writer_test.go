@@ -172,7 +172,6 @@ func finishAndOpen(t *testing.T, w *Writer, path string) *DB {
 	return openCatalogue(t, path)
 }
 
-
 func TestSortPending(t *testing.T) {
 	rng := rand.New(rand.NewPCG(2, 2))
 	for _, n := range []int{0, 1, 2, 3, 10, 100, 1000} {
