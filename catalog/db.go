@@ -338,21 +338,9 @@ func (db *DB) SetCards(ref string, page, pageSize int64, fn func(card []byte)) (
 func (db *DB) AppendCard(dst []byte, id string) ([]byte, error) {
 	found := false
 	err := db.read(func(r *reader) error {
-		var buf [128]byte
-		key := appendCardIDKey(buf[:0], id)
-		c := r.cardCursor
-		k, loc := c.Seek(key)
-		if !bytes.Equal(k, key) {
-			return nil
-		}
-		key = appendLocatedCardKey(key[:0], loc, id)
-		k, v := c.Seek(key)
-		if !bytes.Equal(k, key) {
-			return fmt.Errorf("card %q of the id index is missing", id)
-		}
-		dst = append(dst, v...)
-		found = true
-		return nil
+		card, ok, err := r.card(id)
+		dst, found = append(dst, card...), ok
+		return err
 	})
 	if err != nil {
 		return dst, fmt.Errorf("get card %q: %w", id, err)
@@ -361,6 +349,25 @@ func (db *DB) AppendCard(dst []byte, id string) ([]byte, error) {
 		return dst, fmt.Errorf("card %q: %w", id, ErrNotFound)
 	}
 	return dst, nil
+}
+
+// card returns the canonical JSON of the card with id, valid until the
+// reader's next seek, and whether there is one: two seeks of one cursor,
+// the id's locator and then the card.
+func (r *reader) card(id string) ([]byte, bool, error) {
+	var buf [128]byte
+	key := appendCardIDKey(buf[:0], id)
+	c := r.cardCursor
+	k, loc := c.Seek(key)
+	if !bytes.Equal(k, key) {
+		return nil, false, nil
+	}
+	key = appendLocatedCardKey(key[:0], loc, id)
+	k, v := c.Seek(key)
+	if !bytes.Equal(k, key) {
+		return nil, false, fmt.Errorf("card %q of the id index is missing", id)
+	}
+	return v, true, nil
 }
 
 // Generation is the id of the import that wrote this catalogue.
