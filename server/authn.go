@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"errors"
 	"net/http"
 
@@ -25,4 +26,21 @@ func (s *Server) writeUnauthorized(w http.ResponseWriter, err error) {
 		detail = ae.Description
 	}
 	writeProblem(w, http.StatusUnauthorized, detail)
+}
+
+// clientKey is the context key of the client id a verified token names.
+type clientKey struct{}
+
+// withClient returns ctx carrying the client id of the request's token, so
+// that what answers the request knows its caller without verifying the
+// token again.
+func withClient(ctx context.Context, clientID string) context.Context {
+	return context.WithValue(ctx, clientKey{}, clientID)
+}
+
+// clientOf returns the client id of the request whose context ctx is; ""
+// when it carried no token.
+func clientOf(ctx context.Context) string {
+	id, _ := ctx.Value(clientKey{}).(string)
+	return id
 }

@@ -463,6 +463,18 @@ func TestOpenAPIExamplesAreRealRecords(t *testing.T) {
 			}
 			for name, ex := range p.Value.Examples {
 				target := strings.Replace(path, "{"+p.Value.Name+"}", url.PathEscape(fmt.Sprint(ex.Value.Value)), 1)
+				// The other path parameters take their example of the same
+				// name, so that together they name a record.
+				for _, other := range op.Parameters {
+					if other.Value.In == "path" && other.Value.Name != p.Value.Name {
+						oex, ok := other.Value.Examples[name]
+						if !ok {
+							t.Errorf("%s parameter %s has an example %s, and %s none of that name", path, p.Value.Name, name, other.Value.Name)
+							continue
+						}
+						target = strings.Replace(target, "{"+other.Value.Name+"}", url.PathEscape(fmt.Sprint(oex.Value.Value)), 1)
+					}
+				}
 				if r := f.get(target); r.status != http.StatusOK {
 					t.Errorf("%s parameter %s example %s: GET %s answered %d", path, p.Value.Name, name, target, r.status)
 				}

@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/catalogd/catalogd/catalog"
+	"github.com/catalogd/catalogd/server/op"
+	"github.com/julienschmidt/httprouter"
 	"github.com/klauspost/compress/flate"
 )
 
@@ -24,67 +26,62 @@ import (
 // whatever the catalogue's size. net/http's ServeContent does the
 // conditional and range requests (If-None-Match, Range, If-Range, 416) over
 // a reader that can start anywhere.
-func (s *Server) handleExport() http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		q, err := parseQuery(r.URL.RawQuery)
-		var zone string
-		if err == nil {
-			zone = q.zone("zone")
-			err = q.err()
-		}
-		if err != nil {
-			s.writeError(w, r, err)
-			return
-		}
-		db, release := s.catalog.Acquire()
-		defer release()
-		export, err := db.Export(zone)
-		if err != nil {
-			s.writeError(w, r, err)
-			return
-		}
-		plain, err := export.Open()
-		if err != nil {
-			s.writeError(w, r, err)
-			return
-		}
-		defer plain.Close()
+func (s *Server) handleExport(w http.ResponseWriter, r *http.Request, ps httprouter.Params) {
+	p, err := restParams(r, ps)
+	var req op.ExportRequest
+	if err == nil {
+		req, err = op.ParseExport(p)
+	}
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	zone := req.Zone
+	db, release := s.catalog.Acquire()
+	defer release()
+	export, err := db.Export(zone)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	plain, err := export.Open()
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	defer plain.Close()
 
-		valid := validatorsOf(db, []byte("exportCatalog?zone="+zone))
-		h := w.Header()
-		h["Content-Type"] = jsonContentType
-		h["Cache-Control"] = privateCache
-		h[GenerationHeader] = valid[1:2:2]
-		varyOnAcceptEncoding(h)
-		var body io.ReadSeeker = plain
-		// The client whose downloads are counted: route.serve has verified
-		// the token, so this is the verifier's cache answering.
-		var client string
-		if p, err := s.auth.Verify(r.Context(), firstHeader(r.Header, "Authorization")); err == nil {
-			client = p.ClientID
+	valid := validatorsOf(db, []byte("exportCatalog?zone="+zone))
+	h := w.Header()
+	h["Content-Type"] = jsonContentType
+	h["Cache-Control"] = privateCache
+	h[GenerationHeader] = valid[1:2:2]
+	varyOnAcceptEncoding(h)
+	var body io.ReadSeeker = plain
+	// The client whose downloads are counted, whose token route.serve
+	// verified.
+	client := clientOf(r.Context())
+	out := &exportWriter{ResponseWriter: w, rc: http.NewResponseController(w), downloads: s.downloads, client: client, head: r.Method == http.MethodHead}
+	defer out.release()
+	tag := valid.tag()
+	if acceptsGzip(r) {
+		layout, err := s.exportGzipLayout(db, zone, export)
+		if err != nil {
+			s.writeError(w, r, err)
+			return
 		}
-		out := &exportWriter{ResponseWriter: w, rc: http.NewResponseController(w), downloads: s.downloads, client: client, head: r.Method == http.MethodHead}
-		defer out.release()
-		tag := valid.tag()
-		if acceptsGzip(r) {
-			layout, err := s.exportGzipLayout(db, zone, export)
-			if err != nil {
-				s.writeError(w, r, err)
-				return
-			}
-			body = &gzipExportReader{plain: plain, layout: layout}
-			out.encodedSize = layout.size
-			tag = gzipTag(tag)
-			h["Content-Encoding"] = gzipEncoding
-		}
-		h["Etag"] = []string{tag}
-		size := export.Size()
-		if out.encodedSize > 0 {
-			size = out.encodedSize
-		}
-		prepareConditions(r.Header, valid.tag(), tag, size)
-		http.ServeContent(out, r, "", time.Time{}, body)
-	})
+		body = &gzipExportReader{plain: plain, layout: layout}
+		out.encodedSize = layout.size
+		tag = gzipTag(tag)
+		h["Content-Encoding"] = gzipEncoding
+	}
+	h["Etag"] = []string{tag}
+	size := export.Size()
+	if out.encodedSize > 0 {
+		size = out.encodedSize
+	}
+	prepareConditions(r.Header, valid.tag(), tag, size)
+	http.ServeContent(out, r, "", time.Time{}, body)
 }
 
 // prepareConditions readies the conditional and range header fields of a

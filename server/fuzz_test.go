@@ -2,7 +2,6 @@ package server
 
 import (
 	"encoding/json"
-	"errors"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -14,13 +13,16 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/catalogd/catalogd/server/op"
+	"github.com/julienschmidt/httprouter"
 )
 
-// FuzzParseQuery reads arbitrary query strings the way the handlers do
-// (parseQuery, then the accessors of listSetCards and of searchCards, then
-// err) and checks them against the rules of docs/CONTRACT.md, Parameters, written out
-// independently: nothing panics; a query string that cannot be decoded is
-// one error; every other problem is a paramError naming the parameter,
+// FuzzParseQuery reads arbitrary query strings the way the REST routes do
+// (restParams, then the operations getCard, listSetCards and searchCards)
+// and checks them against the rules of docs/CONTRACT.md, Parameters,
+// written out independently: nothing panics; a query string that cannot
+// be decoded is one error; every other problem is a ParamError naming the parameter,
 // once, with a short detail; a parameter is named exactly when it breaks a
 // rule; and what is accepted is in range. The seeds are requests made of
 // the values of the built-in sample.
@@ -53,30 +55,31 @@ func FuzzParseQuery(f *testing.F) {
 	srv := &Server{log: slog.New(slog.DiscardHandler)}
 	f.Fuzz(func(t *testing.T, raw string) {
 		values, decodeErr := url.ParseQuery(raw)
+		r := &http.Request{URL: &url.URL{RawQuery: raw}}
 
-		// listSets and getCard: parseQuery then err.
-		q, err := parseQuery(raw)
+		// getCard: the query decoded, and no parameter of it read.
+		p, err := restParams(r, httprouter.Params{{Key: "cardId", Value: "/base1-4"}})
 		if decodeErr != nil {
-			var pe paramErrors
-			if !errors.As(err, &pe) || len(pe) != 1 || pe[0].Parameter != "(query string)" || pe[0].Detail == "" {
-				t.Fatalf("parseQuery(%q): %v, want one error for the query string", raw, err)
+			pe := op.InvalidParams(err)
+			if len(pe) != 1 || pe[0].Parameter != "(query string)" || pe[0].Detail == "" {
+				t.Fatalf("restParams(%q): %v, want one error for the query string", raw, err)
 			}
 			checkRendered(t, srv, raw, err, []string{"(query string)"})
 			return
 		}
 		if err != nil {
-			t.Fatalf("parseQuery(%q): %v, but net/url decodes it", raw, err)
+			t.Fatalf("restParams(%q): %v, but net/url decodes it", raw, err)
 		}
-		if err := q.err(); err != nil {
-			t.Fatalf("parseQuery(%q).err() = %v before any parameter was read", raw, err)
+		if _, err := op.ParseGetCard(p); err != nil {
+			t.Fatalf("getCard with the query %q: %v, but it reads no query parameter", raw, err)
 		}
 
 		// listSetCards.
-		q, _ = parseQuery(raw)
-		page := q.int("page", 1, 1, maxPage)
-		pageSize := q.int("pageSize", defaultPageSize, 1, maxPageSize)
-		wantPage, pageOK := intParam(values, "page", 1, 1, maxPage)
-		wantSize, sizeOK := intParam(values, "pageSize", defaultPageSize, 1, maxPageSize)
+		p, _ = restParams(r, httprouter.Params{{Key: "code", Value: "SV1a"}})
+		lr, err := op.ParseListSetCards(p)
+		page, pageSize := lr.Page, lr.PageSize
+		wantPage, pageOK := intParam(values, "page", 1, 1, op.MaxPage)
+		wantSize, sizeOK := intParam(values, "pageSize", op.DefaultPageSize, 1, op.MaxPageSize)
 		var bad []string
 		if !pageOK {
 			bad = append(bad, "page")
@@ -84,19 +87,18 @@ func FuzzParseQuery(f *testing.F) {
 		if !sizeOK {
 			bad = append(bad, "pageSize")
 		}
-		err = q.err()
 		checkParamErrors(t, raw, err, bad)
 		checkRendered(t, srv, raw, err, bad)
 		if err == nil && (page != wantPage || pageSize != wantSize) {
 			t.Fatalf("%q: page %d pageSize %d, want %d and %d", raw, page, pageSize, wantPage, wantSize)
 		}
-		if pageOK && (page < 1 || page > maxPage) || sizeOK && (pageSize < 1 || pageSize > maxPageSize) {
+		if pageOK && (page < 1 || page > op.MaxPage) || sizeOK && (pageSize < 1 || pageSize > op.MaxPageSize) {
 			t.Fatalf("%q: page %d pageSize %d out of range", raw, page, pageSize)
 		}
 
 		// searchCards.
-		q, _ = parseQuery(raw)
-		sq := searchParams(q)
+		p, _ = restParams(r, nil)
+		sq, err := op.ParseSearch(p)
 		bad = bad[:0]
 		qv := first(values, "q")
 		if qn := utf8.RuneCountInString(strings.TrimSpace(qv)); len(values["q"]) != 1 || !utf8.ValidString(qv) || qn < 2 || qn > 200 {
@@ -114,7 +116,6 @@ func FuzzParseQuery(f *testing.F) {
 		if !limitOK {
 			bad = append(bad, "limit")
 		}
-		err = q.err()
 		checkParamErrors(t, raw, err, bad)
 		checkRendered(t, srv, raw, err, bad)
 		if err != nil {
@@ -166,9 +167,9 @@ func checkParamErrors(t *testing.T, raw string, err error, want []string) {
 		}
 		return
 	}
-	var pe paramErrors
-	if !errors.As(err, &pe) {
-		t.Fatalf("%q: error %T %v, want paramErrors naming %q", raw, err, err, want)
+	pe := op.InvalidParams(err)
+	if pe == nil {
+		t.Fatalf("%q: error %T %v, want an invalid request naming %q", raw, err, err, want)
 	}
 	var named []string
 	for _, e := range pe {

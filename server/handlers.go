@@ -6,22 +6,57 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/catalogd/catalogd/server/op"
 	"github.com/julienschmidt/httprouter"
 )
 
-// handleListSets answers listSets: every set of every zone, newest first. A
-// zone parameter is ignored on this route (docs/CONTRACT.md, Endpoints).
-// The list is written at import and grows with the catalogue: it is written
-// from where it lies in the file, not copied per request, and compressed
-// once per catalogue.
-func (s *Server) handleListSets(w http.ResponseWriter, r *http.Request, _ httprouter.Params) {
-	if err := noParameters(r); err != nil {
+// handleOp answers the operation o over REST, in three steps: its
+// parameters, one call into the operation, its answer or its error. A
+// kept operation's answers go through the answer cache, which is looked up
+// before anything is parsed: a cached answer was built for the same path
+// and query, so its parameters were checked then.
+func handleOp[R any](s *Server, o op.Operation[R], keep bool) httprouter.Handle {
+	return func(w http.ResponseWriter, r *http.Request, ps httprouter.Params) {
+		db, release := s.catalog.Acquire()
+		defer release()
+		if keep {
+			if a := s.cached(db, r); a != nil {
+				a.write(w, r)
+				return
+			}
+		}
+		req, err := parseREST(o, r, ps)
+		if err == nil {
+			buf := s.body()
+			defer s.recycle(buf)
+			var a op.Answer
+			if a, err = o.Answer(*buf, db, req); err == nil {
+				*buf = a.Body // the buffer it grew into, for the next answer
+				if keep {
+					s.writeAndKeep(w, r, db, a.Body)
+				} else {
+					writeAnswer(w, r, etag(db, r), nil, a.Body)
+				}
+				return
+			}
+		}
+		s.writeError(w, r, err)
+	}
+}
+
+// handleListSets answers listSets: every set of every zone, newest first.
+// The list is written at import and grows with the catalogue: it is
+// written from where it lies in the file, not copied per request, and
+// compressed once per catalogue.
+func (s *Server) handleListSets(w http.ResponseWriter, r *http.Request, ps httprouter.Params) {
+	req, err := parseREST(op.AllSets, r, ps)
+	if err != nil {
 		s.writeError(w, r, err)
 		return
 	}
 	db, release := s.catalog.Acquire()
 	defer release()
-	parts, _, err := setsAnswer(db)
+	parts, err := op.SetsParts(db, req)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -30,113 +65,52 @@ func (s *Server) handleListSets(w http.ResponseWriter, r *http.Request, _ httpro
 	writeAnswer(w, r, etag(db, r), func() []byte { return st.setsGzipped(parts) }, parts...)
 }
 
-// handleListSetCards answers listSetCards: one page of the cards of a set,
-// in printed-number order.
-func (s *Server) handleListSetCards(w http.ResponseWriter, r *http.Request, ps httprouter.Params) {
-	db, release := s.catalog.Acquire()
-	defer release()
-	if a := s.cached(db, r); a != nil {
-		a.write(w, r)
-		return
-	}
-	code, err := pathParameter(ps, "code")
+// parseREST reads the request of o from r: the route's path parameters and
+// the query, each with the name the operation reads.
+func parseREST[R any](o op.Operation[R], r *http.Request, ps httprouter.Params) (R, error) {
+	p, err := restParams(r, ps)
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		var zero R
+		return zero, err
 	}
-	q, err := parseQuery(r.URL.RawQuery)
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	page := q.int("page", 1, 1, maxPage)
-	pageSize := q.int("pageSize", defaultPageSize, 1, maxPageSize)
-	if err := q.err(); err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	buf := s.body()
-	defer s.recycle(buf)
-	*buf, _, _, err = appendSetCards(*buf, db, code, page, pageSize)
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	s.writeAndKeep(w, r, db, *buf)
+	return o.Parse(p)
 }
 
-// handleGetCard answers getCard. The id is a catch-all, so an id holding a
-// "/" resolves whether the client encoded it or not.
-func (s *Server) handleGetCard(w http.ResponseWriter, r *http.Request, ps httprouter.Params) {
-	id, err := cardParameter(r, ps)
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	db, release := s.catalog.Acquire()
-	defer release()
-	buf := s.body()
-	defer s.recycle(buf)
-	*buf, err = db.AppendCard(append(*buf, `{"data":`...), id)
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	*buf = append(*buf, '}')
-	writeAnswer(w, r, etag(db, r), nil, *buf)
+// pathParams are the path parameters of a route, unescaped, each held as
+// the one value of its name.
+type pathParams struct {
+	names  [2]string
+	values [2][1]string
+	n      int
+	query  op.Values
 }
 
-// handleSearch answers searchCards: the cards whose folded name contains
-// every term, or whose printed number equals it, in printed-number order.
-func (s *Server) handleSearch(w http.ResponseWriter, r *http.Request, _ httprouter.Params) {
-	db, release := s.catalog.Acquire()
-	defer release()
-	if a := s.cached(db, r); a != nil {
-		a.write(w, r)
-		return
+// Values returns the value of a path parameter, else those of the query.
+func (p *pathParams) Values(name string) []string {
+	for i := range p.n {
+		if p.names[i] == name {
+			return p.values[i][:]
+		}
 	}
-	q, err := parseQuery(r.URL.RawQuery)
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	sq := searchParams(q)
-	if err := q.err(); err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	buf := s.body()
-	defer s.recycle(buf)
-	*buf, _, err = appendSearch(*buf, db, sq)
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	s.writeAndKeep(w, r, db, *buf)
+	return p.query[name]
 }
 
-// handleListChanges answers listChanges: one page of what changed from a
-// generation to the active one.
-func (s *Server) handleListChanges(w http.ResponseWriter, r *http.Request, _ httprouter.Params) {
-	db, release := s.catalog.Acquire()
-	defer release()
-	if a := s.cached(db, r); a != nil {
-		a.write(w, r)
-		return
+// restParams decodes the parameters of r. The router matched the escaped
+// path (Server.ServeHTTP), so a path parameter may hold an encoded "/"; a
+// catch-all's value (cardId) starts with the "/" before it, which is not
+// part of the parameter, and no other parameter can start with one.
+func restParams(r *http.Request, ps httprouter.Params) (op.Params, error) {
+	p := &pathParams{n: min(len(ps), len(pathParams{}.names))}
+	for i := range p.n {
+		v, err := url.PathUnescape(strings.TrimPrefix(ps[i].Value, "/"))
+		if err != nil {
+			return nil, op.InvalidWith([]op.ParamError{{Parameter: ps[i].Key, Detail: "is not a valid percent-encoded path segment"}}, nil)
+		}
+		p.names[i], p.values[i][0] = ps[i].Key, v
 	}
-	cq, err := changesQuery(r)
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	buf := s.body()
-	defer s.recycle(buf)
-	*buf, err = appendChanges(*buf, db, cq)
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	s.writeAndKeep(w, r, db, *buf)
+	q, err := op.DecodeQuery(r.URL.RawQuery)
+	p.query = q
+	return p, err
 }
 
 // body returns an empty buffer for an answer; recycle hands it back.
@@ -150,44 +124,6 @@ func (s *Server) recycle(b *[]byte) {
 	if cap(*b) <= 1<<20 { // let an outsized buffer go
 		s.bodies.Put(b)
 	}
-}
-
-// noParameters checks the query of a route that takes no parameters: only
-// that it can be decoded, for unknown parameters are ignored.
-func noParameters(r *http.Request) error {
-	q, err := parseQuery(r.URL.RawQuery)
-	if err != nil {
-		return err
-	}
-	return q.err()
-}
-
-// cardParameter returns the card id of getCard, from the catch-all parameter (the
-// rest of the path, "/" included), and checks the query.
-func cardParameter(r *http.Request, ps httprouter.Params) (string, error) {
-	id, err := pathParameter(ps, "cardId")
-	if err != nil {
-		return "", err
-	}
-	if id == "" {
-		return "", paramErrors{{Parameter: "cardId", Detail: "must not be empty"}}
-	}
-	return id, noParameters(r)
-}
-
-// pathParameter returns a route parameter, unescaped: the router matched
-// the escaped path (Server.ServeHTTP). A catch-all's value starts with the
-// "/" before it, which is not part of the parameter.
-func pathParameter(ps httprouter.Params, name string) (string, error) {
-	raw := ps.ByName(name)
-	if name == "cardId" {
-		raw = strings.TrimPrefix(raw, "/")
-	}
-	v, err := url.PathUnescape(raw)
-	if err != nil {
-		return "", paramErrors{{Parameter: name, Detail: "is not a valid percent-encoded path segment"}}
-	}
-	return v, nil
 }
 
 func handleNotFound(w http.ResponseWriter, r *http.Request) {

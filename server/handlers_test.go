@@ -516,7 +516,8 @@ func TestQueryParameterRules(t *testing.T) {
 func TestETagAndNotModified(t *testing.T) {
 	f := newFixture(t)
 	gen := f.live.Current().Generation()
-	for _, target := range []string{"/catalog/sets", "/catalog/sets/SV1a/cards?page=2", "/catalog/cards/intl-odd%2F10", "/catalog/search?q=pikachu"} {
+	for _, target := range []string{"/catalog/sets", "/catalog/sets/SV1a/cards?page=2", "/catalog/cards/intl-odd%2F10", "/catalog/search?q=pikachu",
+		"/catalog/cards?id=intl-odd%2F10&id=jp-SV2a-025", "/catalog/sets/SV2a/cards/025%2F165"} {
 		r := f.get(target)
 		r.wantStatus(t, http.StatusOK)
 		tag := r.header.Get("ETag")
@@ -582,7 +583,7 @@ func TestETagAndNotModified(t *testing.T) {
 	}
 	// "*" matches a representation that exists: a card or set that does
 	// not is 404 (RFC 9110 section 13.1.2).
-	for _, target := range []string{"/catalog/cards/nope", "/catalog/sets/NOPE/cards"} {
+	for _, target := range []string{"/catalog/cards/nope", "/catalog/sets/NOPE/cards", "/catalog/sets/SV2a/cards/999"} {
 		if r := f.do(http.MethodGet, target, "If-None-Match", "*"); r.status != http.StatusNotFound {
 			t.Errorf("%s with If-None-Match *: status %d, want 404", target, r.status)
 		}

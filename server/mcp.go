@@ -8,11 +8,11 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"net/url"
 	"strconv"
 	"strings"
 
 	"github.com/catalogd/catalogd/catalog"
+	"github.com/catalogd/catalogd/server/op"
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -22,13 +22,15 @@ import (
 const mcpVersion = "1.0.0"
 
 // mcpMaxBody bounds a request to the MCP endpoint: a call to these tools is
-// a few hundred bytes, and the SDK's default of 4 MiB is a lot of memory to
-// hand any token holder on a 512 MiB machine.
+// a few hundred bytes (a hundred card ids a few KB), and the SDK's default
+// of 4 MiB is a lot of memory to hand any token holder on a 512 MiB
+// machine.
 const mcpMaxBody = 64 << 10
 
 const mcpInstructions = `A read-only catalogue of trading-card sets and cards in three release zones: intl, jp and chn. ` +
 	`list_sets gives the sets (ids and codes); list_set_cards pages through the cards of one set; ` +
-	`search_cards finds cards by name or printed number; get_card returns one card by its id.`
+	`search_cards finds cards by name or printed number; get_card returns one card by its id, get_cards up to 100 at once; ` +
+	`get_set_cards_by_number returns the cards of a set printed with one number, as read off a card ("SV1a 025/073").`
 
 // handleMCP serves the MCP interface of docs/CONTRACT.md, MCP: Streamable HTTP,
 // stateless, answering each request with one JSON body.
@@ -77,8 +79,9 @@ func (m minLevel) WithAttrs(attrs []slog.Attr) slog.Handler {
 
 func (m minLevel) WithGroup(name string) slog.Handler { return minLevel{m.h.WithGroup(name), m.min} }
 
-// newMCP builds the MCP server: the four read-only tools of
-// docs/CONTRACT.md, MCP. It holds no per-request state, so one serves every request.
+// newMCP builds the MCP server with the read-only tools of
+// docs/CONTRACT.md, MCP (mcp_tools.go). It holds no per-request state, so
+// one serves every request.
 func (s *Server) newMCP() *mcp.Server {
 	srv := mcp.NewServer(&mcp.Implementation{Name: "catalogd", Title: "catalogd partner catalogue", Version: mcpVersion}, &mcp.ServerOptions{
 		Instructions: mcpInstructions,
@@ -87,24 +90,42 @@ func (s *Server) newMCP() *mcp.Server {
 		// nothing to notify (a stateless server could not notify anyway).
 		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}},
 	})
-	for _, t := range []catalogTool{listSetsTool(), listSetCardsTool(), getCardTool(), searchCardsTool()} {
+	for _, t := range catalogTools() {
 		// The low-level AddTool, not the generic one: the generic one checks
 		// the arguments against the advertised schema before the handler
 		// runs, with JSON Schema's rules (1.0 is an integer, q is not
-		// trimmed) and messages about schema paths. The handler checks them
-		// instead, with the rules and messages of the REST parameters.
+		// trimmed) and messages about schema paths. The operation checks
+		// them instead, with the rules and messages of the REST parameters.
 		srv.AddTool(t.tool, s.toolHandler(t))
 	}
 	return srv
 }
 
-// catalogTool is one MCP tool: its definition, and answer, which reads its
-// arguments from q with the rules of the matching REST parameters and
-// answers from db with the body REST gives for the same question and a
-// one-line summary of it.
+// catalogTool is one MCP tool: its definition, and answer, which answers
+// the arguments from db with the body REST gives for the same question and
+// a one-line summary of it. notFound tells an agent where to find what it
+// named, after a NotFound.
 type catalogTool struct {
-	tool   *mcp.Tool
-	answer func(q *query, db *catalog.DB) (body []byte, summary string, err error)
+	tool     *mcp.Tool
+	answer   func(args toolArgs, db *catalog.DB) (body []byte, summary string, err error)
+	notFound string
+}
+
+// toolOf makes the tool that answers the operation o: the arguments, one
+// call into the operation, the answer with its summary.
+func toolOf[R any](tool *mcp.Tool, o op.Operation[R], summary func(db *catalog.DB, req R, a op.Answer) (string, error)) catalogTool {
+	return catalogTool{tool: tool, answer: func(args toolArgs, db *catalog.DB) ([]byte, string, error) {
+		req, err := o.Parse(args.values)
+		if err = op.InvalidWith(args.errs, err); err != nil {
+			return nil, "", err
+		}
+		a, err := o.Answer(make([]byte, 0, 4<<10), db, req)
+		if err != nil {
+			return nil, "", err
+		}
+		text, err := summary(db, req, a)
+		return a.Body, text, err
+	}}
 }
 
 // toolHandler runs t. Whatever goes wrong is a tool result with isError
@@ -117,18 +138,18 @@ func (s *Server) toolHandler(t catalogTool) mcp.ToolHandler {
 		// router's panic handler: unrecovered, a panic would end the process.
 		defer func() {
 			if v := recover(); v != nil {
-				res, err = s.toolError(ctx, t.tool.Name, fmt.Errorf("panic: %v", v)), nil
+				res, err = s.toolError(ctx, t, fmt.Errorf("panic: %v", v)), nil
 			}
 		}()
-		q, err := toolQuery(req.Params.Arguments, input)
+		args, err := decodeToolArgs(req.Params.Arguments, input)
 		if err != nil {
-			return s.toolError(ctx, t.tool.Name, err), nil
+			return s.toolError(ctx, t, err), nil
 		}
 		db, release := s.catalog.Acquire()
 		defer release()
-		body, summary, err := t.answer(q, db)
+		body, summary, err := t.answer(args, db)
 		if err != nil {
-			return s.toolError(ctx, t.tool.Name, err), nil
+			return s.toolError(ctx, t, err), nil
 		}
 		return &mcp.CallToolResult{
 			// The JSON again as text, as the MCP spec asks, for clients that
@@ -139,19 +160,20 @@ func (s *Server) toolHandler(t catalogTool) mcp.ToolHandler {
 	}
 }
 
-// toolError renders err as a tool error. Like a 500, an unexpected error is
-// logged and its cause kept from the client.
-func (s *Server) toolError(ctx context.Context, tool string, err error) *mcp.CallToolResult {
+// toolError renders err as a tool error, the one place MCP answers an
+// error: an operation's *op.Error by its kind; anything else, like a 500,
+// is logged and its cause kept from the client.
+func (s *Server) toolError(ctx context.Context, t catalogTool, err error) *mcp.CallToolResult {
+	var e *op.Error
 	var msg string
-	var params paramErrors
 	switch {
-	case errors.As(err, &params):
-		// An argument of the wrong type reads as absent to the REST rules,
+	case errors.As(err, &e) && e.Kind == op.Invalid && len(e.Params) > 0:
+		// An argument of the wrong type reads as absent to the operation,
 		// which may then call it missing: its first problem is the one to
 		// tell.
 		var parts []string
 		seen := map[string]bool{}
-		for _, p := range params {
+		for _, p := range e.Params {
 			if !seen[p.Parameter] {
 				seen[p.Parameter] = true
 				parts = append(parts, p.Parameter+": "+p.Detail)
@@ -162,45 +184,54 @@ func (s *Server) toolError(ctx context.Context, tool string, err error) *mcp.Cal
 		} else {
 			msg = "invalid arguments: " + strings.Join(parts, "; ")
 		}
-	case errors.Is(err, errArgumentsNotObject):
-		msg = err.Error()
-	case errors.Is(err, catalog.ErrNotFound):
-		msg = err.Error() + " in the active catalogue"
-		switch tool {
-		case "list_set_cards":
-			msg += "; list_sets gives the id and code of every set"
-		case "get_card":
-			msg += "; search_cards and list_set_cards give card ids"
-		}
+	case e != nil && e.Kind == op.NotFound:
+		msg = e.Detail + t.notFound
+	case e != nil:
+		msg = e.Detail
 	default:
-		s.log.ErrorContext(ctx, "MCP tool call failed", slog.String("tool", tool), slog.Any("error", err))
+		s.log.ErrorContext(ctx, "MCP tool call failed", slog.String("tool", t.tool.Name), slog.Any("error", err))
 		msg = "the server could not answer; the error was logged"
 	}
 	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: msg}}}
 }
 
-var errArgumentsNotObject = errors.New("the arguments must be a JSON object of named arguments")
+// toolArgs are the arguments of a call as op.Params, and what was wrong
+// with their JSON.
+type toolArgs struct {
+	values op.Values
+	errs   []op.ParamError
+}
 
-// toolQuery turns the JSON arguments of a call into the query parameters of
-// the REST request that asks the same question, so that one parser checks
-// both. What JSON adds is checked here: each argument the input schema
-// declares must have the declared JSON type (a number is kept as written,
-// so that the REST rules judge 1.0 or -1), and be given once; null counts
-// as absent, as clients send it for an argument they leave out; arguments
-// the schema does not declare are ignored, like unknown query parameters.
-func toolQuery(raw json.RawMessage, input *jsonschema.Schema) (*query, error) {
-	q := &query{values: url.Values{}}
+func (a *toolArgs) fail(name, format string, args ...any) {
+	a.errs = append(a.errs, op.ParamError{Parameter: name, Detail: fmt.Sprintf(format, args...)})
+}
+
+// errArgumentsNotObject is the error of a call whose arguments are not a
+// JSON object.
+var errArgumentsNotObject = &op.Error{Kind: op.Invalid, Detail: "the arguments must be a JSON object of named arguments"}
+
+// decodeToolArgs decodes the JSON arguments of a call into the parameters
+// an operation reads, each as the text its REST parameter would carry, so
+// that one rule judges both. What JSON adds is checked here: each argument
+// the input schema declares must have the declared JSON type (a number is
+// kept as written, so that the operation judges 1.0 or -1; an array gives
+// one value per string, as a repeated query parameter does), and be given
+// once; null counts as absent, as clients send it for an argument they
+// leave out; arguments the schema does not declare are ignored, like
+// unknown query parameters.
+func decodeToolArgs(raw json.RawMessage, input *jsonschema.Schema) (toolArgs, error) {
+	a := toolArgs{values: op.Values{}}
 	var args map[string]json.RawMessage
 	var given map[string]int
 	if raw := bytes.TrimSpace(raw); len(raw) > 0 && !bytes.Equal(raw, []byte("null")) {
 		if raw[0] != '{' || json.Unmarshal(raw, &args) != nil {
-			return nil, errArgumentsNotObject
+			return a, errArgumentsNotObject
 		}
 		given = memberCounts(raw)
 	}
 	for _, name := range input.PropertyOrder {
 		if n := given[name]; n > 1 {
-			q.fail(name, "given %d times; give it once", n)
+			a.fail(name, "given %d times; give it once", n)
 			continue
 		}
 		v := bytes.TrimSpace(args[name])
@@ -210,21 +241,30 @@ func toolQuery(raw json.RawMessage, input *jsonschema.Schema) (*query, error) {
 		prop := input.Properties[name]
 		switch {
 		case prop.Type == "integer" && isJSONNumber(v):
-			q.values.Set(name, string(v))
+			a.values[name] = []string{string(v)}
 		case prop.Type == "string" && v[0] == '"':
 			var str string
 			if err := json.Unmarshal(v, &str); err != nil {
-				q.fail(name, "must be a string")
+				a.fail(name, "must be a string")
 				continue
 			}
-			q.values.Set(name, str)
+			a.values[name] = []string{str}
+		case prop.Type == "array" && v[0] == '[':
+			var strs []string
+			if err := json.Unmarshal(v, &strs); err != nil {
+				a.fail(name, "must be an array of strings")
+				continue
+			}
+			a.values[name] = append([]string{}, strs...)
 		case prop.Type == "integer":
-			q.fail(name, "must be an integer from %s to %s, got %s", schemaNumber(prop.Minimum), schemaNumber(prop.Maximum), jsonKind(v))
+			a.fail(name, "must be an integer from %s to %s, got %s", schemaNumber(prop.Minimum), schemaNumber(prop.Maximum), jsonKind(v))
+		case prop.Type == "array":
+			a.fail(name, "must be an array of strings, got %s", jsonKind(v))
 		default:
-			q.fail(name, "must be a string, got %s", jsonKind(v))
+			a.fail(name, "must be a string, got %s", jsonKind(v))
 		}
 	}
-	return q, nil
+	return a, nil
 }
 
 // memberCounts counts the members of a valid JSON object by name:
@@ -257,7 +297,7 @@ func jsonKind(v []byte) string {
 	case '"':
 		var s string
 		if json.Unmarshal(v, &s) == nil {
-			return "the string " + quoteParam(s)
+			return "the string " + catalog.Quote(s)
 		}
 		return "a string"
 	case '{':
@@ -280,340 +320,3 @@ func schemaNumber(f *float64) string {
 	}
 	return strconv.FormatFloat(*f, 'f', -1, 64)
 }
-
-// idArgument reads a required argument that names one record, as the REST
-// path parameter of the same name does.
-func idArgument(q *query, name string) string {
-	v, ok := q.get(name)
-	switch {
-	case !ok:
-		q.fail(name, "is required")
-	case v == "":
-		q.fail(name, "must not be empty")
-	}
-	return v
-}
-
-func listSetsTool() catalogTool {
-	return catalogTool{
-		tool: &mcp.Tool{
-			Name:  "list_sets",
-			Title: "List sets",
-			Description: "Lists the card sets of the catalogue, or of one release zone, newest release first " +
-				"(sets without a release date last, then by id). A set's id is unique across zones; its code is " +
-				"unique within its zone. Either names the set in list_set_cards and search_cards.",
-			InputSchema: objectSchema(nil,
-				"zone", zoneSchema("Only the sets of this release zone; every zone when left out."),
-			),
-			OutputSchema: outputSchema([]string{"Set", "Zone"}, "data", arrayOf("Set")),
-			Annotations:  readOnlyHints("List sets"),
-		},
-		answer: func(q *query, db *catalog.DB) ([]byte, string, error) {
-			zone := q.zone("zone")
-			if err := q.err(); err != nil {
-				return nil, "", err
-			}
-			b, err := appendSets(nil, db, zone)
-			if err != nil {
-				return nil, "", err
-			}
-
-			var n int64
-			for _, z := range db.Info().Zones {
-				if zone == "" || z.Zone == zone {
-					n += z.Sets
-				}
-			}
-			where := "every zone"
-			if zone != "" {
-				where = "zone " + zone
-			}
-			return b, fmt.Sprintf("%s in %s, newest release first.", counted(n, "set"), where), nil
-		},
-	}
-}
-
-func listSetCardsTool() catalogTool {
-	return catalogTool{
-		tool: &mcp.Tool{
-			Name:  "list_set_cards",
-			Title: "List the cards of a set",
-			Description: "Returns one page of the cards of a set, in printed-number order (1 < 2 < TG02 < 3 < 10 < 025/165 < 112/102), " +
-				"then by card id, with the page, the page size and the total number of cards of the set. " +
-				"A page past the last one has no cards and the true total.",
-			InputSchema: objectSchema([]string{"code"},
-				"code", &jsonschema.Schema{
-					Type: "string", MinLength: intPtr(1),
-					Description: "A set code as returned by list_sets, or the full set id. A code used in several zones " +
-						"names the set of the first zone in the order intl, jp, chn; use the set id for another zone.",
-				},
-				"page", integerSchema("The page to return, counting from 1.", 1, maxPage, 1),
-				"pageSize", integerSchema("The number of cards per page.", 1, maxPageSize, defaultPageSize),
-			),
-			OutputSchema: outputSchema([]string{"Card", "Page", "Zone"}, "data", arrayOf("Card"), "meta", &jsonschema.Schema{Ref: "#/$defs/Page"}),
-			Annotations:  readOnlyHints("List the cards of a set"),
-		},
-		answer: func(q *query, db *catalog.DB) ([]byte, string, error) {
-			code := idArgument(q, "code")
-			page := q.int("page", 1, 1, maxPage)
-			pageSize := q.int("pageSize", defaultPageSize, 1, maxPageSize)
-			if err := q.err(); err != nil {
-				return nil, "", err
-			}
-			b, total, n, err := appendSetCards(make([]byte, 0, 4<<10), db, code, page, pageSize)
-			if err != nil {
-				return nil, "", err
-			}
-			set, err := db.Set(code)
-			if err != nil {
-				return nil, "", err
-			}
-
-			summary := fmt.Sprintf("Set %s (id %s, code %s, zone %s): ", quoteParam(set.Name), set.ID, set.Code, set.Zone)
-			pages := (total + pageSize - 1) / pageSize
-			switch {
-			case total == 0:
-				summary += "no cards."
-			case n == 0:
-				summary += fmt.Sprintf("%s; page %d is past the last page, %d.", counted(total, "card"), page, pages)
-			default:
-				first := (page-1)*pageSize + 1
-				summary += fmt.Sprintf("cards %d to %d of %d, page %d of %d.", first, first+int64(n)-1, total, page, pages)
-			}
-			return b, summary, nil
-		},
-	}
-}
-
-func getCardTool() catalogTool {
-	return catalogTool{
-		tool: &mcp.Tool{
-			Name:        "get_card",
-			Title:       "Get a card",
-			Description: "Returns the card whose id is exactly cardId.",
-			InputSchema: objectSchema([]string{"cardId"},
-				"cardId", &jsonschema.Schema{
-					Type: "string", MinLength: intPtr(1),
-					Description: "The full card id, as list_set_cards and search_cards return it in a card's id.",
-				},
-			),
-			OutputSchema: outputSchema([]string{"Card", "Zone"}, "data", &jsonschema.Schema{Ref: "#/$defs/Card"}),
-			Annotations:  readOnlyHints("Get a card"),
-		},
-		answer: func(q *query, db *catalog.DB) ([]byte, string, error) {
-			id := idArgument(q, "cardId")
-			if err := q.err(); err != nil {
-				return nil, "", err
-			}
-			b, err := appendCard(make([]byte, 0, 1<<10), db, id)
-			if err != nil {
-				return nil, "", err
-			}
-
-			var card struct{ Name, Number, SetName, SetCode, Zone string }
-			if err := json.Unmarshal(b[len(`{"data":`):len(b)-1], &card); err != nil {
-				return nil, "", fmt.Errorf("card %q: decode stored record: %w", id, err)
-			}
-			return b, fmt.Sprintf("Card %s (id %s): number %s of set %s (code %s, zone %s).",
-				quoteParam(card.Name), id, card.Number, quoteParam(card.SetName), card.SetCode, card.Zone), nil
-		},
-	}
-}
-
-func searchCardsTool() catalogTool {
-	return catalogTool{
-		tool: &mcp.Tool{
-			Name:  "search_cards",
-			Title: "Search cards",
-			Description: "Finds cards by name or printed number, in every zone unless zone is given, in printed-number order " +
-				"then by card id, at most limit of them. Names and queries are folded alike (case, diacritics, " +
-				"full-width and half-width forms, hiragana to katakana; the kana voicing marks are kept), so pokemon " +
-				"finds Pokémon and ぴかちゅう finds ピカチュウ. The query is split on white space into terms; a card matches " +
-				"when every term is part of its name or equals its printed number (25, 025 and 25/102 all equal 25), " +
-				"so charizard 4 finds Charizard numbered 4.",
-			InputSchema: objectSchema([]string{"q"},
-				"q", &jsonschema.Schema{
-					Type: "string", MinLength: intPtr(minQueryLen), MaxLength: intPtr(maxQueryLen),
-					Description: fmt.Sprintf("The query: %d to %d characters (Unicode code points) once leading and trailing white space is trimmed.", minQueryLen, maxQueryLen),
-				},
-				"zone", zoneSchema("Only cards of this release zone."),
-				"set", &jsonschema.Schema{
-					Type: "string", MinLength: intPtr(1), MaxLength: intPtr(maxSetLen),
-					Description: "Only cards of this set, named by its id or by its code. A code matches the sets of that code " +
-						"in every zone, or in zone alone when it is given. A set that does not exist gives no cards, not an error.",
-				},
-				"limit", integerSchema("The largest number of cards to return.", 1, maxLimit, defaultLimit),
-			),
-			OutputSchema: outputSchema([]string{"Card", "Zone"}, "data", arrayOf("Card")),
-			Annotations:  readOnlyHints("Search cards"),
-		},
-		answer: func(q *query, db *catalog.DB) ([]byte, string, error) {
-			sq := searchParams(q)
-			if err := q.err(); err != nil {
-				return nil, "", err
-			}
-			b, n, err := appendSearch(make([]byte, 0, 4<<10), db, sq)
-			if err != nil {
-				return nil, "", err
-			}
-
-			var filters []string
-			if sq.Zone != "" {
-				filters = append(filters, "zone "+sq.Zone)
-			}
-			if sq.Set != "" {
-				filters = append(filters, "set "+quoteParam(sq.Set))
-			}
-			verb := " match "
-			if n == 1 {
-				verb = " matches "
-			}
-			summary := counted(int64(n), "card") + verb + quoteParam(sq.Q)
-			if len(filters) > 0 {
-				summary += " (" + strings.Join(filters, ", ") + ")"
-			}
-			summary += ", in printed-number order."
-			if n == sq.Limit {
-				summary += fmt.Sprintf(" That is the limit of %d: more may match.", sq.Limit)
-			}
-			return b, summary, nil
-		},
-	}
-}
-
-// objectSchema is the schema of an object: props holds pairs of a member
-// name and its schema, in the order they are shown.
-func objectSchema(required []string, props ...any) *jsonschema.Schema {
-	s := &jsonschema.Schema{Type: "object", Required: required, Properties: map[string]*jsonschema.Schema{}}
-	for i := 0; i+1 < len(props); i += 2 {
-		name := props[i].(string)
-		s.Properties[name] = props[i+1].(*jsonschema.Schema)
-		s.PropertyOrder = append(s.PropertyOrder, name)
-	}
-	return s
-}
-
-func integerSchema(description string, min, max, def int64) *jsonschema.Schema {
-	return &jsonschema.Schema{
-		Type: "integer", Description: description,
-		Minimum: floatPtr(float64(min)), Maximum: floatPtr(float64(max)),
-		Default: json.RawMessage(strconv.FormatInt(def, 10)),
-	}
-}
-
-func zoneSchema(description string) *jsonschema.Schema {
-	s := &jsonschema.Schema{Type: "string", Description: description}
-	for _, z := range catalog.Zones() {
-		s.Enum = append(s.Enum, z)
-	}
-	return s
-}
-
-func arrayOf(def string) *jsonschema.Schema {
-	return &jsonschema.Schema{Type: "array", Items: &jsonschema.Schema{Ref: "#/$defs/" + def}}
-}
-
-func readOnlyHints(title string) *mcp.ToolAnnotations {
-	closed := false
-	return &mcp.ToolAnnotations{Title: title, ReadOnlyHint: true, IdempotentHint: true, OpenWorldHint: &closed}
-}
-
-// outputSchema is the schema of a tool's structured content, the REST
-// envelope: members holds pairs of a member name and its schema, every
-// member required; defs names the catalogue schemas they refer to.
-func outputSchema(defs []string, members ...any) *jsonschema.Schema {
-	s := objectSchema(nil, members...)
-	s.Required = s.PropertyOrder
-	s.AdditionalProperties = falseSchema()
-	s.Defs = map[string]*jsonschema.Schema{}
-	all := catalogSchemas()
-	for _, name := range defs {
-		s.Defs[name] = all[name]
-	}
-	return s
-}
-
-// falseSchema matches nothing; as additionalProperties it closes an object.
-func falseSchema() *jsonschema.Schema { return &jsonschema.Schema{Not: &jsonschema.Schema{}} }
-
-// catalogSchemas are the schemas of docs/CONTRACT.md, Records, as components.schemas
-// of openapi.yaml has them (a test holds the two equal).
-func catalogSchemas() map[string]*jsonschema.Schema {
-	str := func(description string, minLen int) *jsonschema.Schema {
-		return &jsonschema.Schema{Type: "string", Description: description, MinLength: intPtr(minLen)}
-	}
-	nullable := func(typ string) *jsonschema.Schema { return &jsonschema.Schema{Types: []string{typ, "null"}} }
-	integer := func(description string, min float64) *jsonschema.Schema {
-		return &jsonschema.Schema{Type: "integer", Description: description, Minimum: floatPtr(min), Maximum: floatPtr(catalog.MaxInteger)}
-	}
-	object := func(description string, required []string, props ...any) *jsonschema.Schema {
-		s := objectSchema(required, props...)
-		s.Description = description
-		s.AdditionalProperties = falseSchema()
-		return s
-	}
-	zone := &jsonschema.Schema{Ref: "#/$defs/Zone"}
-
-	totalCards := nullable("integer")
-	totalCards.Minimum, totalCards.Maximum = floatPtr(1), floatPtr(catalog.MaxInteger)
-	illustrator, marketAID, marketAPath, marketBID := nullable("string"), nullable("string"), nullable("string"), nullable("string")
-	for _, s := range []*jsonschema.Schema{illustrator, marketAID, marketAPath, marketBID} {
-		s.MinLength = intPtr(1)
-	}
-	scanFallbackURL := nullable("string")
-	scanFallbackURL.Format = "uri"
-	rarity := str("", 1)
-	rarity.MaxLength = intPtr(100)
-	key := func(description string, maxLen int) *jsonschema.Schema {
-		s := str(description, 1)
-		s.MaxLength = intPtr(maxLen)
-		return s
-	}
-
-	return map[string]*jsonschema.Schema{
-		"Zone": zoneSchema("A release zone."),
-		"Set": object("A card set of one release zone.", []string{"id", "code", "name", "zone", "cardCount"},
-			"id", key("The set id, unique across all zones.", catalog.MaxKeyLength),
-			"code", key("The set code, unique within its zone; the same code may be used in several zones.", catalog.MaxKeyLength),
-			"name", str("", 1),
-			"zone", zone,
-			"releasedOn", &jsonschema.Schema{Type: "string", Description: "The release date, a calendar date `YYYY-MM-DD`.", Format: "date"},
-			"cardCount", integer("", 0),
-		),
-		"Card": object("A printed card.", []string{"id", "name", "setName", "setCode", "number", "language", "variant", "zone"},
-			"id", key("The catalogue id of the card, unique across all zones.", catalog.MaxKeyLength),
-			"name", str("", 1),
-			"setName", str("The `name` of the card's set.", 1),
-			"setCode", key("The `code` of the card's set, in the card's zone.", catalog.MaxKeyLength),
-			"number", key("The printed number, as printed (`4/102`, `TG02`).", catalog.MaxNumberLength),
-			"language", str("", 2),
-			"year", integer("", 1996),
-			"variant", &jsonschema.Schema{Type: "string", Default: json.RawMessage(`"` + catalog.DefaultVariant + `"`)},
-			"rarity", rarity,
-			"imageUrl", &jsonschema.Schema{Type: "string", Format: "uri"},
-			"zone", zone,
-			"totalCards", totalCards,
-			"illustrator", illustrator,
-			"marketAId", marketAID,
-			"marketAPath", marketAPath,
-			"marketBId", marketBID,
-			"scanFallbackUrl", scanFallbackURL,
-		),
-		"Page": object("Pagination metadata of a list of cards.", []string{"page", "pageSize", "total"},
-			"page", integer("The page returned, counting from 1.", 1),
-			"pageSize", integer("The number of cards per page asked for.", 1),
-			"total", integer("The number of cards of the set, on all pages.", 0),
-		),
-	}
-}
-
-// counted is n things in English: "1 card", "2 cards".
-func counted(n int64, thing string) string {
-	if n == 1 {
-		return "1 " + thing
-	}
-	return strconv.FormatInt(n, 10) + " " + thing + "s"
-}
-
-func intPtr(n int) *int           { return &n }
-func floatPtr(f float64) *float64 { return &f }

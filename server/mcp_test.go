@@ -179,12 +179,15 @@ func TestMCPToolsList(t *testing.T) {
 	f := newFixture(t)
 	tools := mcpTools(t, f.mcp(t, ""))
 	want := map[string][]string{ // each tool's arguments, required ones first
-		"list_sets":      {"zone"},
-		"list_set_cards": {"code", "page", "pageSize"},
-		"get_card":       {"cardId"},
-		"search_cards":   {"q", "zone", "set", "limit"},
+		"list_sets":               {"zone"},
+		"list_set_cards":          {"code", "page", "pageSize"},
+		"get_card":                {"cardId"},
+		"get_cards":               {"id"},
+		"search_cards":            {"q", "zone", "set", "limit"},
+		"get_set_cards_by_number": {"code", "number"},
 	}
-	required := map[string][]string{"list_set_cards": {"code"}, "get_card": {"cardId"}, "search_cards": {"q"}}
+	required := map[string][]string{"list_set_cards": {"code"}, "get_card": {"cardId"}, "search_cards": {"q"},
+		"get_cards": {"id"}, "get_set_cards_by_number": {"code", "number"}}
 	if got := slices.Sorted(mapKeys(tools)); !slices.Equal(got, slices.Sorted(mapKeys(want))) {
 		t.Fatalf("tools %q, want %q", got, slices.Sorted(mapKeys(want)))
 	}
@@ -241,10 +244,15 @@ func TestMCPSchemasMatchOpenAPI(t *testing.T) {
 	f := newFixture(t)
 	tools := mcpTools(t, f.mcp(t, ""))
 	operations := map[string]string{
-		"list_sets":      "/catalog/sets",
-		"list_set_cards": "/catalog/sets/{code}/cards",
-		"get_card":       "/catalog/cards/{cardId}",
-		"search_cards":   "/catalog/search",
+		"list_sets":               "/catalog/sets",
+		"list_set_cards":          "/catalog/sets/{code}/cards",
+		"get_card":                "/catalog/cards/{cardId}",
+		"get_cards":               "/catalog/cards",
+		"search_cards":            "/catalog/search",
+		"get_set_cards_by_number": "/catalog/sets/{code}/cards/{number}",
+	}
+	if len(operations) != len(tools) {
+		t.Errorf("%d tools, %d of them compared with openapi.yaml", len(tools), len(operations))
 	}
 	for name, path := range operations {
 		op := doc.Paths.Find(path).Get
@@ -274,7 +282,7 @@ func TestMCPSchemasMatchOpenAPI(t *testing.T) {
 				continue
 			}
 			rest := openAPIAsJSONSchema(t, param.Schema.Value)
-			for _, key := range []string{"type", "enum", "minimum", "maximum", "default", "maxLength"} {
+			for _, key := range []string{"type", "enum", "minimum", "maximum", "default", "maxLength", "minItems", "maxItems"} {
 				if w, ok := rest[key]; ok && !reflect.DeepEqual(arg[key], w) {
 					t.Errorf("%s: argument %s: %s %v, want %v as in openapi.yaml", name, param.Name, key, arg[key], w)
 				}
@@ -370,6 +378,12 @@ func TestMCPToolsAnswerLikeREST(t *testing.T) {
 		{"get_card", map[string]any{"cardId": "intl-odd/10"}, "/catalog/cards/" + url.PathEscape("intl-odd/10")},
 		{"get_card", map[string]any{"cardId": "intl-odd-%2F"}, "/catalog/cards/" + url.PathEscape("intl-odd-%2F")},
 		{"get_card", map[string]any{"cardId": "intl-odd-ピカ"}, "/catalog/cards/" + url.PathEscape("intl-odd-ピカ")},
+		{"get_cards", map[string]any{"id": []string{"jp-SV2a-025", "nope", "intl-odd/10", "jp-SV2a-025", "intl-odd-ピカ"}},
+			"/catalog/cards?id=jp-SV2a-025&id=nope&id=" + url.QueryEscape("intl-odd/10") + "&id=jp-SV2a-025&id=" + url.QueryEscape("intl-odd-ピカ")},
+		{"get_cards", map[string]any{"id": []string{"nope"}}, "/catalog/cards?id=nope"},
+		{"get_set_cards_by_number", map[string]any{"code": "SV2a", "number": "025/165"}, "/catalog/sets/SV2a/cards/25"},
+		{"get_set_cards_by_number", map[string]any{"code": "odd set/ü", "number": "03"}, "/catalog/sets/" + url.PathEscape("odd set/ü") + "/cards/3"},
+		{"get_set_cards_by_number", map[string]any{"code": "chn-SV8", "number": "33"}, "/catalog/sets/chn-SV8/cards/033%2F106"},
 		{"search_cards", map[string]any{"q": "pikachu"}, "/catalog/search?q=pikachu"},
 		{"search_cards", map[string]any{"q": "  ぴかちゅう ", "zone": "jp", "limit": 3}, "/catalog/search?" + url.Values{"q": {"  ぴかちゅう "}, "zone": {"jp"}, "limit": {"3"}}.Encode()},
 		{"search_cards", map[string]any{"q": "charizard 4", "set": "base1", "limit": 100}, "/catalog/search?q=charizard+4&set=base1&limit=100"},
@@ -480,6 +494,17 @@ func TestMCPBadArguments(t *testing.T) {
 		{"SetEmpty", "search_cards", map[string]any{"q": "pikachu", "set": ""}, []string{"set"}, "/catalog/search?q=pikachu&set=", 400},
 		{"SetTooLong", "search_cards", map[string]any{"q": "pikachu", "set": strings.Repeat("x", 51)}, []string{"set"}, "/catalog/search?q=pikachu&set=" + strings.Repeat("x", 51), 400},
 		{"Three", "search_cards", map[string]any{"q": "a", "zone": "mars", "limit": 0}, []string{"q", "zone", "limit"}, "/catalog/search?q=a&zone=mars&limit=0", 400},
+		{"IDsMissing", "get_cards", map[string]any{}, []string{"id", "is required"}, "/catalog/cards", 400},
+		{"IDsEmptyArray", "get_cards", map[string]any{"id": []string{}}, []string{"id", "got none"}, "", 0},
+		{"IDEmpty", "get_cards", map[string]any{"id": []string{"intl-base1-4", ""}}, []string{"id", "value 2 of 2 is empty"}, "/catalog/cards?id=intl-base1-4&id=", 400},
+		{"IDsTooMany", "get_cards", map[string]any{"id": make([]string, 101)}, []string{"id", "given 101 times"}, "/catalog/cards?" + strings.Repeat("id=x&", 100) + "id=y", 400},
+		{"IDsString", "get_cards", map[string]any{"id": "intl-base1-4"}, []string{"id", "must be an array of strings"}, "", 0},
+		{"IDsOfNumbers", "get_cards", map[string]any{"id": []int{1, 2}}, []string{"id", "must be an array of strings"}, "", 0},
+		{"NumberMissing", "get_set_cards_by_number", map[string]any{"code": "SV2a"}, []string{"number", "is required"}, "", 0},
+		{"NumberBlank", "get_set_cards_by_number", map[string]any{"code": "SV2a", "number": " "}, []string{"number"}, "/catalog/sets/SV2a/cards/%20", 400},
+		{"NumberTooLong", "get_set_cards_by_number", map[string]any{"code": "SV2a", "number": strings.Repeat("1", 65)}, []string{"number"}, "/catalog/sets/SV2a/cards/" + strings.Repeat("1", 65), 400},
+		{"NumberUnknownSet", "get_set_cards_by_number", map[string]any{"code": "nope", "number": "1"}, []string{"nope", "list_sets"}, "/catalog/sets/nope/cards/1", 404},
+		{"NumberUnknown", "get_set_cards_by_number", map[string]any{"code": "SV2a", "number": "999"}, []string{"999", "SV2a"}, "/catalog/sets/SV2a/cards/999", 404},
 		{"ListSetsZoneMars", "list_sets", map[string]any{"zone": "mars"}, []string{"zone"}, "", 0},
 		{"ListSetsZoneArray", "list_sets", map[string]any{"zone": []string{"jp"}}, []string{"zone"}, "", 0},
 		{"ArgumentsNotAnObject", "list_sets", []int{1}, []string{"arguments"}, "", 0},
@@ -653,7 +678,7 @@ func TestMCPStatelessAcrossInstances(t *testing.T) {
 		tr := &mcpTransport{token: f.token, hosts: hosts}
 		cs := mcpConnect(t, f.base+"/mcp", tr, protocol)
 		tools := mcpTools(t, cs)
-		if len(tools) != 4 {
+		if len(tools) != len(catalogTools()) {
 			t.Fatalf("protocol %q: %d tools", protocol, len(tools))
 		}
 		for i := range 3 {
@@ -713,7 +738,7 @@ func TestMCPToolPanic(t *testing.T) {
 	f.srv.log = slog.New(slog.NewJSONHandler(&logs, nil))
 	h := f.srv.toolHandler(catalogTool{
 		tool:   &mcp.Tool{Name: "boom", InputSchema: objectSchema(nil)},
-		answer: func(*query, *catalog.DB) ([]byte, string, error) { panic("boom") },
+		answer: func(toolArgs, *catalog.DB) ([]byte, string, error) { panic("boom") },
 	})
 	res, err := h(context.Background(), &mcp.CallToolRequest{Params: &mcp.CallToolParamsRaw{Name: "boom"}})
 	if err != nil || res == nil || !res.IsError {

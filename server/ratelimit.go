@@ -4,10 +4,13 @@ import (
 	"fmt"
 	"math"
 	"net/http"
+	"net/url"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
+	"github.com/catalogd/catalogd/server/op"
 	"golang.org/x/time/rate"
 )
 
@@ -65,17 +68,17 @@ func (ls *limiters) get(clientID string, now time.Time) *rate.Limiter {
 	return lim
 }
 
-// allow takes one request from the client's budget and sets the RateLimit
+// allow takes a request that costs cost from the client's budget and sets the RateLimit
 // headers (draft-ietf-httpapi-ratelimit-headers): the quota, what is left
 // and when it is whole again. When the budget is spent it answers 429 with
 // Retry-After and reports false.
-func (ls *limiters) allow(w http.ResponseWriter, clientID string) bool {
+func (ls *limiters) allow(w http.ResponseWriter, clientID string, cost int) bool {
 	now := time.Now()
 	lim := ls.get(clientID, now)
 	h := w.Header()
 	h.Set("RateLimit-Policy", ls.policy)
 	h.Set("RateLimit-Limit", strconv.Itoa(ls.limit.Burst))
-	res := lim.ReserveN(now, 1)
+	res := lim.ReserveN(now, min(cost, ls.limit.Burst))
 	if delay := res.DelayFrom(now); delay > 0 {
 		res.CancelAt(now)
 		retry := strconv.FormatInt(ceilSeconds(delay), 10)
@@ -96,4 +99,37 @@ func (ls *limiters) allow(w http.ResponseWriter, clientID string) bool {
 
 func ceilSeconds(d time.Duration) int64 {
 	return int64(math.Ceil(d.Seconds()))
+}
+
+// requestCost is what a request to the route named name takes from its
+// client's budget: one request, but for getCards, whose answer costs a
+// lookup per id (idsCost).
+func requestCost(name string) func(*http.Request) int {
+	if name == "getCards" {
+		return idsCost
+	}
+	return nil
+}
+
+// idsCost is what a getCards request costs: 1, and 1 more for each 10 ids
+// it asks for (docs/CONTRACT.md, Rate limit), so 100 ids cost 11. Over
+// HTTP, a hundred lookups in one answer cost about what ten requests of
+// one card do (docs/BENCHMARKS.md, Lookups). The ids are counted as the
+// query names them, encoded or not; past op.MaxIDs the request is a 400.
+func idsCost(r *http.Request) int {
+	n := 0
+	for q := r.URL.RawQuery; q != "" && n < op.MaxIDs; {
+		var param string
+		param, q, _ = strings.Cut(q, "&")
+		key, _, _ := strings.Cut(param, "=")
+		if key == "id" || strings.Contains(key, "%") && unescapedIs(key, "id") {
+			n++
+		}
+	}
+	return 1 + n/10
+}
+
+func unescapedIs(key, name string) bool {
+	k, err := url.QueryUnescape(key)
+	return err == nil && k == name
 }

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/catalogd/catalogd/server/auth"
+	"github.com/catalogd/catalogd/server/op"
 
 	"github.com/julienschmidt/httprouter"
 )
@@ -27,11 +28,14 @@ func (s *Server) routes(docs map[string]*staticFile) *httprouter.Router {
 	// The catalogue, behind a bearer token. Its answers are compressed by
 	// writeAnswer; the export compresses its own stream.
 	s.get(r, "listSets", api+setsPath, true, s.handleListSets)
-	s.get(r, "listSetCards", api+setsPath+"/:code/cards", true, s.handleListSetCards)
-	s.get(r, "getCard", api+"/catalog/cards/*cardId", true, s.handleGetCard)
-	s.get(r, "search", api+"/catalog/search", true, s.handleSearch)
-	s.get(r, "exportCatalog", api+"/catalog/export", true, handler(s.handleExport()))
-	s.get(r, "listChanges", api+"/catalog/changes", true, s.handleListChanges)
+	s.get(r, "listSetCards", api+setsPath+"/:code/cards", true, handleOp(s, op.ListSetCards, true))
+	s.get(r, "getSetCardsByNumber", api+setsPath+"/:code/cards/*number", true, handleOp(s, op.GetSetCardsByNumber, false))
+	// An id may hold a "/", encoded or not: the rest of the path is the id.
+	s.get(r, "getCard", api+"/catalog/cards/*cardId", true, handleOp(s, op.GetCard, false))
+	s.get(r, "getCards", api+"/catalog/cards", true, handleOp(s, op.GetCards, false))
+	s.get(r, "search", api+"/catalog/search", true, handleOp(s, op.SearchCards, true))
+	s.get(r, "exportCatalog", api+"/catalog/export", true, s.handleExport)
+	s.get(r, "listChanges", api+"/catalog/changes", true, handleOp(s, op.ListChanges, true))
 	// Stateless MCP takes POST only; the router answers other methods 405.
 	// Its answers are the SDK's, JSON or a stream of events, so they are
 	// compressed as they are written (Server.gzip), where every other
@@ -67,7 +71,7 @@ const setsPath = "/catalog/sets"
 // route returns the route named name, which takes a bearer token when
 // authed, around h.
 func (s *Server) route(name string, authed bool, h httprouter.Handle) *route {
-	return &route{s: s, metrics: s.metrics.route(name), authed: authed, handle: h}
+	return &route{s: s, metrics: s.metrics.route(name), authed: authed, handle: h, cost: requestCost(name)}
 }
 
 // get registers h for GET and HEAD; net/http drops the body of a HEAD.

@@ -209,6 +209,14 @@ type route struct {
 	metrics *routeMetrics
 	authed  bool
 	handle  httprouter.Handle
+	cost    func(*http.Request) int // what a request takes from the rate limit; nil: 1
+}
+
+func (rt *route) requestCost(r *http.Request) int {
+	if rt.cost == nil {
+		return 1
+	}
+	return rt.cost(r)
 }
 
 // serve is the middleware of every request, in order: a request id, a
@@ -231,9 +239,10 @@ func (rt *route) serve(w http.ResponseWriter, r *http.Request, ps httprouter.Par
 			return
 		}
 		rec.clientID = p.ClientID
-		if s.limits != nil && !s.limits.allow(rec, p.ClientID) {
+		if s.limits != nil && !s.limits.allow(rec, p.ClientID, rt.requestCost(r)) {
 			return
 		}
+		r = r.WithContext(withClient(r.Context(), p.ClientID))
 	}
 	rt.handle(rec, r, ps)
 }

@@ -1,0 +1,100 @@
+package op
+
+import (
+	"errors"
+	"strconv"
+
+	"github.com/catalogd/catalogd/catalog"
+)
+
+// Kind says what went wrong with an operation, in the terms both transports
+// answer in: REST maps each kind to a status once (server.writeError), MCP
+// to a tool error once (server.toolError).
+type Kind int
+
+const (
+	// Invalid: a parameter breaks a rule; Params names each one.
+	Invalid Kind = iota + 1
+	// NotFound: the set or card asked for is not in the active catalogue.
+	NotFound
+	// Gone: the generation a list of changes starts from is no longer held.
+	Gone
+)
+
+// Error is the one error an operation returns for a bad request. Any other
+// error is the server's own fault: the transports log it and tell the
+// client nothing internal.
+type Error struct {
+	Kind Kind
+	// Detail says what is wrong, for a person: the problem's detail, the
+	// tool error's text.
+	Detail string
+	// Params lists every bad parameter of an Invalid request, in the order
+	// they were read.
+	Params []ParamError
+	// Err is the catalogue's error behind a NotFound or Gone.
+	Err error
+}
+
+// ParamError is one parameter that breaks a rule.
+type ParamError struct {
+	Parameter string `json:"parameter"`
+	Detail    string `json:"detail"`
+}
+
+func (e *Error) Error() string {
+	if e.Kind == Invalid && len(e.Params) > 0 {
+		if len(e.Params) == 1 {
+			return e.Params[0].Parameter + ": " + e.Params[0].Detail
+		}
+		return strconv.Itoa(len(e.Params)) + " invalid parameters"
+	}
+	return e.Detail
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// invalid is the error of a request whose parameters break the rules.
+func invalid(params []ParamError) *Error {
+	detail := "invalid parameters"
+	if len(params) == 1 {
+		// "parameter", not "query parameter": a path segment can be the bad one.
+		detail = "invalid parameter " + params[0].Parameter + ": " + params[0].Detail
+	}
+	return &Error{Kind: Invalid, Detail: detail, Params: params}
+}
+
+// InvalidParams returns the parameters an Invalid error names, nil for any
+// other error.
+func InvalidParams(err error) []ParamError {
+	var e *Error
+	if errors.As(err, &e) && e.Kind == Invalid {
+		return e.Params
+	}
+	return nil
+}
+
+// InvalidWith returns the error of a request whose parameters break the rules,
+// for a transport that finds a problem in its own wire form before the
+// operation reads it: more names those found next, by the operation.
+func InvalidWith(params []ParamError, more error) error {
+	all := append(params[:len(params):len(params)], InvalidParams(more)...)
+	if len(all) == 0 {
+		return more
+	}
+	return invalid(all)
+}
+
+// fromCatalog turns the catalogue's sentinel errors into the kinds the
+// transports answer; any other error stays as it is.
+func fromCatalog(err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, catalog.ErrOutsideHistory):
+		return &Error{Kind: Gone, Err: err, Detail: err.Error() + ", which holds the changes of its last imports only: download /catalog/export and sync from its Catalog-Generation"}
+	case errors.Is(err, catalog.ErrNotFound):
+		return &Error{Kind: NotFound, Err: err, Detail: err.Error() + " in the active catalogue"}
+	}
+	return err
+}

@@ -1,0 +1,166 @@
+package op
+
+import (
+	"fmt"
+	"net/url"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/catalogd/catalogd/catalog"
+)
+
+// Params are the parameters of one request as its transport decoded them:
+// the path and query parameters of a REST request, the arguments of an MCP
+// tool call. Every operation reads them with the same rules
+// (docs/CONTRACT.md, Parameters).
+type Params interface {
+	// Values returns the values given for name, nil when it was not given.
+	Values(name string) []string
+}
+
+// Values are parameters held in a map, as url.Values holds a query.
+type Values map[string][]string
+
+// Values returns the values given for name.
+func (v Values) Values(name string) []string { return v[name] }
+
+// DecodeQuery decodes a raw query string. A query string that cannot be
+// decoded is itself a 400, naming "(query string)".
+func DecodeQuery(raw string) (Values, error) {
+	if raw == "" {
+		return nil, nil
+	}
+	values, err := url.ParseQuery(raw)
+	if err != nil {
+		return nil, invalid([]ParamError{{Parameter: "(query string)", Detail: "cannot be decoded: " + err.Error()}})
+	}
+	return Values(values), nil
+}
+
+// reader reads the parameters of one request with the rules of
+// docs/CONTRACT.md, Parameters, the same for every operation: integers in
+// plain decimal digits within range; a parameter given twice is an error
+// (but for the one that takes a list); unknown parameters are ignored.
+// Problems accumulate so that one answer names every bad parameter.
+type reader struct {
+	p    Params
+	errs []ParamError
+}
+
+func (r *reader) fail(name, format string, args ...any) {
+	r.errs = append(r.errs, ParamError{Parameter: name, Detail: fmt.Sprintf(format, args...)})
+}
+
+// err returns the problems found as one Invalid error, or nil.
+func (r *reader) err() error {
+	if len(r.errs) == 0 {
+		return nil
+	}
+	return invalid(r.errs)
+}
+
+// given reports whether name was given at all, once or more.
+func (r *reader) given(name string) bool { return r.p != nil && r.p.Values(name) != nil }
+
+// one returns the single value of name, and whether it was given once.
+func (r *reader) one(name string) (string, bool) {
+	if r.p == nil {
+		return "", false
+	}
+	vs := r.p.Values(name)
+	switch len(vs) {
+	case 0:
+		return "", false
+	case 1:
+		return vs[0], true
+	}
+	r.fail(name, "given %d times; give it once", len(vs))
+	return "", false
+}
+
+// required returns the value of name, which names one record: given once,
+// not empty.
+func (r *reader) required(name string) string {
+	v, ok := r.one(name)
+	switch {
+	case !ok && !r.given(name):
+		r.fail(name, "is required")
+	case ok && v == "":
+		r.fail(name, "must not be empty")
+	}
+	return v
+}
+
+// integer returns the integer name within min..max, or def when absent.
+func (r *reader) integer(name string, def, min, max int64) int64 {
+	v, ok := r.one(name)
+	if !ok {
+		return def
+	}
+	n, valid := parseDigits(v)
+	if !valid {
+		r.fail(name, "must be an integer from %d to %d in plain decimal digits, got %s", min, max, catalog.Quote(v))
+		return def
+	}
+	if n < min || n > max {
+		r.fail(name, "must be from %d to %d, got %s", min, max, catalog.Quote(v))
+		return def
+	}
+	return n
+}
+
+// parseDigits reads plain decimal digits; leading zeros are allowed and a
+// value past int64 reads as the largest one, which every range check
+// rejects.
+func parseDigits(s string) (int64, bool) {
+	if s == "" {
+		return 0, false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return 0, false
+		}
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil {
+		return 1<<63 - 1, true
+	}
+	return n, true
+}
+
+// zone returns the zone filter, "" when absent.
+func (r *reader) zone(name string) string {
+	v, ok := r.one(name)
+	if !ok {
+		return ""
+	}
+	if catalog.ZoneIndex(v) < 0 {
+		r.fail(name, `must be one of "intl", "jp", "chn", got %s`, catalog.Quote(v))
+		return ""
+	}
+	return v
+}
+
+// text returns the value of name trimmed of white space, which must then
+// be min to max characters (Unicode code points) long; required says
+// whether it may be left out.
+func (r *reader) text(name string, min, max int, required bool) string {
+	raw, ok := r.one(name)
+	if !ok {
+		if required && !r.given(name) {
+			r.fail(name, "is required")
+		}
+		return ""
+	}
+	text := strings.TrimSpace(raw)
+	switch n := utf8.RuneCountInString(text); {
+	case !utf8.ValidString(raw):
+		r.fail(name, "must be valid UTF-8")
+	case n < min || n > max:
+		r.fail(name, "must be %d to %d characters long once trimmed, got %d", min, max, n)
+	default:
+		return text
+	}
+	return ""
+}

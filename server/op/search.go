@@ -1,0 +1,52 @@
+package op
+
+import (
+	"unicode/utf8"
+
+	"github.com/catalogd/catalogd/catalog"
+)
+
+// Limits of searchCards (docs/CONTRACT.md, Search).
+const (
+	MinQueryLen  = 2
+	MaxQueryLen  = 200
+	MaxSetLen    = 50
+	DefaultLimit = 25
+	MaxLimit     = 100
+)
+
+// SearchRequest asks for the cards whose folded name holds every term of
+// Q, or whose printed number equals it.
+type SearchRequest = catalog.SearchQuery
+
+// ParseSearch reads q, zone, set and limit.
+func ParseSearch(p Params) (SearchRequest, error) {
+	r := reader{p: p}
+	var req SearchRequest
+	req.Q = r.text("q", MinQueryLen, MaxQueryLen, true)
+	req.Zone = r.zone("zone")
+	if set, ok := r.one("set"); ok {
+		switch {
+		case !utf8.ValidString(set):
+			r.fail("set", "must be valid UTF-8")
+		case set == "":
+			r.fail("set", "must not be empty; leave it out to search every set")
+		case utf8.RuneCountInString(set) > MaxSetLen:
+			r.fail("set", "must be at most %d characters long, got %d", MaxSetLen, utf8.RuneCountInString(set))
+		default:
+			req.Set = set
+		}
+	}
+	req.Limit = int(r.integer("limit", DefaultLimit, 1, MaxLimit))
+	return req, r.err()
+}
+
+// searchCards appends {"data": [cards]}, in printed-number order.
+func searchCards(b []byte, db *catalog.DB, req SearchRequest) (Answer, error) {
+	b = append(b, `{"data":`...)
+	b, n, err := appendCards(b, func(yield func([]byte)) error { return db.Search(req, yield) })
+	if err != nil {
+		return Answer{}, err
+	}
+	return Answer{Body: append(b, '}'), N: n}, nil
+}
