@@ -101,12 +101,12 @@ func TestOffOrigin(t *testing.T) {
 
 // newBrowser starts Debian's headless Chromium with a fresh profile and
 // returns a tab that records what the browser reports. Chromium is
-// required: .ci/run installs it.
+// required: .ci/test installs it.
 func newBrowser(t *testing.T) (context.Context, *browserLog) {
 	t.Helper()
 	path, err := exec.LookPath("chromium")
 	if err != nil {
-		t.Fatalf("the API reference page is tested in Chromium, which is not installed: apt-get install chromium (.ci/run does): %v", err)
+		t.Fatalf("the API reference page is tested in Chromium, which is not installed: apt-get install chromium (.ci/test does): %v", err)
 	}
 	opts := append(chromedp.DefaultExecAllocatorOptions[:],
 		chromedp.ExecPath(path),

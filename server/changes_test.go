@@ -216,9 +216,9 @@ type changesPage struct {
 	}
 }
 
-// syncOnce follows the README's loop once: every page from since, each
-// applied to the copy as it comes; between pages, between(n) may swap in
-// a new catalogue. It returns the to of the first page, the next since.
+// syncOnce follows the partner's loop (docs/CONTRACT.md, Keeping a copy)
+// once: every page from since, each applied to the copy as it comes;
+// between pages, between(n) may swap in a new catalogue. It returns the to of the first page, the next since.
 // Unless a catalogue is swapped in while it pages, or it follows such a
 // sync, every remove names a record the copy holds; otherwise a record
 // can be sent again, removed again included, which the copy ignores.
@@ -323,7 +323,7 @@ func TestChangesBringEveryKeptGenerationUpToDate(t *testing.T) {
 }
 
 // TestChangesAcrossAnImport swaps new catalogues in while a client pages,
-// which then follows the README's loop: it finishes its pages, syncs again
+// which then follows the partner's loop: it finishes its pages, syncs again
 // from the meta.to of its first page, and holds the active catalogue.
 func TestChangesAcrossAnImport(t *testing.T) {
 	for seed := uint64(10); seed <= 12; seed++ {

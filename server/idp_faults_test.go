@@ -22,8 +22,8 @@ import (
 // and an emptied JWKS, are TestBearerIdPDownAtStart and TestBearerIdPDownLater.
 
 // maxUnknownKidWait is the longest a request with an unknown kid may be held
-// for a JWKS refresh: README says a second,
-// docs/CONTRACT.md, Authentication, "a second or two".
+// for a JWKS refresh: docs/OPERATIONS.md, The identity provider, says a
+// second, docs/CONTRACT.md, Authentication, "a second or two".
 const maxUnknownKidWait = 2 * time.Second
 
 // bearerGet GETs the card with authorization, for use off the test's own

@@ -17,15 +17,15 @@ import (
 	"time"
 )
 
-// TestREADMESyncLoop runs the partner's loop of the README, as a partner
+// TestPartnerSyncLoop runs the partner's loop of docs/CONTRACT.md, as a partner
 // copies it (bash, curl and jq), against catalogd serve: the export once,
 // then the changes after an import that renames a set, removes cards and
 // changes one. The copy the loop keeps, the export and the changes applied
 // in order, must then be the new export record for record; and a
 // generation older than the history makes the loop exit 2 without moving
 // its generation on.
-func TestREADMESyncLoop(t *testing.T) {
-	once, schedule := readmeSyncLoop(t)
+func TestPartnerSyncLoop(t *testing.T) {
+	once, schedule := partnerSyncLoop(t)
 	// Apply by appending, and page seven changes at a time, so that the
 	// loop follows meta.next.
 	schedule = strings.Replace(schedule, "apply-to-my-copy", "cat >> applied.jsonl", 1)
@@ -160,21 +160,21 @@ func TestREADMESyncLoop(t *testing.T) {
 	}
 }
 
-// readmeSyncLoop returns the partner's loop of the README's Partner sync,
-// in its two parts: the export, run once, and the changes, run on a
+// partnerSyncLoop returns the partner's loop of docs/CONTRACT.md, Keeping
+// a copy, in its two parts: the export, run once, and the changes, run on a
 // schedule.
-func readmeSyncLoop(t *testing.T) (once, schedule string) {
+func partnerSyncLoop(t *testing.T) (once, schedule string) {
 	t.Helper()
-	b, err := os.ReadFile("README.md")
+	b, err := os.ReadFile("docs/CONTRACT.md")
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, section, ok := strings.Cut(string(b), "\n## Partner sync\n")
+	_, section, ok := strings.Cut(string(b), "\n### Keeping a copy\n")
 	_, block, ok2 := strings.Cut(section, "\n```sh\n")
 	block, _, ok3 := strings.Cut(block, "\n```\n")
 	once, schedule, ok4 := strings.Cut(block, "\n# On a schedule")
 	if !ok || !ok2 || !ok3 || !ok4 || !strings.Contains(schedule, "apply-to-my-copy") {
-		t.Fatal("the README's Partner sync no longer has its loop in one sh block, export first, then \"# On a schedule\"")
+		t.Fatal("docs/CONTRACT.md, Keeping a copy, no longer has its loop in one sh block, export first, then \"# On a schedule\"")
 	}
 	return once + "\n", "# On a schedule" + schedule + "\n"
 }
@@ -238,13 +238,13 @@ func authorized(t *testing.T, p *serveProcess, path string) *http.Request {
 	return req
 }
 
-// TestREADMEExportRetriesABusyServer runs the README's first download
+// TestPartnerExportRetriesABusyServer runs the partner loop's first download
 // against a serve already sending all the downloads it sends at once: the
 // export is answered 503, curl retries after Retry-After, and since.txt
 // holds the one generation of the export it got.
-func TestREADMEExportRetriesABusyServer(t *testing.T) {
+func TestPartnerExportRetriesABusyServer(t *testing.T) {
 	t.Parallel()
-	once, _ := readmeSyncLoop(t)
+	once, _ := partnerSyncLoop(t)
 	db := filepath.Join(t.TempDir(), "catalog.db")
 	importInto(t, db, realCatalogue)
 	p := startServe(t, "--db", db, "--max-downloads", "1")
@@ -265,7 +265,7 @@ func TestREADMEExportRetriesABusyServer(t *testing.T) {
 	cmd.Dir = work
 	cmd.Env = append(os.Environ(), "API="+p.api, "TOKEN="+p.token)
 	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("the README's download: %v\n%s", err, out)
+		t.Fatalf("the partner loop's download: %v\n%s", err, out)
 	}
 	headers, err := os.ReadFile(filepath.Join(work, "headers.txt"))
 	if err != nil {
