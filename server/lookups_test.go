@@ -234,9 +234,9 @@ func TestLookupsCacheAndCompress(t *testing.T) {
 }
 
 // TestRateLimitCountsABatch: a getCards request takes 1 from the budget,
-// and 1 more for each 10 ids.
+// and 1 more for each 5 ids.
 func TestRateLimitCountsABatch(t *testing.T) {
-	f := rateLimitedFixture(t, RateLimit{PerSecond: 0.001, Burst: 20})
+	f := rateLimitedFixture(t, RateLimit{PerSecond: 0.001, Burst: 40})
 	remaining := func(r *response) int {
 		t.Helper()
 		n, err := strconv.Atoi(r.header.Get("RateLimit-Remaining"))
@@ -249,19 +249,19 @@ func TestRateLimitCountsABatch(t *testing.T) {
 	for i := range ids {
 		ids[i] = "id-" + strconv.Itoa(i)
 	}
-	r := f.get(idsQuery(ids[:9]...))
-	if got := remaining(r); got != 19 {
-		t.Errorf("9 ids: %d left of 20, want 19", got)
+	r := f.get(idsQuery(ids[:4]...))
+	if got := remaining(r); got != 39 {
+		t.Errorf("4 ids: %d left of 40, want 39", got)
 	}
 	// Encoded names count: the server decodes them to id.
 	r = f.get("/catalog/cards?i%64=a&" + strings.TrimPrefix(idsQuery(ids[:9]...), "/catalog/cards?"))
-	if got := remaining(r); got != 17 {
-		t.Errorf("10 ids, one named i%%64: %d left, want 17", got)
+	if got := remaining(r); got != 36 {
+		t.Errorf("10 ids, one named i%%64: %d left, want 36", got)
 	}
 	r = f.get(idsQuery(ids...))
 	r.wantStatus(t, http.StatusOK)
-	if got := remaining(r); got != 6 {
-		t.Errorf("100 ids: %d left, want 6", got)
+	if got := remaining(r); got != 15 {
+		t.Errorf("100 ids: %d left, want 15", got)
 	}
 	f.get(idsQuery(ids...)).wantStatus(t, http.StatusTooManyRequests)
 	f.get("/catalog/cards/intl-base1-4").wantStatus(t, http.StatusOK)
