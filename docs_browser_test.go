@@ -214,6 +214,11 @@ func (p *referencePage) checkOperations(t *testing.T) {
 	if want := documentOperations(t); !slices.Equal(rendered, want) {
 		t.Errorf("the page shows the operations\n%q\nthe document has\n%q", rendered, want)
 	}
+	for _, op := range []string{"GET /catalog/cards getCards", "GET /catalog/sets/{code}/cards/{number} getSetCardsByNumber"} {
+		if !slices.Contains(rendered, op) {
+			t.Errorf("the page does not show %s", op)
+		}
+	}
 	if n := p.eval(t, `String(document.querySelectorAll(".authorize, .auth-wrapper, input[type=password]").length)`); n != "0" {
 		t.Errorf("%s Authorize buttons or password fields on the page", n)
 	}
