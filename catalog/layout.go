@@ -81,8 +81,9 @@ const indexBlockSize = 16
 //
 // catalogd/1 stored each card twice (by id and by set); catalogd/2 stores it
 // once and maps ids to it; catalogd/3 orders the search index by zone and
-// stores posting lists in blocks; catalogd/4 adds lists of trigrams.
-const formatVersion = "catalogd/4"
+// stores posting lists in blocks; catalogd/4 adds lists of trigrams;
+// catalogd/5 searches a name by its romanized form too (SearchText).
+const formatVersion = "catalogd/5"
 
 // Errors of the catalogue. Callers compare with errors.Is.
 var (

@@ -76,8 +76,9 @@ type Writer struct {
 	numbers     *sorter
 	sortKey     []byte            // of the card being added in numbers
 	longestName int               // bytes of the longest folded name
-	folded      map[string]string // recent names and their Fold
-	foldedBytes int               // of the names and folds in folded
+	folded      map[string]string // recent names and their SearchText
+	foldedBytes int               // of the names and texts in folded
+	textKey     []byte
 	buf         []byte
 	key         []byte
 	number      []byte // the NumberKey of the card being added
@@ -285,9 +286,9 @@ func (w *Writer) AddCard(c *Card) error {
 
 	// The index sorts by zone, number key and id: the zone byte, then
 	// the card's key without its set.
-	folded := w.fold(c.Name)
-	w.longestName = max(w.longestName, len(folded))
-	w.entry = appendIndexEntry(w.entry[:0], c, key[setLen:setLen+numberLen], folded)
+	text := w.searchText(c.Name, c.Language)
+	w.longestName = max(w.longestName, len(text))
+	w.entry = appendIndexEntry(w.entry[:0], c, key[setLen:setLen+numberLen], text)
 	w.sortKey = append(append(w.sortKey[:0], key[0]), key[setLen:]...)
 	if err := w.numbers.add(w.sortKey, w.entry); err != nil {
 		return fmt.Errorf("write catalogue %s: search index: %w", w.path, err)
@@ -415,27 +416,24 @@ func mergeRuns(dst, a, b []pendingCard, key func(*pendingCard) []byte) {
 	copy(dst[k:], b[j:])
 }
 
-// fold is Fold, remembering recent names.
-func (w *Writer) fold(name string) string {
-	if f, ok := w.folded[name]; ok {
-		return f
+// searchText is SearchText, remembering recent names: most repeat.
+func (w *Writer) searchText(name, language string) string {
+	// The key is the name after a byte for the romanization it takes.
+	w.textKey = append(append(w.textKey[:0], romanizeClass(language)), name...)
+	if t, ok := w.folded[string(w.textKey)]; ok {
+		return t
 	}
-	f := Fold(name)
+	t := SearchText(name, language)
 	if len(w.folded) >= foldCacheSize || w.foldedBytes >= foldCacheBytes {
 		clear(w.folded)
 		w.foldedBytes = 0
 	}
-	// Copies: name, and the fold, which may be name or a part of it, can
-	// be a part of the record's whole text.
-	key := strings.Clone(name)
-	if f == name {
-		f = key
-	} else {
-		f = strings.Clone(f)
-	}
-	w.folded[key] = f
-	w.foldedBytes += len(name) + len(f)
-	return f
+	// A copy: t may be name or a part of it, and name a part of the
+	// record's whole text.
+	t = strings.Clone(t)
+	w.folded[string(w.textKey)] = t
+	w.foldedBytes += len(w.textKey) + len(t)
+	return t
 }
 
 // Finish writes the sets, the marks of pages, the search index and info,
@@ -659,9 +657,9 @@ func (w *Writer) writeIndex() error {
 }
 
 // appendIndexEntry encodes what search needs of a card without reading the
-// card: zone, id, set code, the key of its normalized number and its folded
-// name.
-func appendIndexEntry(dst []byte, c *Card, numberKey []byte, folded string) []byte {
+// card: zone, id, set code, the key of its normalized number and the text
+// its name is searched by (SearchText).
+func appendIndexEntry(dst []byte, c *Card, numberKey []byte, text string) []byte {
 	dst = append(dst, zoneByte(c.Zone))
 	dst = binary.AppendUvarint(dst, uint64(len(c.ID)))
 	dst = append(dst, c.ID...)
@@ -669,5 +667,5 @@ func appendIndexEntry(dst []byte, c *Card, numberKey []byte, folded string) []by
 	dst = append(dst, c.SetCode...)
 	dst = binary.AppendUvarint(dst, uint64(len(numberKey)))
 	dst = append(dst, numberKey...)
-	return append(dst, folded...)
+	return append(dst, text...)
 }

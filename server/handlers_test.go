@@ -23,11 +23,12 @@ type setJSON struct {
 }
 
 type cardJSON struct {
-	ID      string `json:"id"`
-	Name    string `json:"name"`
-	SetCode string `json:"setCode"`
-	Number  string `json:"number"`
-	Zone    string `json:"zone"`
+	ID       string `json:"id"`
+	Name     string `json:"name"`
+	SetCode  string `json:"setCode"`
+	Number   string `json:"number"`
+	Zone     string `json:"zone"`
+	Language string `json:"language"`
 }
 
 type setsBody struct {

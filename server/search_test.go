@@ -17,11 +17,12 @@ import (
 
 // searchCard is a card of the fixture's snapshots as encoding/json reads it.
 type searchCard struct {
-	ID      string `json:"id"`
-	Name    string `json:"name"`
-	SetCode string `json:"setCode"`
-	Number  string `json:"number"`
-	Zone    string `json:"zone"`
+	ID       string `json:"id"`
+	Name     string `json:"name"`
+	SetCode  string `json:"setCode"`
+	Number   string `json:"number"`
+	Zone     string `json:"zone"`
+	Language string `json:"language"`
 }
 
 func (f *fixture) search(t *testing.T, query string) []cardJSON {
@@ -40,6 +41,12 @@ func (f *fixture) search(t *testing.T, query string) []cardJSON {
 	return body.Data
 }
 
+// nameHolds reports whether the card's name, in lower case or romanized
+// (kana as romaji, a Chinese name's Han characters as pinyin), holds term.
+func nameHolds(c cardJSON, term string) bool {
+	return strings.Contains(strings.ToLower(c.Name), term) || strings.Contains(catalog.Romanize(catalog.Fold(c.Name), c.Language), term)
+}
+
 func TestSearchMatching(t *testing.T) {
 	f := newFixture(t)
 	cases := []struct {
@@ -47,19 +54,19 @@ func TestSearchMatching(t *testing.T) {
 		check func(c cardJSON) bool
 		min   int
 	}{
-		{"q=pikachu", func(c cardJSON) bool { return strings.Contains(strings.ToLower(c.Name), "pikachu") }, 1},
-		{"q=chu", func(c cardJSON) bool { return strings.Contains(strings.ToLower(c.Name), "chu") }, 1},
-		{"q=PIKACHU", func(c cardJSON) bool { return strings.Contains(strings.ToLower(c.Name), "pikachu") }, 1},
+		{"q=pikachu", func(c cardJSON) bool { return nameHolds(c, "pikachu") }, 1},
+		{"q=chu", func(c cardJSON) bool { return nameHolds(c, "chu") }, 1},
+		{"q=PIKACHU", func(c cardJSON) bool { return nameHolds(c, "pikachu") }, 1},
 		{"q=%E3%81%B4%E3%81%8B", func(c cardJSON) bool { return strings.Contains(c.Name, "ピカ") }, 1}, // ぴか
 		{"q=%E3%83%94%E3%82%AB", func(c cardJSON) bool { return strings.Contains(c.Name, "ピカ") }, 1}, // ピカ
 		{"q=%E7%9A%AE%E5%8D%A1", func(c cardJSON) bool { return strings.Contains(c.Name, "皮卡") }, 1}, // 皮卡
 		{"q=charizard+4", func(c cardJSON) bool {
-			return strings.Contains(strings.ToLower(c.Name), "charizard") && (catalog.NormalizeNumber(c.Number) == "4" || strings.Contains(c.Name, "4"))
+			return nameHolds(c, "charizard") && (catalog.NormalizeNumber(c.Number) == "4" || strings.Contains(c.Name, "4"))
 		}, 1},
 		{"q=025", func(c cardJSON) bool {
 			return catalog.NormalizeNumber(c.Number) == "25" || strings.Contains(c.Name, "025")
 		}, 5},
-		{"q=%EF%BD%90%EF%BD%89%EF%BD%8B%EF%BD%81", func(c cardJSON) bool { return strings.Contains(strings.ToLower(c.Name), "pika") }, 1}, // full-width ｐｉｋａ
+		{"q=%EF%BD%90%EF%BD%89%EF%BD%8B%EF%BD%81", func(c cardJSON) bool { return nameHolds(c, "pika") }, 1}, // full-width ｐｉｋａ
 	}
 	for _, c := range cases {
 		got := f.search(t, c.query+"&limit=100")
@@ -201,7 +208,7 @@ func TestSearchParameterRules(t *testing.T) {
 
 // TestSearchAgreesWithPlainScan compares the index's answers with a plain
 // scan of every card of the snapshots, on random queries made of pieces of
-// real names and numbers.
+// real names, of their romanized forms, and of numbers.
 func TestSearchAgreesWithPlainScan(t *testing.T) {
 	f := newFixture(t)
 	_, cards := fixtureSnapshot(t)
@@ -219,9 +226,11 @@ func TestSearchAgreesWithPlainScan(t *testing.T) {
 				continue
 			}
 			name, number := catalog.Fold(c.Name), catalog.NormalizeNumber(c.Number)
+			romanized := catalog.Romanize(name, c.Language)
 			ok := len(terms) > 0
 			for _, term := range terms {
-				if !strings.Contains(name, term) && number != catalog.NormalizeNumber(term) {
+				inName := strings.Contains(name, term) || romanized != "" && strings.Contains(romanized, term)
+				if !inName && number != catalog.NormalizeNumber(term) {
 					ok = false
 				}
 			}
@@ -239,6 +248,9 @@ func TestSearchAgreesWithPlainScan(t *testing.T) {
 			return c.Number
 		}
 		name := []rune(c.Name)
+		if r := catalog.Romanize(catalog.Fold(c.Name), c.Language); r != "" && rng.IntN(3) == 0 {
+			name = []rune(r) // a piece of its romanized form
+		}
 		start := rng.IntN(len(name))
 		end := start + 1 + rng.IntN(min(4, len(name)-start))
 		return string(name[start:end])
@@ -266,6 +278,44 @@ func TestSearchAgreesWithPlainScan(t *testing.T) {
 		want := scan(q, zone, set, limit)
 		if !slices.Equal(got, want) {
 			t.Fatalf("?%s:\n index %q\n  scan %q", query, got, want)
+		}
+	}
+}
+
+// TestSearchAnyScript searches the real catalogue as a Latin keyboard
+// types: kana by their romaji, a Chinese name's Han characters by their
+// pinyin (docs/CONTRACT.md, Search).
+func TestSearchAnyScript(t *testing.T) {
+	f := newFixtureAt(t, realCatalogue(t), nil)
+	for _, c := range []struct {
+		query, name string // every card found has name in its name
+		zone        string
+	}{
+		{"q=pikachu&zone=jp", "ピカチュ", "jp"}, // ピカチュウ, and サーフィンピカチュ too
+		{"q=fushigi&zone=jp", "フシギ", "jp"},  // フシギダネ, and ふしぎなアメ too
+		{"q=fushigidane", "フシギダネ", "jp"},
+		{"q=pikaqiu&zone=chn", "皮卡丘", "chn"},
+		{"q=miaowa&zone=chn", "妙蛙", "chn"},
+		{"q=rizadon", "リザードン", "jp"},
+	} {
+		got := f.search(t, c.query+"&limit=100")
+		if len(got) == 0 {
+			t.Errorf("?%s: no card", c.query)
+		}
+		for _, card := range got {
+			if !strings.Contains(catalog.Fold(card.Name), c.name) || card.Zone != c.zone {
+				t.Errorf("?%s: %s %q of zone %s, want a card of %s named with %s", c.query, card.ID, card.Name, card.Zone, c.zone, c.name)
+			}
+		}
+	}
+	// Pinyin is for Chinese names: a Japanese name's Han characters are
+	// read in Japanese, which a dictionary of characters cannot give.
+	if len(f.search(t, "q=%E7%A0%94%E7%A9%B6&zone=jp")) == 0 { // 研究
+		t.Fatal("no Japanese card named with 研究")
+	}
+	for _, card := range f.search(t, "q=yanjiu&limit=100") {
+		if strings.Contains(card.Name, "研究") && card.Zone == "jp" {
+			t.Errorf("?q=yanjiu: %s %q, a Japanese name read as pinyin", card.ID, card.Name)
 		}
 	}
 }

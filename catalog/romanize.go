@@ -1,0 +1,178 @@
+package catalog
+
+import (
+	"strings"
+	"unicode"
+
+	"github.com/mozillazg/go-pinyin"
+)
+
+// Romanize returns the romanized form of a folded name (docs/CONTRACT.md,
+// Search), which search terms match as they match the name: kana as
+// Hepburn romaji in plain ASCII, and, in a Chinese name (language "zh…"),
+// Han characters as toneless pinyin, syllables joined. Every other
+// character is kept as it is, so the form lines up with the name word for
+// word. It returns "" when the name has nothing to romanize.
+//
+// The name is folded first (Fold), so hiragana is katakana here and the
+// voicing marks are composed.
+func Romanize(folded, language string) string {
+	chinese := isChinese(language)
+	if !hasRomanizable(folded, chinese) {
+		return ""
+	}
+	var b strings.Builder
+	b.Grow(2 * len(folded))
+	double := false // a small ッ: the next syllable's consonant doubles
+	for _, r := range folded {
+		switch {
+		case r == 'ッ':
+			double = true
+			continue
+		case r == 'ー':
+			// A long vowel is written as its vowel already, or not at all.
+		case isSmallKana(r):
+			joinSmall(&b, r)
+		case kanaRomaji(r) != "":
+			syllable := kanaRomaji(r)
+			if double && syllable[0] != 'a' && syllable[0] != 'i' && syllable[0] != 'u' && syllable[0] != 'e' && syllable[0] != 'o' && syllable[0] != 'n' {
+				b.WriteByte(syllable[0])
+			}
+			b.WriteString(syllable)
+		case chinese && unicode.Is(unicode.Han, r):
+			if p := pinyin.SinglePinyin(r, pinyinArgs); len(p) > 0 {
+				b.WriteString(p[0])
+			} else {
+				b.WriteRune(r)
+			}
+		default:
+			b.WriteRune(r)
+		}
+		double = false
+	}
+	if b.Len() == len(folded) && b.String() == folded {
+		return ""
+	}
+	return b.String()
+}
+
+// SearchText is the text a search term is matched against for a card
+// named name (docs/CONTRACT.md, Search): the folded name, then, after a
+// space, its romanized form when it has one. A term holds no space, so it
+// matches within one of the two, never across them.
+func SearchText(name, language string) string {
+	folded := Fold(name)
+	if r := Romanize(folded, language); r != "" {
+		return folded + " " + r
+	}
+	return folded
+}
+
+// romanizeClass is the byte that tells the romanizations apart: only a
+// Chinese name's Han characters are romanized.
+func romanizeClass(language string) byte {
+	if isChinese(language) {
+		return 'z'
+	}
+	return 'o'
+}
+
+func isChinese(language string) bool {
+	return len(language) >= 2 && strings.EqualFold(language[:2], "zh")
+}
+
+// pinyinArgs asks for the first (most common) reading of a character,
+// without tones: a toneless syllable is what a Latin keyboard types.
+var pinyinArgs = pinyin.NewArgs()
+
+// hasRomanizable reports whether s holds kana, or Han characters of a
+// Chinese name.
+func hasRomanizable(s string, chinese bool) bool {
+	for _, r := range s {
+		if r >= 0x30A1 && r <= 0x30FA || chinese && unicode.Is(unicode.Han, r) {
+			return true
+		}
+	}
+	return false
+}
+
+// kanaRomaji is the Hepburn romanization of one katakana of full size;
+// "" for any other rune.
+func kanaRomaji(r rune) string {
+	if r < 0x30A1 || r > 0x30FA {
+		return ""
+	}
+	return katakanaRomaji[r-0x30A1]
+}
+
+// katakanaRomaji holds the syllables of U+30A1 (ァ) to U+30FA (ヺ); the
+// small kana are joinSmall's, and ッ is Romanize's.
+var katakanaRomaji = [...]string{
+	"a", "a", "i", "i", "u", "u", "e", "e", "o", "o", // ァアィイゥウェエォオ
+	"ka", "ga", "ki", "gi", "ku", "gu", "ke", "ge", "ko", "go", // カガキギクグケゲコゴ
+	"sa", "za", "shi", "ji", "su", "zu", "se", "ze", "so", "zo", // サザシジスズセゼソゾ
+	"ta", "da", "chi", "ji", "tsu", "tsu", "zu", "te", "de", "to", "do", // タダチヂッツヅテデトド
+	"na", "ni", "nu", "ne", "no", // ナニヌネノ
+	"ha", "ba", "pa", "hi", "bi", "pi", "fu", "bu", "pu", "he", "be", "pe", "ho", "bo", "po", // ハバパヒビピフブプヘベペホボポ
+	"ma", "mi", "mu", "me", "mo", // マミムメモ
+	"ya", "ya", "yu", "yu", "yo", "yo", // ャヤュユョヨ
+	"ra", "ri", "ru", "re", "ro", // ラリルレロ
+	"wa", "wa", "i", "e", "o", "n", "vu", "ka", "ke", // ヮワヰヱヲンヴヵヶ
+	"va", "vi", "ve", "vo", // ヷヸヹヺ
+}
+
+// isSmallKana reports whether r is a small kana that joins the syllable
+// before it: ャュョ and the small vowels ァィゥェォ (ヮヵヶ are read alone).
+func isSmallKana(r rune) bool {
+	switch r {
+	case 'ャ', 'ュ', 'ョ', 'ァ', 'ィ', 'ゥ', 'ェ', 'ォ':
+		return true
+	}
+	return false
+}
+
+// joinSmall writes the small kana r into the syllable b ends with, as
+// Hepburn writes it: キャ kya, シャ sha, チュ chu, ジョ jo; ファ fa, ティ ti,
+// ウィ wi, シェ she. With no syllable of the right shape before it, the
+// small kana is read as its full-size self.
+func joinSmall(b *strings.Builder, r rune) {
+	s := b.String()
+	small := kanaRomaji(r) // ya, yu, yo, or the vowel
+	vowel := small[len(small)-1:]
+	n := len(s)
+	last := byte(0)
+	if n > 0 {
+		last = s[n-1]
+	}
+	var stem string
+	switch {
+	case small[0] == 'y' && last == 'i' && n >= 2:
+		// The palatal syllables: drop the i; after sh, ch and j the y too.
+		stem = s[:n-1]
+		if strings.HasSuffix(stem, "sh") || strings.HasSuffix(stem, "ch") || strings.HasSuffix(stem, "j") {
+			small = vowel
+		}
+		if !isLatinConsonant(stem[len(stem)-1]) {
+			stem = ""
+		}
+	case small[0] != 'y' && (last == 'u' || last == 'i' || last == 'e' || last == 'o') && n >= 2 && isLatinConsonant(s[n-2]):
+		// フ fu, テ te, ト to, シ shi + a small vowel: fa, ti, tu, she.
+		stem = s[:n-1]
+	case small[0] != 'y' && last == 'u' && (n == 1 || !isLatinLetter(s[n-2])):
+		// ウ + a small vowel: wi, we, wo.
+		stem, small = s[:n-1]+"w", vowel
+	}
+	if stem == "" {
+		b.WriteString(small)
+		return
+	}
+	b.Reset()
+	b.WriteString(stem)
+	b.WriteString(small)
+}
+
+func isLatinConsonant(c byte) bool {
+	return isLatinLetter(c) && !strings.ContainsRune("aeiou", rune(c))
+}
+
+func isLatinLetter(c byte) bool { return 'a' <= c && c <= 'z' }

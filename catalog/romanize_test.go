@@ -1,0 +1,56 @@
+package catalog
+
+import "testing"
+
+func TestRomanize(t *testing.T) {
+	for _, c := range []struct{ name, language, want string }{
+		// Hepburn, as docs/CONTRACT.md, Search has it.
+		{"ピカチュウ", "ja", "pikachuu"},
+		{"ぴかちゅう", "ja", "pikachuu"},
+		{"フシギダネ", "ja", "fushigidane"},
+		{"シ チ ツ フ ジ", "ja", "shi chi tsu fu ji"},
+		{"リザードン", "ja", "rizadon"},
+		{"リザードンex", "ja", "rizadonex"},
+		{"ゼニガメ", "ja", "zenigame"},
+		{"カメックス", "ja", "kamekkusu"},
+		{"キャタピー", "ja", "kyatapi"},
+		{"ニャース", "ja", "nyasu"},
+		{"ジョウト", "ja", "jouto"},
+		{"シャワーズ", "ja", "shawazu"},
+		{"マッチ", "ja", "macchi"},
+		{"ファイヤー", "ja", "faiya"},
+		{"ウィンディ", "ja", "windi"},
+		{"ヴィクティニ", "ja", "vikutini"},
+		{"シェイミ", "ja", "sheimi"},
+		{"ﾋﾟｶﾁｭｳ", "ja", "pikachuu"},
+		{"博士の研究", "ja", "博士no研究"},
+		// Toneless pinyin, syllables joined, for a Chinese name only.
+		{"皮卡丘", "zh-tw", "pikaqiu"},
+		{"皮卡丘ex", "zh-cn", "pikaqiuex"},
+		{"飛天螳螂", "zh-tw", "feitiantanglang"},
+		{"妙蛙種子", "zh-tw", "miaowazhongzi"},
+		{"妙蛙种子", "ZH-CN", "miaowazhongzi"},
+		{"皮卡丘", "ja", ""},
+		// Nothing to romanize.
+		{"pikachu", "en", ""},
+		{"Pikachu", "zh-tw", ""},
+		{"", "ja", ""},
+		{"ー", "ja", ""},
+	} {
+		if got := Romanize(Fold(c.name), c.language); got != c.want {
+			t.Errorf("Romanize(Fold(%q), %q) = %q, want %q", c.name, c.language, got, c.want)
+		}
+	}
+}
+
+func TestSearchText(t *testing.T) {
+	for _, c := range []struct{ name, language, want string }{
+		{"Pikachu", "en", "pikachu"},
+		{"ピカチュウ V", "ja", "ピカチュウ v pikachuu v"},
+		{"皮卡丘", "zh-tw", "皮卡丘 pikaqiu"},
+	} {
+		if got := SearchText(c.name, c.language); got != c.want {
+			t.Errorf("SearchText(%q, %q) = %q, want %q", c.name, c.language, got, c.want)
+		}
+	}
+}
