@@ -13,11 +13,11 @@ import (
 func TestFoldCacheKeepsCopies(t *testing.T) {
 	for _, name := range []string{"皮卡丘 ", " ピカチュウ", "pikachu", "Pikachu", "pikachu "} {
 		record := name + strings.Repeat("x", 1<<20) // the rest of the record's text
-		w := &Writer{folded: map[string]string{}}
+		w := &Writer{folded: map[string]searchText{}}
 		w.searchText(record[:len(name)], "ja")
 		start := uintptr(unsafe.Pointer(unsafe.StringData(record)))
 		for k, v := range w.folded {
-			for _, s := range []string{k, v} {
+			for _, s := range []string{k, v.text} {
 				if p := uintptr(unsafe.Pointer(unsafe.StringData(s))); p >= start && p < start+uintptr(len(record)) {
 					t.Errorf("fold of %q: the cache keeps %q, a part of the record's text", name, s)
 				}

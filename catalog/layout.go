@@ -43,6 +43,8 @@ import (
 //	           from there (see pages.go); optional
 //	setBytes   set prefix -> 8-byte big-endian bytes of the set's cards'
 //	           JSON, which lay out an export (see export.go); optional
+//	names      4-byte big-endian index of a name group, in the order of
+//	           the snapshot -> the group's JSON array of names (names.go)
 //
 // Each card's JSON is stored once, grouped by set and in printed-number
 // order within its set: a page of a set is one contiguous range of
@@ -59,6 +61,7 @@ var (
 	bucketCards    = []byte("cards")
 	bucketNumbers  = []byte("numbers")
 	bucketPostings = []byte("postings")
+	bucketNames    = []byte("names")
 
 	keyFormat      = []byte("format")
 	keyInfo        = []byte("info")
@@ -82,7 +85,8 @@ const indexBlockSize = 16
 // catalogd/1 stored each card twice (by id and by set); catalogd/2 stores it
 // once and maps ids to it; catalogd/3 orders the search index by zone and
 // stores posting lists in blocks; catalogd/4 adds lists of trigrams;
-// catalogd/5 searches a name by its romanized form too (SearchText).
+// catalogd/5 searches a name by its romanized form too (SearchText), and
+// by the names of its name groups, which it keeps (names.go).
 const formatVersion = "catalogd/5"
 
 // Errors of the catalogue. Callers compare with errors.Is.
@@ -102,6 +106,8 @@ type Info struct {
 	// History is the imports whose changes the file holds, oldest first;
 	// the last one made this generation (docs/CONTRACT.md, Changes).
 	History []HistoryStep `json:"history,omitempty"`
+	// NameGroups is the number of name groups of the snapshot (names.go).
+	NameGroups int64 `json:"nameGroups,omitempty"`
 }
 
 // Source is one snapshot file an import read.

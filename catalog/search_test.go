@@ -163,20 +163,66 @@ type scanCard struct {
 	forms                     []string
 }
 
-// scanOrder returns the cards in result order, folded once.
-func scanOrder(cards []Card) []scanCard {
+// scanOrder returns the cards in result order, folded once, with the
+// forms of their names: the folded name, its romanized form, and the names
+// of every group one of whose names stands in the folded name as whole
+// words, folded and romanized.
+func scanOrder(cards []Card, groups [][]string) []scanCard {
 	sorted := slices.Clone(cards)
 	slices.SortFunc(sorted, func(a, b Card) int {
 		return bytes.Compare(append(NumberKey(a.Number), a.ID...), append(NumberKey(b.Number), b.ID...))
 	})
+	folded := make([][]string, len(groups)) // each group's names, folded
+	forms := make([][]string, len(groups))  // and their romanized forms too
+	for i, g := range groups {
+		for _, name := range g {
+			folded[i] = append(folded[i], Fold(name))
+			forms[i] = append(forms[i], Fold(name), Romanize(Fold(name), "zh"))
+		}
+	}
 	out := make([]scanCard, len(sorted))
 	for i, c := range sorted {
 		out[i] = scanCard{id: c.ID, zone: c.Zone, setCode: c.SetCode, number: NormalizeNumber(c.Number), forms: []string{Fold(c.Name)}}
 		if r := Romanize(Fold(c.Name), c.Language); r != "" {
 			out[i].forms = append(out[i].forms, r)
 		}
+		name := Fold(c.Name)
+		for g := range groups {
+			if slices.ContainsFunc(folded[g], func(n string) bool { return holdsWholeWords(name, n) }) {
+				out[i].forms = append(out[i].forms, forms[g]...)
+			}
+		}
 	}
 	return out
+}
+
+// holdsWholeWords reports whether name stands in folded as whole words:
+// at some place where it starts and ends at a boundary (an end of folded,
+// a separator on either side, or a change of script), and neither starts
+// nor ends with a separator.
+func holdsWholeWords(folded, name string) bool {
+	first, _ := utf8.DecodeRuneInString(name)
+	last, _ := utf8.DecodeLastRuneInString(name)
+	if name == "" || isNameSeparator(first) || isNameSeparator(last) {
+		return false
+	}
+	bounded := func(outside, inside rune) bool {
+		return isNameSeparator(outside) || scriptChange(outside, inside)
+	}
+	for at := 0; ; {
+		i := strings.Index(folded[at:], name)
+		if i < 0 {
+			return false
+		}
+		i += at
+		before, _ := utf8.DecodeLastRuneInString(folded[:i])
+		after, _ := utf8.DecodeRuneInString(folded[i+len(name):])
+		if (i == 0 || bounded(before, first)) && (i+len(name) == len(folded) || bounded(after, last)) {
+			return true
+		}
+		_, w := utf8.DecodeRuneInString(folded[i:])
+		at = i + w
+	}
 }
 
 // scanSearch is what Search must answer, by a plain scan of every card.
@@ -209,31 +255,72 @@ func scanSearch(cards []scanCard, sets []Set, q SearchQuery) []string {
 	return out
 }
 
+// sampleGroups are name groups of Pokémon of the sample, in the languages
+// of the shipped groups.
+var sampleGroups = [][]string{
+	{"Pikachu", "ピカチュウ", "皮卡丘", "Пикачу"},
+	{"Charizard", "リザードン", "噴火龍", "喷火龙", "Glurak"},
+	{"Bulbasaur", "フシギダネ", "妙蛙種子", "妙蛙种子"},
+	{"Mew", "ミュウ", "夢幻", "梦幻"},
+	{"Mewtwo", "ミュウツー", "超夢", "超梦"},
+	{"Raichu", "ライチュウ", "雷丘"},
+	{"Eevee", "イーブイ", "伊布", "Evoli"},
+}
+
+// worstCaseGroups makes name groups of the words of worst-case names: the
+// Latin, kana and Han words of one card (which whole words of many cards
+// may share), and now and then a part of a word, which stands in no name
+// as whole words.
+func worstCaseGroups(cards []Card) [][]string {
+	rng := rand.New(rand.NewPCG(5, 6))
+	var groups [][]string
+	for range 300 {
+		words := strings.Fields(cards[rng.IntN(len(cards))].Name) // latin, number, kana, han
+		g := []string{words[0], words[2], words[3]}
+		if rng.IntN(5) == 0 {
+			g[rng.IntN(3)] = string([]rune(g[0])[:2])
+		}
+		if rng.IntN(7) == 0 {
+			g = append(g, words[0]+" "+words[1]) // two words
+		}
+		groups = append(groups, g)
+	}
+	return groups
+}
+
 // TestSearchAgreesWithScan compares the index's answers with a plain scan,
 // on the real sample and on a worst-case catalogue whose lists went
 // through temporary runs: random queries of 1 to 100 terms made of pieces
-// of names and of their romanized forms (one character or more) and of
-// numbers, with and without a zone
+// of names, of their romanized forms and of the names of name groups (one
+// character or more) and of numbers, with and without a zone
 // and a set filter, at random limits.
 func TestSearchAgreesWithScan(t *testing.T) {
 	sampleSets, sampleCards := sampleSnapshot(t)
 	worstSets, worstCards := worstCaseSnapshot(2, 4000)
 	for _, c := range []struct {
-		name  string
-		sets  []Set
-		cards []Card
+		name   string
+		sets   []Set
+		cards  []Card
+		groups [][]string
 	}{
-		{"Sample", sampleSets, sampleCards},
-		{"WorstCase", worstSets, worstCards},
+		{"Sample", sampleSets, sampleCards, sampleGroups},
+		{"WorstCase", worstSets, worstCards, worstCaseGroups(worstCards)},
 	} {
 		for _, walk := range []struct {
 			name  string
 			dense uint64
 		}{{"", math.MaxUint64}, {"Windowed", 1}} {
 			t.Run(c.name+walk.name, func(t *testing.T) {
-				db := buildCatalogue(t, c.sets, c.cards, 16<<10)
+				db := openCatalogue(t, writeCatalogue(t, c.sets, c.cards, func(w *Writer) {
+					w.postingLimit = 16 << 10
+					for _, g := range c.groups {
+						if err := w.AddNames(g); err != nil {
+							t.Fatal(err)
+						}
+					}
+				}))
 				db.denseList = walk.dense
-				ordered := scanOrder(c.cards)
+				ordered := scanOrder(c.cards, c.groups)
 				rng := rand.New(rand.NewPCG(3, 4))
 				// Pieces of one card's name and number, so that a query of
 				// many terms can match, and now and then of another card's.
@@ -250,6 +337,13 @@ func TestSearchAgreesWithScan(t *testing.T) {
 					name := []rune(card.Name)
 					if r := Romanize(Fold(card.Name), card.Language); r != "" && rng.IntN(3) == 0 {
 						name = []rune(r) // a piece of its romanized form
+					}
+					if len(c.groups) > 0 && rng.IntN(4) == 0 {
+						g := c.groups[rng.IntN(len(c.groups))]
+						name = []rune(g[rng.IntN(len(g))]) // a piece of a group's name
+						if rng.IntN(2) == 0 {
+							name = []rune(Romanize(Fold(string(name)), "zh") + " " + string(name))
+						}
 					}
 					start := rng.IntN(len(name))
 					end := start + 1 + rng.IntN(min(4, len(name)-start))

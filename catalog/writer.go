@@ -74,11 +74,12 @@ type Writer struct {
 	unfollowed error // why prev could not be compared after all
 
 	numbers     *sorter
-	sortKey     []byte            // of the card being added in numbers
-	longestName int               // bytes of the longest folded name
-	folded      map[string]string // recent names and their SearchText
-	foldedBytes int               // of the names and texts in folded
+	sortKey     []byte // of the card being added in numbers
+	longestName int    // bytes of the longest search text
+	folded      map[string]searchText
+	foldedBytes int // of the names and texts in folded
 	textKey     []byte
+	groups      nameGroups
 	buf         []byte
 	key         []byte
 	number      []byte // the NumberKey of the card being added
@@ -176,7 +177,7 @@ func Create(path string) (*Writer, error) {
 		setOrder:     newSorter(filepath.Dir(path), setSortMemory),
 		cardKeys:     newSorter(filepath.Dir(path), setSortMemory),
 		numbers:      newSorter(filepath.Dir(path), sortMemory),
-		folded:       make(map[string]string),
+		folded:       make(map[string]searchText),
 	}
 	if err := w.begin(); err != nil {
 		w.Abort()
@@ -287,8 +288,7 @@ func (w *Writer) AddCard(c *Card) error {
 	// The index sorts by zone, number key and id: the zone byte, then
 	// the card's key without its set.
 	text := w.searchText(c.Name, c.Language)
-	w.longestName = max(w.longestName, len(text))
-	w.entry = appendIndexEntry(w.entry[:0], c, key[setLen:setLen+numberLen], text)
+	w.entry = appendSortedEntry(w.entry[:0], c, key[setLen:setLen+numberLen], text)
 	w.sortKey = append(append(w.sortKey[:0], key[0]), key[setLen:]...)
 	if err := w.numbers.add(w.sortKey, w.entry); err != nil {
 		return fmt.Errorf("write catalogue %s: search index: %w", w.path, err)
@@ -416,24 +416,50 @@ func mergeRuns(dst, a, b []pendingCard, key func(*pendingCard) []byte) {
 	copy(dst[k:], b[j:])
 }
 
+// searchText is a card's SearchText, and how many of its bytes are the
+// folded name, which the name groups are found in.
+type searchText struct {
+	text   string
+	folded int
+}
+
 // searchText is SearchText, remembering recent names: most repeat.
-func (w *Writer) searchText(name, language string) string {
+func (w *Writer) searchText(name, language string) searchText {
 	// The key is the name after a byte for the romanization it takes.
 	w.textKey = append(append(w.textKey[:0], romanizeClass(language)), name...)
 	if t, ok := w.folded[string(w.textKey)]; ok {
 		return t
 	}
-	t := SearchText(name, language)
+	// A copy: the text may be name or a part of it, and name a part of the
+	// record's whole text.
+	folded := Fold(name)
+	t := searchText{text: strings.Clone(folded), folded: len(folded)}
+	if r := Romanize(folded, language); r != "" {
+		t.text = folded + " " + r
+	}
 	if len(w.folded) >= foldCacheSize || w.foldedBytes >= foldCacheBytes {
 		clear(w.folded)
 		w.foldedBytes = 0
 	}
-	// A copy: t may be name or a part of it, and name a part of the
-	// record's whole text.
-	t = strings.Clone(t)
 	w.folded[string(w.textKey)] = t
-	w.foldedBytes += len(w.textKey) + len(t)
+	w.foldedBytes += len(w.textKey) + len(t.text)
 	return t
+}
+
+// AddNames adds a name group (names.go), valid by ValidateGroup. Groups may
+// come before, between or after the cards they name: a card's groups are
+// found when the index is written.
+func (w *Writer) AddNames(names []string) error {
+	if errs := ValidateGroup(names); errs != nil {
+		return fmt.Errorf("write catalogue %s: name group: %w", w.path, errs[0])
+	}
+	id, err := w.groups.add(names)
+	if err != nil {
+		return fmt.Errorf("write catalogue %s: %w", w.path, err)
+	}
+	var key [4]byte
+	w.buf = appendGroupJSON(w.buf[:0], names)
+	return w.putOrdered(bucketNames, appendGroupKey(key[:0], id), w.buf)
 }
 
 // Finish writes the sets, the marks of pages, the search index and info,
@@ -472,6 +498,7 @@ func (w *Writer) Finish(info Info) (_ Info, err error) {
 		return info, err
 	}
 
+	info.NameGroups = int64(len(w.groups.texts))
 	info.Zones = info.Zones[:0]
 	for i, z := range Zones() {
 		info.Zones = append(info.Zones, ZoneCount{Zone: z, Sets: w.zoneSets[i], Cards: w.zoneCards[i]})
@@ -624,11 +651,17 @@ func (w *Writer) writeIndex() error {
 		ends, data = ends[:0], data[:0]
 		return w.putOrdered(bucketNumbers, key[:], value)
 	}
-	err := w.numbers.each(func(_, entry []byte) error {
+	var entry []byte
+	err := w.numbers.each(func(_, sorted []byte) error {
+		var err error
+		if entry, err = w.appendStoredEntry(entry[:0], sorted); err != nil {
+			return fmt.Errorf("write catalogue %s: search index: %w", w.path, err)
+		}
 		e, err := decodeIndexEntry(entry)
 		if err != nil {
 			return fmt.Errorf("write catalogue %s: search index: %w", w.path, err)
 		}
+		w.longestName = max(w.longestName, len(e.name))
 		if err := postings.addCard(ord, &e); err != nil {
 			return fmt.Errorf("write catalogue %s: search index: %w", w.path, err)
 		}
@@ -656,10 +689,11 @@ func (w *Writer) writeIndex() error {
 	})
 }
 
-// appendIndexEntry encodes what search needs of a card without reading the
-// card: zone, id, set code, the key of its normalized number and the text
-// its name is searched by (SearchText).
-func appendIndexEntry(dst []byte, c *Card, numberKey []byte, text string) []byte {
+// appendSortedEntry encodes what search needs of a card without reading
+// the card, as the sort of the index holds it: zone, id, set code, the key
+// of its normalized number, the bytes of its folded name, and the text its
+// name is searched by (SearchText), which starts with the folded name.
+func appendSortedEntry(dst []byte, c *Card, numberKey []byte, t searchText) []byte {
 	dst = append(dst, zoneByte(c.Zone))
 	dst = binary.AppendUvarint(dst, uint64(len(c.ID)))
 	dst = append(dst, c.ID...)
@@ -667,5 +701,27 @@ func appendIndexEntry(dst []byte, c *Card, numberKey []byte, text string) []byte
 	dst = append(dst, c.SetCode...)
 	dst = binary.AppendUvarint(dst, uint64(len(numberKey)))
 	dst = append(dst, numberKey...)
-	return append(dst, text...)
+	dst = binary.AppendUvarint(dst, uint64(t.folded))
+	return append(dst, t.text...)
+}
+
+// appendStoredEntry appends the entry the index stores for an entry of the
+// sort: the same fields, the text after them with no length, and the texts
+// of the card's name groups at its end (decodeIndexEntry reads it).
+func (w *Writer) appendStoredEntry(dst, sorted []byte) ([]byte, error) {
+	fields := sorted[1:]
+	for range 3 {
+		var ok bool
+		if _, fields, ok = lengthPrefixed(fields); !ok {
+			return dst, errBadEntry
+		}
+	}
+	head := sorted[:len(sorted)-len(fields)]
+	folded, w8 := binary.Uvarint(fields)
+	if w8 <= 0 || folded > uint64(len(fields)-w8) {
+		return dst, errBadEntry
+	}
+	text := fields[w8:]
+	dst = append(append(dst, head...), text...)
+	return w.groups.appendGroupText(dst, text[:folded]), nil
 }

@@ -1,0 +1,228 @@
+package catalog
+
+import (
+	"encoding/binary"
+	"fmt"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// A name group is one name in several languages and scripts, given by a
+// snapshot's member "names" (docs/CONTRACT.md, Name groups):
+// ["Bulbasaur", "フシギダネ", "妙蛙種子", "妙蛙种子"]. A card belongs to a group
+// when one of its names, folded, stands in the card's folded name as whole
+// words; a search term that matches any name of a card's groups matches
+// the card.
+//
+// Limits of the groups. A group holds 2 to MaxGroupNames names, each of 1
+// to MaxGroupNameLength characters that do not fold to nothing. The
+// import holds every group in memory while it writes the index (to find
+// the groups of each card), so all of them together are bounded too:
+// MaxNameGroups groups and MaxNameGroupBytes bytes of names. Every Pokémon
+// species in ten languages is 1,025 groups and about 140 KB.
+const (
+	MinGroupNames      = 2
+	MaxGroupNames      = 32
+	MaxGroupNameLength = 200
+	MaxNameGroups      = 100_000
+	MaxNameGroupBytes  = 8 << 20
+)
+
+// ValidateGroup returns every rule of a name group that names breaks, or
+// nil: the field of each problem is the index of the name in the group
+// ("[3]"), or "" for the group as a whole.
+func ValidateGroup(names []string) []FieldError {
+	var errs []FieldError
+	if n := len(names); n < MinGroupNames || n > MaxGroupNames {
+		errs = append(errs, FieldError{"", fmt.Sprintf("a group of %d to %d names", MinGroupNames, MaxGroupNames), fmt.Sprintf("%d name%s", n, plural(n))})
+	}
+	for i, name := range names {
+		field := fmt.Sprintf("[%d]", i)
+		switch n := utf8.RuneCountInString(name); {
+		case n == 0:
+			errs = append(errs, FieldError{field, "a name of at least 1 character", "an empty string"})
+		case n > MaxGroupNameLength:
+			errs = append(errs, FieldError{field, fmt.Sprintf("a name of at most %d characters", MaxGroupNameLength), lengthFound(name, n)})
+		case Fold(name) == "":
+			errs = append(errs, FieldError{field, "a name with a letter, digit or sign", Quote(name)})
+		}
+	}
+	return errs
+}
+
+// nameGroups are the groups of a catalogue being written: what finding a
+// card's groups needs, and the text each group adds to the search text of
+// its cards.
+type nameGroups struct {
+	byName  map[string][]uint32 // a folded name -> the groups that have it
+	texts   []string            // each group's names, folded, and their romanized forms
+	longest int                 // bytes of the longest folded name
+	bytes   int                 // of the names as given
+}
+
+// add remembers a group, valid by ValidateGroup, and returns its index.
+func (g *nameGroups) add(names []string) (uint32, error) {
+	if len(g.texts) >= MaxNameGroups {
+		return 0, fmt.Errorf("more than %d name groups", MaxNameGroups)
+	}
+	size := 0
+	for _, n := range names {
+		size += len(n)
+	}
+	if g.bytes+size > MaxNameGroupBytes {
+		return 0, fmt.Errorf("name groups of more than %d bytes in all", MaxNameGroupBytes)
+	}
+	if g.byName == nil {
+		g.byName = make(map[string][]uint32)
+	}
+	id := uint32(len(g.texts))
+	var forms []string
+	for _, n := range names {
+		folded := Fold(n)
+		if ids := g.byName[folded]; len(ids) == 0 || ids[len(ids)-1] != id {
+			g.byName[folded] = append(ids, id)
+		}
+		g.longest = max(g.longest, len(folded))
+		// A group says nothing of its names' languages: Han characters
+		// are read as pinyin, for they are Chinese in every group that
+		// also has a kana name.
+		forms = appendDistinct(forms, folded)
+		if r := Romanize(folded, "zh"); r != "" {
+			forms = appendDistinct(forms, r)
+		}
+	}
+	g.texts = append(g.texts, strings.Join(forms, " "))
+	g.bytes += size
+	return id, nil
+}
+
+func appendDistinct(list []string, s string) []string {
+	for _, x := range list {
+		if x == s {
+			return list
+		}
+	}
+	return append(list, s)
+}
+
+// appendGroupText appends to text, the search text of a card whose folded
+// name is folded, the text of each group the card belongs to, each after a
+// space and once.
+func (g *nameGroups) appendGroupText(text, folded []byte) []byte {
+	if len(g.texts) == 0 {
+		return text
+	}
+	var found [8]uint32
+	groups := found[:0]
+	eachWholeWords(folded, g.longest, func(words []byte) {
+		for _, id := range g.byName[string(words)] {
+			if !containsID(groups, id) {
+				groups = append(groups, id)
+			}
+		}
+	})
+	for _, id := range groups {
+		text = append(append(text, ' '), g.texts[id]...)
+	}
+	return text
+}
+
+func containsID(ids []uint32, id uint32) bool {
+	for _, x := range ids {
+		if x == id {
+			return true
+		}
+	}
+	return false
+}
+
+// eachWholeWords calls fn with every run of whole words of a folded name,
+// at most maxLen bytes long: every substring that starts and ends at a
+// word boundary and neither starts nor ends with a separator. A boundary
+// is an end of the name, a separator (white space, punctuation, a symbol)
+// on either side, or a change of script: so "リザードンex" holds
+// "リザードン", "dark charizard" holds "charizard", and "mewtwo" does not
+// hold "mew".
+func eachWholeWords(folded []byte, maxLen int, fn func(words []byte)) {
+	var bounds [32]int
+	starts := bounds[:0] // where words start: a boundary before a letter
+	prev := rune(-1)
+	for i, r := range string(folded) {
+		if !isNameSeparator(r) && (prev < 0 || isNameSeparator(prev) || scriptChange(prev, r)) {
+			starts = append(starts, i)
+		}
+		prev = r
+	}
+	for _, s := range starts {
+		prev := rune(-1)
+		for j, r := range string(folded[s:]) {
+			end := s + j
+			if end-s > maxLen {
+				break
+			}
+			if prev >= 0 && !isNameSeparator(prev) && (isNameSeparator(r) || scriptChange(prev, r)) {
+				fn(folded[s:end])
+			}
+			prev = r
+		}
+		if len(folded)-s <= maxLen && prev >= 0 && !isNameSeparator(prev) {
+			fn(folded[s:])
+		}
+	}
+}
+
+// isNameSeparator reports whether r separates words: white space,
+// punctuation or a symbol.
+func isNameSeparator(r rune) bool {
+	return unicode.IsSpace(r) || unicode.IsPunct(r) || unicode.IsSymbol(r)
+}
+
+// scriptChange reports whether a and b, neighbours in a name, are letters
+// of two scripts. Digits, marks and the signs every script uses (the long
+// mark ー among them) belong to none, so they change nothing.
+func scriptChange(a, b rune) bool {
+	sa, sb := scriptOf(a), scriptOf(b)
+	return sa != 0 && sb != 0 && sa != sb
+}
+
+// scripts are the scripts of the names of the catalogue, told apart; a
+// letter of any other is its own kind.
+var scripts = []*unicode.RangeTable{unicode.Latin, unicode.Katakana, unicode.Hiragana, unicode.Han, unicode.Hangul, unicode.Cyrillic, unicode.Greek, unicode.Thai}
+
+func scriptOf(r rune) int {
+	if r < utf8.RuneSelf {
+		if 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' {
+			return 1
+		}
+		return 0
+	}
+	for i, t := range scripts {
+		if unicode.Is(t, r) {
+			if t == unicode.Hiragana {
+				return 2 // kana are one script: folded names hold katakana
+			}
+			return i + 1
+		}
+	}
+	if unicode.IsLetter(r) {
+		return len(scripts) + 1
+	}
+	return 0
+}
+
+// appendGroupKey appends the key of group id in the names bucket.
+func appendGroupKey(dst []byte, id uint32) []byte { return binary.BigEndian.AppendUint32(dst, id) }
+
+// appendGroupJSON appends the canonical JSON of a group: its names as
+// given, escaped as the records are.
+func appendGroupJSON(dst []byte, names []string) []byte {
+	dst = append(dst, '[')
+	for i, n := range names {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = AppendJSONString(dst, n)
+	}
+	return append(dst, ']')
+}

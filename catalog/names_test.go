@@ -1,0 +1,180 @@
+package catalog
+
+import (
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+func TestEachWholeWords(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		want []string // among the runs found
+		not  []string // never found
+	}{
+		{"リザードンex", []string{"リザードン", "ex", "リザードンex"}, []string{"リザード", "ザードン"}},
+		{"dark charizard", []string{"dark", "charizard", "dark charizard"}, []string{"char", "dark "}},
+		{"mewtwo", []string{"mewtwo"}, []string{"mew", "two"}},
+		{"mr. mime ex", []string{"mr", "mime", "mr. mime", "mr. mime ex"}, []string{"mr.", " mime"}},
+		{"porygon2", []string{"porygon2"}, []string{"porygon"}},
+		{"porygon-z", []string{"porygon", "z", "porygon-z"}, nil},
+		{"ピカチュウv", []string{"ピカチュウ", "v"}, []string{"ピカ"}},
+		{"皮卡丘ex", []string{"皮卡丘", "皮卡丘ex"}, []string{"皮卡"}},
+		{"nidoran♀", []string{"nidoran"}, []string{"nidoran♀"}},
+		{"", nil, []string{""}},
+	} {
+		var got []string
+		eachWholeWords([]byte(c.name), 64, func(w []byte) { got = append(got, string(w)) })
+		for _, w := range c.want {
+			if !slices.Contains(got, w) {
+				t.Errorf("%q: runs %q lack %q", c.name, got, w)
+			}
+		}
+		for _, w := range c.not {
+			if slices.Contains(got, w) {
+				t.Errorf("%q: runs %q hold %q", c.name, got, w)
+			}
+		}
+	}
+	var got []string
+	eachWholeWords([]byte("dark charizard"), 9, func(w []byte) { got = append(got, string(w)) })
+	if slices.Contains(got, "dark charizard") || !slices.Contains(got, "charizard") {
+		t.Errorf("at most 9 bytes: runs %q", got)
+	}
+}
+
+func TestValidateGroup(t *testing.T) {
+	for _, c := range []struct {
+		names  []string
+		fields []string
+	}{
+		{[]string{"Bulbasaur", "フシギダネ"}, nil},
+		{[]string{"Bulbasaur"}, []string{""}},
+		{nil, []string{""}},
+		{slices.Repeat([]string{"x"}, 33), []string{""}},
+		{[]string{"Bulbasaur", ""}, []string{"[1]"}},
+		{[]string{"Bulbasaur", " "}, []string{"[1]"}},
+		{[]string{strings.Repeat("a", 201), "b"}, []string{"[0]"}},
+		{[]string{"", "b", ""}, []string{"[0]", "[2]"}},
+	} {
+		var fields []string
+		for _, e := range ValidateGroup(c.names) {
+			fields = append(fields, e.Field)
+			if e.Expected == "" || e.Found == "" {
+				t.Errorf("%q: %+v says too little", c.names, e)
+			}
+		}
+		if !slices.Equal(fields, c.fields) {
+			t.Errorf("%q: problems with %q, want %q", c.names, fields, c.fields)
+		}
+	}
+}
+
+// groupedSnapshot is a small catalogue of three zones with the name groups
+// of its Pokémon.
+func groupedSnapshot() ([]Set, []Card, [][]string) {
+	sets := []Set{
+		{ID: "intl-a", Code: "A", Name: "A", Zone: ZoneIntl, CardCount: 6},
+		{ID: "jp-a", Code: "A", Name: "エー", Zone: ZoneJP, CardCount: 5},
+		{ID: "chn-a", Code: "A", Name: "甲", Zone: ZoneCHN, CardCount: 3},
+	}
+	card := func(set Set, n, name, language string) Card {
+		return Card{ID: set.ID + "-" + n, Name: name, SetName: set.Name, SetCode: set.Code, Number: n, Language: language, Variant: DefaultVariant, Zone: set.Zone}
+	}
+	cards := []Card{
+		card(sets[0], "1", "Bulbasaur", "en"),
+		card(sets[0], "2", "Charizard", "en"),
+		card(sets[0], "3", "Dark Charizard", "en"),
+		card(sets[0], "4", "Mew", "en"),
+		card(sets[0], "5", "Mewtwo", "en"),
+		card(sets[0], "6", "Pikachu V", "en"),
+		card(sets[1], "1", "フシギダネ", "ja"),
+		card(sets[1], "2", "リザードン", "ja"),
+		card(sets[1], "3", "リザードンex", "ja"),
+		card(sets[1], "4", "ミュウツー", "ja"),
+		card(sets[1], "5", "リザード", "ja"),
+		card(sets[2], "1", "妙蛙種子", "zh-tw"),
+		card(sets[2], "2", "噴火龍", "zh-tw"),
+		card(sets[2], "3", "皮卡丘ex", "zh-tw"),
+	}
+	groups := [][]string{
+		{"Bulbasaur", "フシギダネ", "妙蛙種子", "妙蛙种子"},
+		{"Charmeleon", "リザード", "火恐龍", "火恐龙"},
+		{"Charizard", "リザードン", "噴火龍", "喷火龙"},
+		{"Mew", "ミュウ", "夢幻", "梦幻"},
+		{"Mewtwo", "ミュウツー", "超夢", "超梦"},
+		{"Pikachu", "ピカチュウ", "皮卡丘"},
+	}
+	return sets, cards, groups
+}
+
+func writeGroupedCatalogue(t *testing.T, sets []Set, cards []Card, groups [][]string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "catalog.db")
+	w, err := Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Half the groups before the cards and half after: a card's groups
+	// are found whatever the order.
+	for _, g := range groups[:len(groups)/2] {
+		if err := w.AddNames(g); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, s := range sets {
+		if err := w.AddSet(s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range cards {
+		if err := w.AddCard(&cards[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, g := range groups[len(groups)/2:] {
+		if err := w.AddNames(g); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := w.Finish(Info{Generation: "g"}); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func TestSearchByNameGroups(t *testing.T) {
+	sets, cards, groups := groupedSnapshot()
+	db := openCatalogue(t, writeGroupedCatalogue(t, sets, cards, groups))
+	for _, c := range []struct {
+		q, zone string
+		want    []string
+	}{
+		// The name of the group in another language finds the card.
+		{"charizard", ZoneJP, []string{"jp-a-2", "jp-a-3"}},
+		{"charizard", ZoneCHN, []string{"chn-a-2"}},
+		{"リザードン", ZoneIntl, []string{"intl-a-2", "intl-a-3"}},
+		{"妙蛙", ZoneIntl, []string{"intl-a-1"}},
+		{"喷火龙", "", []string{"chn-a-2", "intl-a-2", "jp-a-2", "intl-a-3", "jp-a-3"}},
+		// The romanized forms of a group's names too.
+		{"pikaqiu", ZoneIntl, []string{"intl-a-6"}},
+		{"fushigidane", ZoneIntl, []string{"intl-a-1"}},
+		// Whole words only: Mewtwo is not in Mew's group, nor リザードン in
+		// リザード's.
+		{"夢幻", "", []string{"intl-a-4"}},
+		{"charmeleon", "", []string{"jp-a-5"}},
+		{"超梦", "", []string{"jp-a-4", "intl-a-5"}},
+	} {
+		var got []string
+		if err := db.Search(SearchQuery{Q: c.q, Zone: c.zone, Limit: 100}, func(card []byte) { got = append(got, cardIDOf(t, card)) }); err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(got, c.want) {
+			t.Errorf("%q in zone %q: %q, want %q", c.q, c.zone, got, c.want)
+		}
+	}
+	if got := db.Info().NameGroups; got != int64(len(groups)) {
+		t.Errorf("info: %d name groups, want %d", got, len(groups))
+	}
+}
