@@ -436,7 +436,7 @@ func isLoopback(host string) bool {
 }
 
 // openCatalog opens --db; in dev mode, when it does not exist, it imports the
-// built-in sample into a temporary file instead. cleanup removes that file.
+// built-in sample and name groups into a temporary file instead. cleanup removes that file.
 func openCatalog(ctx context.Context, o serveOptions) (*catalog.DB, func(), error) {
 	db, err := catalog.Open(o.db)
 	if err == nil || !o.dev || !errors.Is(err, fs.ErrNotExist) {
@@ -447,11 +447,14 @@ func openCatalog(ctx context.Context, o serveOptions) (*catalog.DB, func(), erro
 		return nil, nil, fmt.Errorf("serve: built-in sample: %w", err)
 	}
 	cleanup := func() { os.RemoveAll(dir) }
-	sample := filepath.Join(dir, data.SampleName)
+	sample, names := filepath.Join(dir, data.SampleName), filepath.Join(dir, data.NamesName)
 	path := filepath.Join(dir, "sample.db")
 	err = os.WriteFile(sample, data.Sample(), 0o600)
 	if err == nil {
-		_, err = importer.Import(ctx, importer.Config{DB: path, Inputs: []string{sample}})
+		err = os.WriteFile(names, data.Names(), 0o600)
+	}
+	if err == nil {
+		_, err = importer.Import(ctx, importer.Config{DB: path, Inputs: []string{sample, names}})
 	}
 	if err == nil {
 		db, err = catalog.Open(path)

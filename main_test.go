@@ -574,3 +574,25 @@ func readDevBanner(t *testing.T, r io.Reader) map[string]string {
 	}()
 	return banner
 }
+
+// TestImportRejectsBadNameGroups: a snapshot whose name groups break a
+// rule fails the import with the place of the bad group, and leaves the
+// catalogue as it was.
+func TestImportRejectsBadNameGroups(t *testing.T) {
+	_, db, before := importSample(t)
+	for _, c := range []struct{ fixture, where string }{
+		{"names-group-of-one.json", "names-group-of-one.json:7:1: names[1]"},
+		{"names-not-string.json", "names-not-string.json:7:32: names[1]"},
+		{"names-too-many.json", "names-too-many.json:7:1: names[1]"},
+		{"names-empty-name.json", "names-empty-name.json:7:14: names[1]"},
+		{"names-not-array.json", "names-not-array.json:5:11:"},
+	} {
+		code, _, errOut := runCLI(t, nil, "import", "--db", db, filepath.Join("importer", "testdata", "invalid", c.fixture))
+		if code != exitFailure || !strings.Contains(errOut, c.where) || !strings.Contains(errOut, "not changed") {
+			t.Errorf("%s: exit %d, stderr:\n%s\nwant exit %d naming %q", c.fixture, code, errOut, exitFailure, c.where)
+		}
+		if after, err := os.ReadFile(db); err != nil || !bytes.Equal(after, before) {
+			t.Errorf("%s: the catalogue changed (%v)", c.fixture, err)
+		}
+	}
+}

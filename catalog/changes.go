@@ -33,12 +33,17 @@ var bucketChanges = []byte("changes")
 // The kinds of records in change keys, in the order their changes are
 // listed.
 const (
-	changeSet  byte = 1
-	changeCard byte = 2
+	changeSet   byte = 1
+	changeCard  byte = 2
+	changeNames byte = 3 // the name groups, all of them, as one record
 )
 
-// zoneNone marks the absence of a record in a change.
-const zoneNone byte = 0xFF
+// zoneNone marks the absence of a record in a change; zoneAll a record of
+// every zone (the name groups).
+const (
+	zoneNone byte = 0xFF
+	zoneAll  byte = 0xFE
+)
 
 // HistoryStep is one import of a catalogue file's history: it replaced
 // generation From with To, changing Changes records.
@@ -133,7 +138,7 @@ func (db *DB) Changes(q ChangesQuery, fn func(Change) error) (string, error) {
 	if q.Zone != "" {
 		zone = zoneByte(q.Zone)
 	}
-	in := func(z byte) bool { return z != zoneNone && (zone == zoneNone || z == zone) }
+	in := func(z byte) bool { return z != zoneNone && (zone == zoneNone || z == zone || z == zoneAll) }
 
 	var next string
 	err := db.db.View(func(tx *bolt.Tx) error {
@@ -158,8 +163,11 @@ func (db *DB) Changes(q ChangesQuery, fn func(Change) error) (string, error) {
 				return nil
 			}
 			c := Change{Kind: "set", ID: string(w.key[1:])}
-			if w.key[0] == changeCard {
+			switch w.key[0] {
+			case changeCard:
 				c.Kind = "card"
+			case changeNames:
+				c.Kind, c.ID = "names", "names"
 			}
 			if now {
 				var err error
@@ -182,8 +190,16 @@ func (db *DB) Changes(q ChangesQuery, fn func(Change) error) (string, error) {
 	return next, nil
 }
 
-// appendRecord appends the JSON of the set or card id as served.
+// appendRecord appends the JSON of the set or card id as served, or of
+// every name group.
 func (db *DB) appendRecord(dst []byte, kind byte, id string) ([]byte, error) {
+	if kind == changeNames {
+		tail, err := db.appendNamesTail(nil) // ],"names":[...]}
+		if err != nil || len(tail) < len(`],"names":}`) {
+			return dst, fmt.Errorf("name groups of the list of changes: %v", err)
+		}
+		return append(dst, tail[len(`],"names":`):len(tail)-1]...), nil
+	}
 	if kind == changeSet {
 		err := db.read(func(r *reader) error {
 			s, ok, err := setByID(r.setCursor, id)
@@ -380,7 +396,10 @@ func (w *Writer) writeChanges(info *Info) error {
 		if err := w.diffSets(add); err != nil {
 			return err
 		}
-		return w.diffCards(add)
+		if err := w.diffCards(add); err != nil {
+			return err
+		}
+		return w.diffNames(add)
 	})
 	if errors.Is(err, errDamagedPrevious) {
 		// A new history, as for a previous file that does not open.
@@ -492,6 +511,45 @@ func (w *Writer) diffSets(add func(kind byte, id []byte, before, after byte) err
 		}
 		return nil
 	})
+}
+
+// diffNames compares the name groups of both files, which change as one
+// record: their list, in order.
+func (w *Writer) diffNames(add func(kind byte, id []byte, before, after byte) error) error {
+	cur := w.tx.Bucket(bucketNames).Cursor()
+	return w.prev.read(func(r *reader) error {
+		before, after := zoneNone, zoneNone
+		same := true
+		var k1, v1 []byte
+		if b := r.tx.Bucket(bucketNames); b != nil {
+			c := b.Cursor()
+			k1, v1 = c.First()
+			if k1 != nil {
+				before = zoneAll
+			}
+			k2, v2 := cur.First()
+			for ; k1 != nil || k2 != nil; k1, v1, k2, v2 = next2(c, cur) {
+				if !bytes.Equal(k1, k2) || !bytes.Equal(v1, v2) {
+					same = false
+					break
+				}
+			}
+		}
+		if k, _ := cur.First(); k != nil {
+			after = zoneAll
+		}
+		if before == after && (same || before == zoneNone) {
+			return nil
+		}
+		return add(changeNames, nil, before, after)
+	})
+}
+
+// next2 moves two cursors on.
+func next2(a, b *bolt.Cursor) (ka, va, kb, vb []byte) {
+	ka, va = a.Next()
+	kb, vb = b.Next()
+	return ka, va, kb, vb
 }
 
 // diffCards walks the id index of both files' cards at once, and compares

@@ -26,6 +26,7 @@ type DB struct {
 	exportOnce sync.Once // measures the cards of each set for Export
 	exportSets []measuredSet
 	exportErr  error
+	exportTail []byte // "]", the name groups, "}"
 
 	// zoneOrdinals are the ordinals of the search index entries of each
 	// zone, by zone index (see postings.go).

@@ -15,14 +15,15 @@ import (
 // GET /catalog/export serves and catalogd import reads back
 // (docs/CONTRACT.md, Partner sync): {"sets":[...],"cards":[...]}, the sets in
 // list order, the cards set by set in that order, each set's in
-// printed-number order. Its bytes are the stored JSON, joined: nothing is
+// printed-number order, then "names" when the catalogue has name groups. Its bytes are the stored JSON, joined: nothing is
 // encoded per download, and the layout below lets a reader start at any
 // offset without reading what comes before.
 type Export struct {
 	db    *DB
 	head  []byte // {"sets":[...],"cards":[
 	sets  []exportSet
-	cards int64 // bytes of the cards, commas included
+	cards int64  // bytes of the cards, commas included
+	tail  []byte // the end of the cards, the name groups, the end
 	size  int64
 }
 
@@ -42,8 +43,6 @@ type measuredSet struct {
 	total  int64
 	size   int64
 }
-
-var exportTail = []byte("]}")
 
 // The layout of an export needs the bytes of each set's cards, and bbolt
 // cannot sum values without reading them: a walk of the cards reads the
@@ -70,7 +69,12 @@ func (db *DB) Export(zone string) (*Export, error) {
 	if zone != "" && ZoneIndex(zone) < 0 {
 		return nil, fmt.Errorf("export: zone %q: %w", zone, ErrNotFound)
 	}
-	db.exportOnce.Do(func() { db.exportSets, db.exportErr = db.measureSets() })
+	db.exportOnce.Do(func() {
+		db.exportSets, db.exportErr = db.measureSets()
+		if db.exportErr == nil {
+			db.exportTail, db.exportErr = db.appendNamesTail(nil)
+		}
+	})
 	if db.exportErr != nil {
 		return nil, db.exportErr
 	}
@@ -93,8 +97,42 @@ func (db *DB) Export(zone string) (*Export, error) {
 		e.sets = append(e.sets, exportSet{prefix: s.prefix, start: e.cards, size: size})
 		e.cards += size
 	}
-	e.size = int64(len(e.head)) + e.cards + int64(len(exportTail))
+	e.tail = db.exportTail
+	e.size = int64(len(e.head)) + e.cards + int64(len(e.tail))
 	return e, nil
+}
+
+// appendNamesTail appends what follows the cards in an export: the end of
+// their array, then the name groups, when there are any, in the order of
+// the snapshot, as ,"names":[...], then the end of the snapshot. The groups
+// are held while the catalogue is open: they are bounded
+// (MaxNameGroupBytes), and few.
+func (db *DB) appendNamesTail(dst []byte) ([]byte, error) {
+	dst = append(dst, ']')
+	n := 0
+	err := db.db.View(func(tx *bolt.Tx) error {
+		b := tx.Bucket(bucketNames)
+		if b == nil {
+			return nil
+		}
+		return b.ForEach(func(_, group []byte) error {
+			if n == 0 {
+				dst = append(dst, `,"names":[`...)
+			} else {
+				dst = append(dst, ',')
+			}
+			n++
+			dst = append(dst, group...)
+			return nil
+		})
+	})
+	if err != nil {
+		return nil, fmt.Errorf("export: name groups: %w", err)
+	}
+	if n > 0 {
+		dst = append(dst, ']')
+	}
+	return append(dst, '}'), nil
 }
 
 // measureSets returns every set, in list order, with the bytes of its
@@ -197,7 +235,7 @@ func (x *ExportReader) Read(p []byte) (int, error) {
 		case x.off < head:
 			m = copy(p[n:], e.head[x.off:])
 		case x.off >= head+e.cards:
-			m = copy(p[n:], exportTail[x.off-head-e.cards:])
+			m = copy(p[n:], e.tail[x.off-head-e.cards:])
 		default:
 			c, err := x.cardBytes(x.off - head)
 			if err != nil {

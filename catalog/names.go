@@ -2,6 +2,7 @@ package catalog
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"strings"
 	"unicode"
@@ -28,6 +29,10 @@ const (
 	MaxNameGroups      = 100_000
 	MaxNameGroupBytes  = 8 << 20
 )
+
+// ErrNameGroupsLimit means a snapshot has more name groups, or more bytes
+// of them, than a catalogue takes (MaxNameGroups, MaxNameGroupBytes).
+var ErrNameGroupsLimit = errors.New("name groups past the limit")
 
 // ValidateGroup returns every rule of a name group that names breaks, or
 // nil: the field of each problem is the index of the name in the group
@@ -64,14 +69,14 @@ type nameGroups struct {
 // add remembers a group, valid by ValidateGroup, and returns its index.
 func (g *nameGroups) add(names []string) (uint32, error) {
 	if len(g.texts) >= MaxNameGroups {
-		return 0, fmt.Errorf("more than %d name groups", MaxNameGroups)
+		return 0, fmt.Errorf("%w: more than %d groups", ErrNameGroupsLimit, MaxNameGroups)
 	}
 	size := 0
 	for _, n := range names {
 		size += len(n)
 	}
 	if g.bytes+size > MaxNameGroupBytes {
-		return 0, fmt.Errorf("name groups of more than %d bytes in all", MaxNameGroupBytes)
+		return 0, fmt.Errorf("%w: more than %d bytes of names in all", ErrNameGroupsLimit, MaxNameGroupBytes)
 	}
 	if g.byName == nil {
 		g.byName = make(map[string][]uint32)
@@ -139,17 +144,17 @@ func containsID(ids []uint32, id uint32) bool {
 
 // eachWholeWords calls fn with every run of whole words of a folded name,
 // at most maxLen bytes long: every substring that starts and ends at a
-// word boundary and neither starts nor ends with a separator. A boundary
+// word boundary and neither starts nor ends with white space. A boundary
 // is an end of the name, a separator (white space, punctuation, a symbol)
 // on either side, or a change of script: so "リザードンex" holds
-// "リザードン", "dark charizard" holds "charizard", and "mewtwo" does not
-// hold "mew".
+// "リザードン", "dark charizard" holds "charizard", "nidoran♀ ex" holds
+// "nidoran♀", and "mewtwo" does not hold "mew".
 func eachWholeWords(folded []byte, maxLen int, fn func(words []byte)) {
 	var bounds [32]int
-	starts := bounds[:0] // where words start: a boundary before a letter
+	starts := bounds[:0]
 	prev := rune(-1)
 	for i, r := range string(folded) {
-		if !isNameSeparator(r) && (prev < 0 || isNameSeparator(prev) || scriptChange(prev, r)) {
+		if !unicode.IsSpace(r) && (prev < 0 || isBoundary(prev, r)) {
 			starts = append(starts, i)
 		}
 		prev = r
@@ -157,19 +162,24 @@ func eachWholeWords(folded []byte, maxLen int, fn func(words []byte)) {
 	for _, s := range starts {
 		prev := rune(-1)
 		for j, r := range string(folded[s:]) {
-			end := s + j
-			if end-s > maxLen {
+			if j > maxLen {
 				break
 			}
-			if prev >= 0 && !isNameSeparator(prev) && (isNameSeparator(r) || scriptChange(prev, r)) {
-				fn(folded[s:end])
+			if prev >= 0 && !unicode.IsSpace(prev) && isBoundary(prev, r) {
+				fn(folded[s : s+j])
 			}
 			prev = r
 		}
-		if len(folded)-s <= maxLen && prev >= 0 && !isNameSeparator(prev) {
+		if len(folded)-s <= maxLen && !unicode.IsSpace(prev) {
 			fn(folded[s:])
 		}
 	}
+}
+
+// isBoundary reports whether a word ends between a and b, neighbours in a
+// name.
+func isBoundary(a, b rune) bool {
+	return isNameSeparator(a) || isNameSeparator(b) || scriptChange(a, b)
 }
 
 // isNameSeparator reports whether r separates words: white space,

@@ -1,6 +1,8 @@
 package catalog
 
 import (
+	"encoding/json"
+	"io"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -16,12 +18,13 @@ func TestEachWholeWords(t *testing.T) {
 		{"リザードンex", []string{"リザードン", "ex", "リザードンex"}, []string{"リザード", "ザードン"}},
 		{"dark charizard", []string{"dark", "charizard", "dark charizard"}, []string{"char", "dark "}},
 		{"mewtwo", []string{"mewtwo"}, []string{"mew", "two"}},
-		{"mr. mime ex", []string{"mr", "mime", "mr. mime", "mr. mime ex"}, []string{"mr.", " mime"}},
+		{"mr. mime ex", []string{"mr", "mr.", "mime", "mr. mime", "mr. mime ex"}, []string{" mime", "mime "}},
 		{"porygon2", []string{"porygon2"}, []string{"porygon"}},
 		{"porygon-z", []string{"porygon", "z", "porygon-z"}, nil},
 		{"ピカチュウv", []string{"ピカチュウ", "v"}, []string{"ピカ"}},
 		{"皮卡丘ex", []string{"皮卡丘", "皮卡丘ex"}, []string{"皮卡"}},
-		{"nidoran♀", []string{"nidoran"}, []string{"nidoran♀"}},
+		{"nidoran♀ ex", []string{"nidoran", "nidoran♀", "♀", "nidoran♀ ex"}, []string{"nidoran♀ "}},
+		{"type: null", []string{"type", "type:", "type: null", "null"}, []string{"type: ", " null"}},
 		{"", nil, []string{""}},
 	} {
 		var got []string
@@ -176,5 +179,102 @@ func TestSearchByNameGroups(t *testing.T) {
 	}
 	if got := db.Info().NameGroups; got != int64(len(groups)) {
 		t.Errorf("info: %d name groups, want %d", got, len(groups))
+	}
+}
+
+// TestNameGroupsChangeAndExport: a change of the name groups is one change
+// of kind "names", whose record is every group as now (a removal when none
+// is left), listed in every zone; an export ends with the groups.
+func TestNameGroupsChangeAndExport(t *testing.T) {
+	sets, cards, groups := groupedSnapshot()
+	steps := [][][]string{groups, groups, groups[:3], nil, nil}
+	var prev *DB
+	for i, g := range steps {
+		path := filepath.Join(t.TempDir(), "catalog.db")
+		w, err := Create(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range sets {
+			if err := w.AddSet(s); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for j := range cards {
+			if err := w.AddCard(&cards[j]); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for _, names := range g {
+			if err := w.AddNames(names); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if prev != nil {
+			w.Follow(prev, 5)
+		}
+		gen := "g" + string(rune('0'+i))
+		if _, err := w.Finish(Info{Generation: gen}); err != nil {
+			t.Fatal(err)
+		}
+		db := openCatalogue(t, path)
+		if prev != nil {
+			since := prev.Generation()
+			for _, zone := range []string{"", ZoneJP} {
+				var got []string
+				_, err := db.Changes(ChangesQuery{Since: since, Zone: zone, Limit: 10}, func(c Change) error {
+					got = append(got, c.Kind+" "+c.ID+" "+string(c.Record))
+					return nil
+				})
+				if err != nil {
+					t.Fatal(err)
+				}
+				var want []string
+				switch {
+				case i == 1 || i == 4: // the same groups, or none again
+				case len(g) == 0:
+					want = []string{"names names "}
+				default:
+					var all []byte
+					for k, names := range g {
+						if k > 0 {
+							all = append(all, ',')
+						}
+						all = appendGroupJSON(all, names)
+					}
+					want = []string{"names names [" + string(all) + "]"}
+				}
+				if !slices.Equal(got, want) {
+					t.Errorf("step %d, zone %q: changes %q, want %q", i, zone, got, want)
+				}
+			}
+		}
+		e, err := db.Export(ZoneJP)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := e.Open()
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, err := io.ReadAll(r)
+		r.Close()
+		if err != nil || int64(len(body)) != e.Size() {
+			t.Fatalf("step %d: export of %d bytes, size %d: %v", i, len(body), e.Size(), err)
+		}
+		var snap struct {
+			Cards []json.RawMessage
+			Names [][]string
+		}
+		if err := json.Unmarshal(body, &snap); err != nil {
+			t.Fatalf("step %d: export %s: %v", i, body, err)
+		}
+		if len(snap.Cards) != 5 || !slices.EqualFunc(snap.Names, g, slices.Equal) {
+			t.Errorf("step %d: export of %d cards and groups %q, want 5 and %q", i, len(snap.Cards), snap.Names, g)
+		}
+		if hasNames := strings.Contains(string(body), `"names"`); hasNames != (len(g) > 0) {
+			t.Errorf("step %d: export names the groups: %v, with %d groups", i, hasNames, len(g))
+		}
+		prev = db
 	}
 }

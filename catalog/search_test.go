@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"unicode"
 	"unicode/utf8"
 
 	bolt "go.etcd.io/bbolt"
@@ -199,15 +200,15 @@ func scanOrder(cards []Card, groups [][]string) []scanCard {
 // holdsWholeWords reports whether name stands in folded as whole words:
 // at some place where it starts and ends at a boundary (an end of folded,
 // a separator on either side, or a change of script), and neither starts
-// nor ends with a separator.
+// nor ends with white space.
 func holdsWholeWords(folded, name string) bool {
 	first, _ := utf8.DecodeRuneInString(name)
 	last, _ := utf8.DecodeLastRuneInString(name)
-	if name == "" || isNameSeparator(first) || isNameSeparator(last) {
+	if name == "" || unicode.IsSpace(first) || unicode.IsSpace(last) {
 		return false
 	}
 	bounded := func(outside, inside rune) bool {
-		return isNameSeparator(outside) || scriptChange(outside, inside)
+		return isNameSeparator(outside) || isNameSeparator(inside) || scriptChange(outside, inside)
 	}
 	for at := 0; ; {
 		i := strings.Index(folded[at:], name)

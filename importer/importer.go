@@ -413,7 +413,8 @@ func (c *countingReader) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// readSnapshot reads {"sets": [...], "cards": [...]}.
+// readSnapshot reads {"sets": [...], "cards": [...]}, and "names" when it
+// is there.
 func (r *run) readSnapshot(file string, s *scanner) error {
 	fatal := func(record string, err error) error {
 		var se *syntaxError
@@ -458,7 +459,7 @@ func (r *run) readSnapshot(file string, s *scanner) error {
 			break
 		}
 		switch {
-		case (member == "sets" || member == "cards") && seen[member]:
+		case (member == "sets" || member == "cards" || member == "names") && seen[member]:
 			err = r.report(&RecordError{File: file, Line: kline, Column: kcol, Field: member, Expected: "each member once", Found: "a duplicate member"})
 			if err == nil {
 				_, err = s.skipValue()
@@ -466,10 +467,13 @@ func (r *run) readSnapshot(file string, s *scanner) error {
 		case member == "sets" || member == "cards":
 			seen[member] = true
 			err = r.readArray(file, member, s)
+		case member == "names":
+			seen[member] = true
+			err = r.readNames(file, s)
 		default:
 			var found string
 			if found, err = s.skipValue(); err == nil {
-				err = r.report(&RecordError{File: file, Line: kline, Column: kcol, Field: member, Expected: `only the members "sets" and "cards"`, Found: found})
+				err = r.report(&RecordError{File: file, Line: kline, Column: kcol, Field: member, Expected: `only the members "sets", "cards" and "names"`, Found: found})
 			}
 		}
 		if err == nil {

@@ -405,7 +405,7 @@ func TestDuplicateKeys(t *testing.T) {
 		// the problem.
 		data := []byte(`{"sets":[],"cards":[],"extra":{"a":1,"a":2}}`)
 		file, err := c.importFile(t, "dup.json", data)
-		e := oneProblem(t, err, file, 1, len(`{"sets":[],"cards":[],`)+1, `only the members "sets" and "cards"`)
+		e := oneProblem(t, err, file, 1, len(`{"sets":[],"cards":[],`)+1, `only the members "sets", "cards" and "names"`)
 		if e.Field != "extra" {
 			t.Errorf("problem %q, want one naming extra", e.Error())
 		}

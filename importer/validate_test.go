@@ -30,7 +30,13 @@ func TestImportRejectsEachBrokenRule(t *testing.T) {
 		found      string // part of RecordError.Found
 	}{
 		{"snapshot-not-object.json", 1, 1, "", "", "", "a snapshot object", "an array"},
-		{"snapshot-unknown-member.json", 9, 3, "", "", "meta", "only the members \"sets\" and \"cards\"", "an object"},
+		{"snapshot-unknown-member.json", 9, 3, "", "", "meta", "only the members \"sets\", \"cards\" and \"names\"", "an object"},
+		{"names-not-array.json", 5, 11, "", "", "names", "an array of name groups", "\"Bulbasaur\""},
+		{"names-group-not-array.json", 7, 1, "names[1]", "", "", "a name group", "an object"},
+		{"names-group-of-one.json", 7, 1, "names[1]", "", "", "a group of 2 to 32 names", "1 name"},
+		{"names-too-many.json", 7, 1, "names[1]", "", "", "a group of 2 to 32 names", "33 names"},
+		{"names-not-string.json", 7, 32, "names[1]", "", "[2]", "a name (a string)", "6"},
+		{"names-empty-name.json", 7, 14, "names[1]", "", "[1]", "a name of at least 1 character", "an empty string"},
 		{"snapshot-duplicate-member.json", 9, 3, "", "", "sets", "each member once", "a duplicate member"},
 		{"snapshot-missing-sets.json", 1, 1, "", "", "sets", "the member \"sets\"", "none"},
 		{"snapshot-missing-cards.json", 2, 1, "", "", "cards", "the member \"cards\"", "none"},

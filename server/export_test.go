@@ -30,13 +30,14 @@ var (
 )
 
 // realCatalogue imports testdata/catalogue-real.json.gz, the whole real
-// catalogue, once for the package: its compressed export spans many chunks.
+// catalogue, with the shipped name groups (data/names.json), once for the
+// package: its compressed export spans many chunks.
 func realCatalogue(t testing.TB) string {
 	t.Helper()
 	db := sampleCatalogue(t) // makes sampleDir, removed by TestMain
 	realOnce.Do(func() {
 		realPath = filepath.Join(filepath.Dir(db), "real.db")
-		_, realErr = importer.Import(context.Background(), importer.Config{DB: realPath, Inputs: []string{"../testdata/catalogue-real.json.gz"}})
+		_, realErr = importer.Import(context.Background(), importer.Config{DB: realPath, Inputs: []string{"../testdata/catalogue-real.json.gz", "../data/names.json"}})
 	})
 	if realErr != nil {
 		t.Fatalf("real catalogue: %v", realErr)

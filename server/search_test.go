@@ -282,34 +282,65 @@ func TestSearchAgreesWithPlainScan(t *testing.T) {
 	}
 }
 
-// TestSearchAnyScript searches the real catalogue as a Latin keyboard
-// types: kana by their romaji, a Chinese name's Han characters by their
-// pinyin (docs/CONTRACT.md, Search).
-func TestSearchAnyScript(t *testing.T) {
+// TestSearchAnyScriptAndLanguage searches the real catalogue, with the
+// shipped name groups, as people type: kana by their romaji, a Chinese
+// name's Han characters by their pinyin, and a Pokémon by its name in
+// another language (docs/CONTRACT.md, Search).
+func TestSearchAnyScriptAndLanguage(t *testing.T) {
 	f := newFixtureAt(t, realCatalogue(t), nil)
 	for _, c := range []struct {
-		query, name string // every card found has name in its name
-		zone        string
+		query string
+		names []string // every card found has one of them in its folded name
+		zone  string
 	}{
-		{"q=pikachu&zone=jp", "ピカチュ", "jp"}, // ピカチュウ, and サーフィンピカチュ too
-		{"q=fushigi&zone=jp", "フシギ", "jp"},  // フシギダネ, and ふしぎなアメ too
-		{"q=fushigidane", "フシギダネ", "jp"},
-		{"q=pikaqiu&zone=chn", "皮卡丘", "chn"},
-		{"q=miaowa&zone=chn", "妙蛙", "chn"},
-		{"q=rizadon", "リザードン", "jp"},
+		{"q=pikachu&zone=jp", []string{"ピカチュ"}, "jp"}, // ピカチュウ, and サーフィンピカチュ too
+		{"q=fushigi&zone=jp", []string{"フシギ"}, "jp"},  // フシギダネ, and ふしぎなアメ too
+		{"q=fushigidane&zone=jp", []string{"フシギダネ"}, "jp"},
+		{"q=pikaqiu&zone=chn", []string{"皮卡丘"}, "chn"},
+		{"q=miaowa&zone=chn", []string{"妙蛙"}, "chn"},
+		{"q=rizadon&zone=jp", []string{"リザードン"}, "jp"},
+		// The name in another language, through the card's name group.
+		{"q=charizard&zone=jp", []string{"リザードン"}, "jp"},
+		{"q=%E5%A6%99%E8%9B%99&zone=intl", []string{"bulbasaur", "ivysaur", "venusaur"}, "intl"}, // 妙蛙, which 妙蛙草 and 妙蛙花 hold too
+		{"q=pikaqiu&zone=intl", []string{"pikachu"}, "intl"},
+		{"q=glurak&zone=chn", []string{"噴火龍", "喷火龙"}, "chn"},
 	} {
 		got := f.search(t, c.query+"&limit=100")
 		if len(got) == 0 {
 			t.Errorf("?%s: no card", c.query)
 		}
 		for _, card := range got {
-			if !strings.Contains(catalog.Fold(card.Name), c.name) || card.Zone != c.zone {
-				t.Errorf("?%s: %s %q of zone %s, want a card of %s named with %s", c.query, card.ID, card.Name, card.Zone, c.zone, c.name)
+			named := slices.ContainsFunc(c.names, func(n string) bool { return strings.Contains(catalog.Fold(card.Name), n) })
+			if !named || card.Zone != c.zone {
+				t.Errorf("?%s: %s %q of zone %s, want a card of %s named with one of %q", c.query, card.ID, card.Name, card.Zone, c.zone, c.names)
 			}
 		}
 	}
-	// Pinyin is for Chinese names: a Japanese name's Han characters are
-	// read in Japanese, which a dictionary of characters cannot give.
+	bulbasaur := false
+	for _, card := range f.search(t, "q=%E5%A6%99%E8%9B%99&zone=intl&limit=100") {
+		bulbasaur = bulbasaur || strings.Contains(card.Name, "Bulbasaur")
+	}
+	if !bulbasaur {
+		t.Error("?q=妙蛙&zone=intl: no Bulbasaur")
+	}
+	var ex bool
+	for _, card := range f.search(t, "q=charizard&zone=jp&limit=100") {
+		ex = ex || strings.HasSuffix(strings.ToLower(card.Name), "ex")
+	}
+	if !ex {
+		t.Error("?q=charizard&zone=jp: no リザードンex card")
+	}
+	// Whole words: Mew's group does not hold Mewtwo's cards.
+	mews := f.search(t, "q=%E5%A4%A2%E5%B9%BB&zone=intl&limit=100") // 夢幻, Mew in Chinese
+	if len(mews) == 0 {
+		t.Error("?q=夢幻&zone=intl: no Mew")
+	}
+	for _, card := range mews {
+		// "Mewtwo & Mew GX" names Mew too; "Mewtwo EX" does not.
+		if rest := strings.ReplaceAll(strings.ToLower(card.Name), "mewtwo", ""); !strings.Contains(rest, "mew") {
+			t.Errorf("?q=夢幻: %s %q, Mewtwo in Mew's group", card.ID, card.Name)
+		}
+	}
 	if len(f.search(t, "q=%E7%A0%94%E7%A9%B6&zone=jp")) == 0 { // 研究
 		t.Fatal("no Japanese card named with 研究")
 	}
