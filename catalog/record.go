@@ -83,7 +83,9 @@ type Page struct {
 // Member is one member of a record's JSON, with the rules of
 // docs/CONTRACT.md, Records. SetMembers, CardMembers and PageMembers define
 // the records once: the fields of Set, Card and Page follow them in order,
-// and AppendJSON and Validate are held to them by a test (shape_test.go).
+// the importer decodes snapshots by them, and AppendJSON, Validate and what
+// an import stores are held to them by tests (shape_test.go, here and in
+// importer).
 type Member struct {
 	Name     string // the JSON member name
 	Type     string // "string" or "integer"
