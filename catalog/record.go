@@ -83,9 +83,10 @@ type Page struct {
 // Member is one member of a record's JSON, with the rules of
 // docs/CONTRACT.md, Records. SetMembers, CardMembers and PageMembers define
 // the records once: the fields of Set, Card and Page follow them in order,
-// the importer decodes snapshots by them, and AppendJSON, Validate and what
-// an import stores are held to them by tests (shape_test.go, here and in
-// importer).
+// the importer decodes snapshots by them and the MCP schemas are made from
+// them; AppendJSON, Validate, what an import stores, openapi.yaml and the
+// answers are held to them by tests (shape_test.go, here, in importer and
+// in server).
 type Member struct {
 	Name     string // the JSON member name
 	Type     string // "string" or "integer"
