@@ -133,6 +133,13 @@ func TestAppendJSONFollowsMembers(t *testing.T) {
 				t.Errorf("catalog/encode.go: %s.AppendJSON leaves out member %q of catalog.%s, which the record has\n%s", r.name, m.Name, r.table, got)
 			}
 		}
+		typ := reflect.TypeOf(full).Elem()
+		for i := range typ.NumField() {
+			name, _, _ := strings.Cut(typ.Field(i).Tag.Get("json"), ",")
+			if _, ok := memberNamed(r.members, name); !ok && !slices.Contains(names, name) {
+				t.Errorf("catalog/encode.go: %s.AppendJSON leaves out the field %s (json %q), which the record has\n%s", r.name, typ.Field(i).Name, name, got)
+			}
+		}
 		for _, name := range names {
 			if _, ok := memberNamed(r.members, name); !ok {
 				t.Errorf("catalog/encode.go: %s.AppendJSON writes member %q, which catalog.%s does not have\n%s", r.name, name, r.table, got)
