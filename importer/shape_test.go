@@ -19,6 +19,41 @@ import (
 // snapshot may and must hold, with which types and nulls, and that each one
 // reaches the catalogue file. Each failure names the member.
 
+// TestDecoderFieldsAreMembers: the decoder knows the members of catalog's
+// tables, and no others, with their types, presence and nulls.
+func TestDecoderFieldsAreMembers(t *testing.T) {
+	for _, c := range []struct {
+		decoder, table string
+		fields         []field
+		members        []catalog.Member
+	}{
+		{"setFields", "SetMembers", setFields, catalog.SetMembers[:]},
+		{"cardFields", "CardMembers", cardFields, catalog.CardMembers[:]},
+	} {
+		var want []field
+		for _, m := range c.members {
+			kind := kindString
+			if m.Type == "integer" {
+				kind = kindInteger
+			}
+			want = append(want, field{m.Name, kind, m.Required, m.Nullable})
+		}
+		for _, f := range c.fields {
+			if !slices.Contains(want, f) {
+				t.Errorf("importer/decode.go: %s has %+v, which catalog.%s does not", c.decoder, f, c.table)
+			}
+		}
+		for _, w := range want {
+			if !slices.Contains(c.fields, w) {
+				t.Errorf("importer/decode.go: %s lacks %+v of catalog.%s", c.decoder, w, c.table)
+			}
+		}
+		if len(c.fields) > maxFields {
+			t.Errorf("importer/decode.go: %s has %d members, a record holds %d", c.decoder, len(c.fields), maxFields)
+		}
+	}
+}
+
 // TestImportKeepsEveryMember imports a set and a card with every member,
 // a card with every nullable member null, and a set and a card with their
 // required members only, into a real catalogue file: the file holds each
