@@ -29,40 +29,28 @@ var apiShapes = []struct {
 }
 
 // TestCatalogSchemasFollowMembers: the MCP schemas of Set, Card and Page
-// have the members of their tables as properties, in order, and require
-// those an answer always has.
+// have the members of their tables as properties, in order, each with the
+// rules of its member, and require those an answer always has.
 func TestCatalogSchemasFollowMembers(t *testing.T) {
 	schemas := catalogSchemas()
 	for _, shape := range apiShapes {
+		where := "server/mcp.go: catalogSchemas' " + shape.schema
 		s := schemas[shape.schema]
 		if s == nil {
-			t.Errorf("server/mcp.go: catalogSchemas has no %s", shape.schema)
+			t.Errorf("%s is missing", where)
 			continue
 		}
-		names := memberNames(shape.members)
-		for _, name := range s.PropertyOrder {
-			if !slices.Contains(names, name) {
-				t.Errorf("server/mcp.go: catalogSchemas' %s has property %q, which catalog.%s does not have", shape.schema, name, shape.table)
-			}
-		}
-		for _, name := range names {
-			if s.Properties[name] == nil {
-				t.Errorf("server/mcp.go: catalogSchemas' %s lacks property %q of catalog.%s", shape.schema, name, shape.table)
-			}
-		}
-		if len(s.Properties) != len(s.PropertyOrder) || !slices.Equal(s.PropertyOrder, names) {
-			t.Errorf("server/mcp.go: catalogSchemas' %s has the properties %v (in order %v), catalog.%s %v", shape.schema, slices.Sorted(maps.Keys(s.Properties)), s.PropertyOrder, shape.table, names)
-		}
-		if want := alwaysThere(shape.members); !slices.Equal(s.Required, want) {
-			t.Errorf("server/mcp.go: catalogSchemas' %s requires %v, catalog.%s %v", shape.schema, s.Required, shape.table, want)
+		assertSchemaFollows(t, where, shapeJSON(t, s), shape.members, shape.table)
+		if names := memberNames(shape.members); !slices.Equal(s.PropertyOrder, names) {
+			t.Errorf("%s has the properties in the order %v, catalog.%s %v", where, s.PropertyOrder, shape.table, names)
 		}
 	}
 }
 
 // TestOpenAPISchemasFollowMembers: components.schemas of openapi.yaml has
-// for Set, Card and Page the properties of their tables, no others, the
-// same required ones, and each property as the MCP schema made from its
-// member; Zone has the zones.
+// for Set, Card and Page the properties of their tables, no others, each
+// with the rules of its member, the members an answer always has required,
+// and otherwise the MCP schema; Zone has the zones.
 func TestOpenAPISchemasFollowMembers(t *testing.T) {
 	doc, err := loadOpenAPISpec()
 	if err != nil {
@@ -77,35 +65,12 @@ func TestOpenAPISchemasFollowMembers(t *testing.T) {
 			continue
 		}
 		yaml := shapeJSON(t, ref.Value)
+		assertSchemaFollows(t, where, yaml, shape.members, shape.table)
 		mcp := shapeJSON(t, mcpSchemas[shape.schema])
-		props, _ := yaml["properties"].(map[string]any)
-		names := memberNames(shape.members)
-		for name := range props {
-			if !slices.Contains(names, name) {
-				t.Errorf("%s has property %q, which catalog.%s does not have", where, name, shape.table)
-			}
+		for _, s := range []map[string]any{yaml, mcp} {
+			delete(s, "properties")
+			delete(s, "required")
 		}
-		for _, m := range shape.members {
-			p, ok := props[m.Name]
-			if !ok {
-				t.Errorf("%s lacks property %q of catalog.%s", where, m.Name, shape.table)
-				continue
-			}
-			want := mcp["properties"].(map[string]any)[m.Name]
-			for _, d := range shapeDiff(p, want) {
-				t.Errorf("%s.properties.%s: %s, as catalog.%s has it", where, m.Name, d, shape.table)
-			}
-		}
-		got, _ := yaml["required"].([]any)
-		var required []string
-		for _, r := range got {
-			required = append(required, fmt.Sprint(r))
-		}
-		if want := alwaysThere(shape.members); !sameElements(required, want) {
-			t.Errorf("%s requires %v; catalog.%s's required and defaulted members are %v", where, required, shape.table, want)
-		}
-		delete(yaml, "properties")
-		delete(mcp, "properties")
 		for _, d := range shapeDiff(yaml, mcp) {
 			t.Errorf("%s: %s, as the MCP schema has it", where, d)
 		}
@@ -118,6 +83,68 @@ func TestOpenAPISchemasFollowMembers(t *testing.T) {
 	if !slices.Equal(zones, catalog.Zones()) {
 		t.Errorf("server/openapi.yaml: components.schemas.Zone has %v, catalog.Zones() %v", zones, catalog.Zones())
 	}
+}
+
+// assertSchemaFollows checks the schema of a record, as shapeJSON renders
+// it, against its members: the same properties, each with the rules of its
+// member, and the members an answer always has required.
+func assertSchemaFollows(t *testing.T, where string, schema map[string]any, members []catalog.Member, table string) {
+	t.Helper()
+	props, _ := schema["properties"].(map[string]any)
+	names := memberNames(members)
+	for _, name := range slices.Sorted(maps.Keys(props)) {
+		if !slices.Contains(names, name) {
+			t.Errorf("%s has property %q, which catalog.%s does not have", where, name, table)
+		}
+	}
+	for _, m := range members {
+		p, ok := props[m.Name]
+		if !ok {
+			t.Errorf("%s lacks property %q of catalog.%s", where, m.Name, table)
+			continue
+		}
+		for _, d := range shapeDiff(p, memberJSON(m)) {
+			t.Errorf("%s, property %s: %s, as catalog.%s has it", where, m.Name, d, table)
+		}
+	}
+	var required []string
+	list, _ := schema["required"].([]any)
+	for _, r := range list {
+		required = append(required, fmt.Sprint(r))
+	}
+	if want := alwaysThere(members); !sameElements(required, want) {
+		t.Errorf("%s requires %v; catalog.%s's required and defaulted members are %v", where, required, table, want)
+	}
+}
+
+// memberJSON is the JSON Schema of a member, with its rules.
+func memberJSON(m catalog.Member) map[string]any {
+	if m.Format == "zone" {
+		return map[string]any{"$ref": "#/$defs/Zone"}
+	}
+	s := map[string]any{"type": m.Type}
+	if m.Nullable {
+		s["type"] = []any{m.Type, "null"}
+	}
+	if m.Description != "" {
+		s["description"] = m.Description
+	}
+	if m.Type == "integer" {
+		s["minimum"], s["maximum"] = float64(m.Minimum), float64(catalog.MaxInteger)
+	}
+	if m.MinLength > 0 {
+		s["minLength"] = float64(m.MinLength)
+	}
+	if m.MaxLength > 0 {
+		s["maxLength"] = float64(m.MaxLength)
+	}
+	if m.Format != "" {
+		s["format"] = m.Format
+	}
+	if m.Default != "" {
+		s["default"] = m.Default
+	}
+	return s
 }
 
 // TestAnswersFollowMembers reads a page of a set's cards, the sets and a
