@@ -113,7 +113,7 @@ func assertSchemaFollows(t *testing.T, where string, schema map[string]any, memb
 		required = append(required, fmt.Sprint(r))
 	}
 	if want := alwaysThere(members); !sameElements(required, want) {
-		t.Errorf("%s requires %v; catalog.%s's required and defaulted members are %v", where, required, table, want)
+		t.Errorf("%s requires %v; the required and defaulted members of catalog.%s are %v", where, required, table, want)
 	}
 }
 
