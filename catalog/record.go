@@ -82,11 +82,13 @@ type Page struct {
 
 // Member is one member of a record's JSON, with the rules of
 // docs/CONTRACT.md, Records. SetMembers, CardMembers and PageMembers define
-// the records once: the fields of Set, Card and Page follow them in order,
-// the importer decodes snapshots by them and the MCP schemas are made from
-// them; AppendJSON, Validate, what an import stores, openapi.yaml and the
-// answers are held to them by tests (shape_test.go, here, in importer and
-// in server).
+// the records once. The importer decodes snapshots by them and the MCP
+// schemas are made from them; the fields of Set, Card and Page (in order),
+// AppendJSON, Validate, what an import stores, openapi.yaml and the answers
+// are held to them by tests (shape_test.go, here, in importer and in
+// server), which name the place and the member out of step. A new member
+// is a row here, then its field, its line in AppendJSON, in the importer's
+// toSet or toCard, in Validate when it has a rule, and in openapi.yaml.
 type Member struct {
 	Name     string // the JSON member name
 	Type     string // "string" or "integer"
