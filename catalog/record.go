@@ -37,7 +37,8 @@ func ZoneIndex(zone string) int {
 	return -1
 }
 
-// Set is a card set of one release zone (docs/CONTRACT.md, Records).
+// Set is a card set of one release zone (docs/CONTRACT.md, Records). Its
+// fields are SetMembers, in that order.
 type Set struct {
 	ID         string           `json:"id"`
 	Code       string           `json:"code"`
@@ -47,9 +48,10 @@ type Set struct {
 	CardCount  int64            `json:"cardCount"`
 }
 
-// Card is one printed card (docs/CONTRACT.md, Records). Optional fields are Nullable so
-// that absent, null (where docs/CONTRACT.md, Records, allows it) and a value stay distinct from
-// snapshot to response.
+// Card is one printed card (docs/CONTRACT.md, Records). Its fields are
+// CardMembers, in that order. Optional fields are Nullable so that absent,
+// null (where docs/CONTRACT.md, Records, allows it) and a value stay
+// distinct from snapshot to response.
 type Card struct {
 	ID              string           `json:"id"`
 	Name            string           `json:"name"`
@@ -70,11 +72,87 @@ type Card struct {
 	ScanFallbackURL Nullable[string] `json:"scanFallbackUrl,omitzero"`
 }
 
-// Page is the pagination metadata of a list of cards.
+// Page is the pagination metadata of a list of cards. Its fields are
+// PageMembers, in that order.
 type Page struct {
 	Page     int64 `json:"page"`
 	PageSize int64 `json:"pageSize"`
 	Total    int64 `json:"total"`
+}
+
+// Member is one member of a record's JSON, with the rules of
+// docs/CONTRACT.md, Records. SetMembers, CardMembers and PageMembers define
+// the records once. The importer decodes snapshots by them and the MCP
+// schemas are made from them; the fields of Set, Card and Page (in order),
+// AppendJSON, Validate, what an import stores, openapi.yaml and the answers
+// are held to them by tests (shape_test.go, here, in importer and in
+// server), which name the place and the member out of step. A new member
+// is a row here, then its field, its line in AppendJSON, in the importer's
+// toSet or toCard, in Validate when it has a rule, and in openapi.yaml.
+type Member struct {
+	Name     string // the JSON member name
+	Type     string // "string" or "integer"
+	Required bool   // a snapshot record must have it
+	Nullable bool   // it may be null
+	// Default is what a snapshot record without the member gets; a member
+	// that is required or has a default is in every answer.
+	Default string
+	// Strings: their length in characters, 0 for no bound.
+	MinLength, MaxLength int
+	// Integers: the least value; the greatest is MaxInteger.
+	Minimum int64
+	// Format is "date" (a calendar date YYYY-MM-DD), "uri" (an absolute URI)
+	// or "zone" (one of Zones()).
+	Format      string
+	Description string
+}
+
+// SetMembers are the members of a Set.
+var SetMembers = [...]Member{
+	{Name: "id", Type: "string", Required: true, MinLength: 1, MaxLength: MaxKeyLength,
+		Description: "The set id, unique across all zones."},
+	{Name: "code", Type: "string", Required: true, MinLength: 1, MaxLength: MaxKeyLength,
+		Description: "The set code, unique within its zone; the same code may be used in several zones."},
+	{Name: "name", Type: "string", Required: true, MinLength: 1},
+	{Name: "zone", Type: "string", Required: true, Format: "zone"},
+	{Name: "releasedOn", Type: "string", Format: "date",
+		Description: "The release date, a calendar date `YYYY-MM-DD`."},
+	{Name: "cardCount", Type: "integer", Required: true, Minimum: 0},
+}
+
+// CardMembers are the members of a Card.
+var CardMembers = [...]Member{
+	{Name: "id", Type: "string", Required: true, MinLength: 1, MaxLength: MaxKeyLength,
+		Description: "The catalogue id of the card, unique across all zones."},
+	{Name: "name", Type: "string", Required: true, MinLength: 1},
+	{Name: "setName", Type: "string", Required: true, MinLength: 1,
+		Description: "The `name` of the card's set."},
+	{Name: "setCode", Type: "string", Required: true, MinLength: 1, MaxLength: MaxKeyLength,
+		Description: "The `code` of the card's set, in the card's zone."},
+	{Name: "number", Type: "string", Required: true, MinLength: 1, MaxLength: MaxNumberLength,
+		Description: "The printed number, as printed (`4/102`, `TG02`)."},
+	{Name: "language", Type: "string", Required: true, MinLength: 2},
+	{Name: "year", Type: "integer", Minimum: 1996},
+	{Name: "variant", Type: "string", Default: DefaultVariant},
+	{Name: "rarity", Type: "string", MinLength: 1, MaxLength: 100},
+	{Name: "imageUrl", Type: "string", Format: "uri"},
+	{Name: "zone", Type: "string", Required: true, Format: "zone"},
+	{Name: "totalCards", Type: "integer", Nullable: true, Minimum: 1},
+	{Name: "illustrator", Type: "string", Nullable: true, MinLength: 1},
+	{Name: "marketAId", Type: "string", Nullable: true, MinLength: 1},
+	{Name: "marketAPath", Type: "string", Nullable: true, MinLength: 1},
+	{Name: "marketBId", Type: "string", Nullable: true, MinLength: 1},
+	{Name: "scanFallbackUrl", Type: "string", Nullable: true, Format: "uri"},
+}
+
+// PageMembers are the members of a Page.
+var PageMembers = [...]Member{
+	{Name: "page", Type: "integer", Required: true, Minimum: 1,
+		Description: "The page returned, counting from 1."},
+	{Name: "pageSize", Type: "integer", Required: true, Minimum: 1,
+		Description: "The number of cards per page asked for."},
+	{Name: "total", Type: "integer", Required: true, Minimum: 0,
+		Description: "The number of cards of the set, on all pages."},
 }
 
 // Nullable is an optional field that may also be null. The zero value is

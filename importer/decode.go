@@ -9,7 +9,8 @@ import (
 )
 
 // The members of a record, their JSON types and whether they may be missing
-// or null (docs/CONTRACT.md, Records; Snapshots and validation).
+// or null: catalog's members (docs/CONTRACT.md, Records; Snapshots and
+// validation), as the decoder needs them.
 type fieldKind uint8
 
 const (
@@ -24,16 +25,25 @@ type field struct {
 	nullable bool
 }
 
-var setFields = [...]field{
-	{"id", kindString, true, false},
-	{"code", kindString, true, false},
-	{"name", kindString, true, false},
-	{"zone", kindString, true, false},
-	{"releasedOn", kindString, false, false},
-	{"cardCount", kindInteger, true, false},
+var (
+	setFields  = fieldsOf(catalog.SetMembers[:])
+	cardFields = fieldsOf(catalog.CardMembers[:])
+)
+
+func fieldsOf(members []catalog.Member) []field {
+	fields := make([]field, len(members))
+	for i, m := range members {
+		kind := kindString
+		if m.Type == "integer" {
+			kind = kindInteger
+		}
+		fields[i] = field{m.Name, kind, m.Required, m.Nullable}
+	}
+	return fields
 }
 
-// Indexes into setFields.
+// Indexes into setFields, in the order of catalog.SetMembers: toSet reads
+// the members by them (shape_test.go holds the two in step).
 const (
 	setID = iota
 	setCode
@@ -43,27 +53,8 @@ const (
 	setCardCount
 )
 
-var cardFields = [...]field{
-	{"id", kindString, true, false},
-	{"name", kindString, true, false},
-	{"setName", kindString, true, false},
-	{"setCode", kindString, true, false},
-	{"number", kindString, true, false},
-	{"language", kindString, true, false},
-	{"year", kindInteger, false, false},
-	{"variant", kindString, false, false},
-	{"rarity", kindString, false, false},
-	{"imageUrl", kindString, false, false},
-	{"zone", kindString, true, false},
-	{"totalCards", kindInteger, false, true},
-	{"illustrator", kindString, false, true},
-	{"marketAId", kindString, false, true},
-	{"marketAPath", kindString, false, true},
-	{"marketBId", kindString, false, true},
-	{"scanFallbackUrl", kindString, false, true},
-}
-
-// Indexes into cardFields.
+// Indexes into cardFields, in the order of catalog.CardMembers: toCard
+// reads the members by them.
 const (
 	cardID = iota
 	cardName
@@ -84,7 +75,7 @@ const (
 	cardScanFallbackURL
 )
 
-const maxFields = len(cardFields)
+const maxFields = max(len(catalog.SetMembers), len(catalog.CardMembers))
 
 // value is one decoded member.
 type value struct {

@@ -34,9 +34,9 @@ func (r *run) readArray(file, member string, s *scanner) error {
 		}
 		return r.report(&RecordError{File: file, Line: line, Column: col, Field: member, Expected: "an array", Found: found})
 	}
-	fields := setFields[:]
+	fields := setFields
 	if member == "cards" {
-		fields = cardFields[:]
+		fields = cardFields
 	}
 	var rec record
 	more, err := s.first('[', ']', "an array")
@@ -109,7 +109,7 @@ func (r *run) fieldError(file string, rec *record, fields []field, name, id, exp
 
 func (r *run) addSet(file string, rec *record, problems []problem) error {
 	set := toSet(rec)
-	bad, err := r.reportAll(file, rec, setFields[:], problems, set.Validate(), idOf(rec, setID))
+	bad, err := r.reportAll(file, rec, setFields, problems, set.Validate(), idOf(rec, setID))
 	if bad || err != nil {
 		r.rejectSet(set)
 		return err
@@ -121,7 +121,7 @@ func (r *run) addSet(file string, rec *record, problems []problem) error {
 		if dup.Field == "code" {
 			what = fmt.Sprintf("a code not used by another set of zone %q", set.Zone)
 		}
-		return r.fieldError(file, rec, setFields[:], dup.Field, set.ID, what, catalog.Quote(dup.Value)+" again")
+		return r.fieldError(file, rec, setFields, dup.Field, set.ID, what, catalog.Quote(dup.Value)+" again")
 	} else if err != nil {
 		return fmt.Errorf("%w: %w", errWrite, err)
 	}
@@ -130,13 +130,13 @@ func (r *run) addSet(file string, rec *record, problems []problem) error {
 
 func (r *run) addCard(file string, rec *record, problems []problem) error {
 	card := toCard(rec)
-	bad, err := r.reportAll(file, rec, cardFields[:], problems, card.Validate(), idOf(rec, cardID))
+	bad, err := r.reportAll(file, rec, cardFields, problems, card.Validate(), idOf(rec, cardID))
 	if bad || err != nil {
 		return err
 	}
 	if name, ok := r.w.SetName(card.Zone, card.SetCode); ok {
 		if name != card.SetName {
-			if err := r.fieldError(file, rec, cardFields[:], "setName", card.ID, fmt.Sprintf("the name of set %q of zone %q, %s", card.SetCode, card.Zone, catalog.Quote(name)), catalog.Quote(card.SetName)); err != nil {
+			if err := r.fieldError(file, rec, cardFields, "setName", card.ID, fmt.Sprintf("the name of set %q of zone %q, %s", card.SetCode, card.Zone, catalog.Quote(name)), catalog.Quote(card.SetName)); err != nil {
 				return err
 			}
 			return nil
@@ -146,7 +146,7 @@ func (r *run) addCard(file string, rec *record, problems []problem) error {
 	}
 	var dup *catalog.DuplicateError
 	if err := r.w.AddCard(&card); errors.As(err, &dup) {
-		return r.fieldError(file, rec, cardFields[:], "id", card.ID, "a card id not used by another card", catalog.Quote(card.ID)+" again")
+		return r.fieldError(file, rec, cardFields, "id", card.ID, "a card id not used by another card", catalog.Quote(card.ID)+" again")
 	} else if err != nil {
 		return fmt.Errorf("%w: %w", errWrite, err)
 	}

@@ -77,74 +77,52 @@ func outputSchema(defs []string, members ...any) *jsonschema.Schema {
 func falseSchema() *jsonschema.Schema { return &jsonschema.Schema{Not: &jsonschema.Schema{}} }
 
 // catalogSchemas are the schemas of docs/CONTRACT.md, Records, as components.schemas
-// of openapi.yaml has them (a test holds the two equal).
+// of openapi.yaml has them (a test holds the two equal), made from catalog's
+// members.
 func catalogSchemas() map[string]*jsonschema.Schema {
-	str := func(description string, minLen int) *jsonschema.Schema {
-		return &jsonschema.Schema{Type: "string", Description: description, MinLength: intPtr(minLen)}
-	}
-	nullable := func(typ string) *jsonschema.Schema { return &jsonschema.Schema{Types: []string{typ, "null"}} }
-	integer := func(description string, min float64) *jsonschema.Schema {
-		return &jsonschema.Schema{Type: "integer", Description: description, Minimum: floatPtr(min), Maximum: floatPtr(catalog.MaxInteger)}
-	}
-	object := func(description string, required []string, props ...any) *jsonschema.Schema {
-		s := objectSchema(required, props...)
-		s.Description = description
+	object := func(description string, members []catalog.Member) *jsonschema.Schema {
+		s := &jsonschema.Schema{Type: "object", Description: description, Properties: map[string]*jsonschema.Schema{}}
+		for _, m := range members {
+			s.Properties[m.Name] = memberSchema(m)
+			s.PropertyOrder = append(s.PropertyOrder, m.Name)
+			if m.Required || m.Default != "" { // always in an answer
+				s.Required = append(s.Required, m.Name)
+			}
+		}
 		s.AdditionalProperties = falseSchema()
 		return s
 	}
-	zone := &jsonschema.Schema{Ref: "#/$defs/Zone"}
-
-	totalCards := nullable("integer")
-	totalCards.Minimum, totalCards.Maximum = floatPtr(1), floatPtr(catalog.MaxInteger)
-	illustrator, marketAID, marketAPath, marketBID := nullable("string"), nullable("string"), nullable("string"), nullable("string")
-	for _, s := range []*jsonschema.Schema{illustrator, marketAID, marketAPath, marketBID} {
-		s.MinLength = intPtr(1)
-	}
-	scanFallbackURL := nullable("string")
-	scanFallbackURL.Format = "uri"
-	rarity := str("", 1)
-	rarity.MaxLength = intPtr(100)
-	key := func(description string, maxLen int) *jsonschema.Schema {
-		s := str(description, 1)
-		s.MaxLength = intPtr(maxLen)
-		return s
-	}
-
 	return map[string]*jsonschema.Schema{
 		"Zone": zoneSchema("A release zone."),
-		"Set": object("A card set of one release zone.", []string{"id", "code", "name", "zone", "cardCount"},
-			"id", key("The set id, unique across all zones.", catalog.MaxKeyLength),
-			"code", key("The set code, unique within its zone; the same code may be used in several zones.", catalog.MaxKeyLength),
-			"name", str("", 1),
-			"zone", zone,
-			"releasedOn", &jsonschema.Schema{Type: "string", Description: "The release date, a calendar date `YYYY-MM-DD`.", Format: "date"},
-			"cardCount", integer("", 0),
-		),
-		"Card": object("A printed card.", []string{"id", "name", "setName", "setCode", "number", "language", "variant", "zone"},
-			"id", key("The catalogue id of the card, unique across all zones.", catalog.MaxKeyLength),
-			"name", str("", 1),
-			"setName", str("The `name` of the card's set.", 1),
-			"setCode", key("The `code` of the card's set, in the card's zone.", catalog.MaxKeyLength),
-			"number", key("The printed number, as printed (`4/102`, `TG02`).", catalog.MaxNumberLength),
-			"language", str("", 2),
-			"year", integer("", 1996),
-			"variant", &jsonschema.Schema{Type: "string", Default: json.RawMessage(`"` + catalog.DefaultVariant + `"`)},
-			"rarity", rarity,
-			"imageUrl", &jsonschema.Schema{Type: "string", Format: "uri"},
-			"zone", zone,
-			"totalCards", totalCards,
-			"illustrator", illustrator,
-			"marketAId", marketAID,
-			"marketAPath", marketAPath,
-			"marketBId", marketBID,
-			"scanFallbackUrl", scanFallbackURL,
-		),
-		"Page": object("Pagination metadata of a list of cards.", []string{"page", "pageSize", "total"},
-			"page", integer("The page returned, counting from 1.", 1),
-			"pageSize", integer("The number of cards per page asked for.", 1),
-			"total", integer("The number of cards of the set, on all pages.", 0),
-		),
+		"Set":  object("A card set of one release zone.", catalog.SetMembers[:]),
+		"Card": object("A printed card.", catalog.CardMembers[:]),
+		"Page": object("Pagination metadata of a list of cards.", catalog.PageMembers[:]),
 	}
+}
+
+// memberSchema is the schema of one member of a record.
+func memberSchema(m catalog.Member) *jsonschema.Schema {
+	if m.Format == "zone" {
+		return &jsonschema.Schema{Ref: "#/$defs/Zone"}
+	}
+	s := &jsonschema.Schema{Type: m.Type, Description: m.Description}
+	if m.Nullable {
+		s.Type, s.Types = "", []string{m.Type, "null"}
+	}
+	if m.Type == "integer" {
+		s.Minimum, s.Maximum = floatPtr(float64(m.Minimum)), floatPtr(catalog.MaxInteger)
+	}
+	if m.MinLength > 0 {
+		s.MinLength = intPtr(m.MinLength)
+	}
+	if m.MaxLength > 0 {
+		s.MaxLength = intPtr(m.MaxLength)
+	}
+	s.Format = m.Format
+	if m.Default != "" {
+		s.Default, _ = json.Marshal(m.Default)
+	}
+	return s
 }
 
 func intPtr(n int) *int           { return &n }
