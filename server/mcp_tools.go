@@ -186,7 +186,8 @@ func searchCardsTool() catalogTool {
 			"then by card id, at most limit of them. Names and queries are folded alike (case, diacritics, " +
 			"full-width and half-width forms, hiragana to katakana; the kana voicing marks are kept), so pokemon " +
 			"finds Pokémon and ぴかちゅう finds ピカチュウ. A name is also found by its romanized form: kana as Hepburn " +
-			"romaji, a Chinese name's Han characters as toneless pinyin, so pikachu finds ピカチュウ and pikaqiu finds 皮卡丘. " +
+			"romaji, a Chinese name's Han characters as toneless pinyin, so pikachu finds ピカチュウ and pikaqiu finds 皮卡丘; " +
+			"and by its name in other languages (the catalogue's name groups), so charizard with zone jp finds リザードン. " +
 			"The query is split on white space into terms; a card matches " +
 			"when every term is part of its name or of its romanized form, or equals its printed number (25, 025 and 25/102 all equal 25), " +
 			"so charizard 4 finds Charizard numbered 4.",
