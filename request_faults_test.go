@@ -25,7 +25,6 @@ import (
 	"time"
 
 	"github.com/catalogd/catalogd/catalog"
-	"github.com/catalogd/catalogd/internal/bench/procfs"
 	"github.com/catalogd/catalogd/server"
 	"github.com/catalogd/catalogd/server/auth"
 )
@@ -475,11 +474,11 @@ func TestIdleKeepAliveClosed(t *testing.T) {
 // vmRSS returns the resident memory of process pid, in kB.
 func vmRSS(t *testing.T, pid int) int64 {
 	t.Helper()
-	m, err := procfs.ReadMem(pid)
+	m, err := readProcMem(pid)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return m.RSS >> 10
+	return m.rss >> 10
 }
 
 // openFiles counts the file descriptors process pid holds.

@@ -25,7 +25,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/catalogd/catalogd/internal/bench/procfs"
 	"github.com/catalogd/catalogd/server/auth"
 	"golang.org/x/net/http2"
 	"golang.org/x/net/http2/hpack"
@@ -537,7 +536,7 @@ func TestHTTP2StreamsHoldBoundedMemory(t *testing.T) {
 		t.Fatal(err)
 	}
 	pid := p.cmd.Process.Pid
-	before, err := procfs.ReadMem(pid)
+	before, err := readProcMem(pid)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -547,12 +546,12 @@ func TestHTTP2StreamsHoldBoundedMemory(t *testing.T) {
 		_, answered, _, _ := holdStreams(t, addr, name, roots, api.Path+"/catalog/sets", "not-a-token", streams)
 		held += len(answered)
 	}
-	after, err := procfs.ReadMem(pid)
+	after, err := readProcMem(pid)
 	if err != nil {
 		t.Fatal(err)
 	}
-	grew := (after.Anon - before.Anon) >> 20
-	t.Logf("%d connections holding %d answers: serve's anonymous memory %d -> %d MiB", conns, held, before.Anon>>20, after.Anon>>20)
+	grew := (after.anon - before.anon) >> 20
+	t.Logf("%d connections holding %d answers: serve's anonymous memory %d -> %d MiB", conns, held, before.anon>>20, after.anon>>20)
 	if held != conns*maxStreams {
 		t.Errorf("%d answers held, want %d", held, conns*maxStreams)
 	}
