@@ -249,16 +249,24 @@ func TestPartnerExportRetriesABusyServer(t *testing.T) {
 	importInto(t, db, realCatalogue)
 	p := startServe(t, "--db", db, "--max-downloads", "1")
 	// The one slot, held by a client that reads nothing of 14 MB and goes
-	// away after a while.
+	// away once the partner's download has been refused (or after 30 s,
+	// so that a download that never asks does not hang the test).
+	work := t.TempDir()
 	conn, u := p.dial(t)
 	conn.(*net.TCPConn).SetReadBuffer(4096)
 	fmt.Fprintf(conn, "GET %s/catalog/export HTTP/1.1\r\nHost: %s\r\nAuthorization: Bearer %s\r\nAccept-Encoding: identity\r\n\r\n", u.Path, u.Host, p.token)
 	if status, err := bufio.NewReader(conn).ReadString('\n'); err != nil || !strings.Contains(status, " 200 ") {
 		t.Fatalf("held download: %q, %v", status, err)
 	}
-	time.AfterFunc(2*time.Second, func() { conn.Close() })
+	go func() {
+		defer conn.Close()
+		for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+			if h, _ := os.ReadFile(filepath.Join(work, "headers.txt")); bytes.Contains(h, []byte(" 503 ")) {
+				return
+			}
+		}
+	}()
 
-	work := t.TempDir()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "bash", "-c", "set -o pipefail\n"+once)
