@@ -16,6 +16,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"syscall"
 	"time"
@@ -463,6 +464,10 @@ func openCatalog(ctx context.Context, o serveOptions) (*catalog.DB, func(), erro
 		cleanup()
 		return nil, nil, fmt.Errorf("serve: built-in sample: %w", err)
 	}
+	// The import's buffers, tens of MiB, are garbage now; the collector
+	// would otherwise keep them until the heap doubled, and size the GC
+	// headroom (gcheadroom.Keep) by a live heap the server does not have.
+	runtime.GC()
 	return db, cleanup, nil
 }
 
