@@ -69,6 +69,12 @@ var searchCases = []struct {
 	{"chinese-set-chn-SV1a", catalog.SearchQuery{Q: "皮卡丘", Set: "chn-SV1a"}},
 	{"number-25-set-sv03.5", catalog.SearchQuery{Q: "025", Set: "sv03.5"}},
 	{"nothing-zone-intl", catalog.SearchQuery{Q: "zzqxv", Zone: "intl"}},
+	// Romanized forms and name groups: a Latin keyboard, another language.
+	{"romaji-pikachu-zone-jp", catalog.SearchQuery{Q: "pikachu", Zone: "jp"}},
+	{"pinyin-pikaqiu-zone-chn", catalog.SearchQuery{Q: "pikaqiu", Zone: "chn"}},
+	{"group-charizard-zone-jp", catalog.SearchQuery{Q: "charizard", Zone: "jp"}},
+	{"group-chinese-miaowa-zone-intl", catalog.SearchQuery{Q: "妙蛙", Zone: "intl"}},
+	{"romaji-fushigi", catalog.SearchQuery{Q: "fushigi"}},
 	// Hostile queries: each is cheap to send, and would make a walk of
 	// the whole catalogue if the index did not bound it.
 	{"hostile-common-term-zone-without-it", catalog.SearchQuery{Q: "rge", Zone: "jp", Limit: 1}},
