@@ -13,17 +13,8 @@ import (
 // A bad group is reported with its line and column and left out; the
 // others go on to the Writer.
 func (r *run) readNames(file string, s *scanner) error {
-	line, col := s.start()
-	kind, err := s.kind()
-	if err != nil {
+	if ok, err := r.expectArray(file, s, "", "names", "an array of name groups"); !ok {
 		return err
-	}
-	if kind != "array" {
-		found, err := s.skipValue()
-		if err != nil {
-			return err
-		}
-		return r.report(&RecordError{File: file, Line: line, Column: col, Field: "names", Expected: "an array of name groups", Found: found})
 	}
 	more, err := s.first('[', ']', "an array")
 	for i := 0; err == nil && more; i++ {
@@ -43,16 +34,8 @@ func (r *run) readGroup(file string, s *scanner) error {
 	report := func(line, col int, field, expected, found string) error {
 		return r.report(&RecordError{File: file, Line: line, Column: col, Record: r.recordName(), Field: field, Expected: expected, Found: found})
 	}
-	kind, err := s.kind()
-	if err != nil {
+	if ok, err := r.expectArray(file, s, r.recordName(), "", fmt.Sprintf("a name group: an array of %d to %d names", catalog.MinGroupNames, catalog.MaxGroupNames)); !ok {
 		return err
-	}
-	if kind != "array" {
-		found, err := s.skipValue()
-		if err != nil {
-			return err
-		}
-		return report(line, col, "", fmt.Sprintf("a name group: an array of %d to %d names", catalog.MinGroupNames, catalog.MaxGroupNames), found)
 	}
 	var names []string
 	var places [][3]int // the index, line and column of each name kept

@@ -22,17 +22,8 @@ var errWrite = errors.New("write the new catalogue")
 
 // readArray reads the records of "sets" or "cards".
 func (r *run) readArray(file, member string, s *scanner) error {
-	line, col := s.start()
-	kind, err := s.kind()
-	if err != nil {
+	if ok, err := r.expectArray(file, s, "", member, "an array"); !ok {
 		return err
-	}
-	if kind != "array" {
-		found, err := s.skipValue()
-		if err != nil {
-			return err
-		}
-		return r.report(&RecordError{File: file, Line: line, Column: col, Field: member, Expected: "an array", Found: found})
 	}
 	fields := setFields
 	if member == "cards" {
@@ -62,6 +53,22 @@ func (r *run) readArray(file, member string, s *scanner) error {
 	}
 	r.curMember = ""
 	return err
+}
+
+// expectArray reports whether the value s is at is an array, for the
+// caller to open (scanner.first). Any other value is skipped and reported
+// as the field of record that expected what it says.
+func (r *run) expectArray(file string, s *scanner, record, field, expected string) (bool, error) {
+	line, col := s.start()
+	kind, err := s.kind()
+	if err != nil || kind == "array" {
+		return err == nil, err
+	}
+	found, err := s.skipValue()
+	if err != nil {
+		return false, err
+	}
+	return false, r.report(&RecordError{File: file, Line: line, Column: col, Record: record, Field: field, Expected: expected, Found: found})
 }
 
 // recordName names the record being read, for messages.
