@@ -513,45 +513,6 @@ func (w *Writer) diffSets(add func(kind byte, id []byte, before, after byte) err
 	})
 }
 
-// diffNames compares the name groups of both files, which change as one
-// record: their list, in order.
-func (w *Writer) diffNames(add func(kind byte, id []byte, before, after byte) error) error {
-	cur := w.tx.Bucket(bucketNames).Cursor()
-	return w.prev.read(func(r *reader) error {
-		before, after := zoneNone, zoneNone
-		same := true
-		var k1, v1 []byte
-		if b := r.tx.Bucket(bucketNames); b != nil {
-			c := b.Cursor()
-			k1, v1 = c.First()
-			if k1 != nil {
-				before = zoneAll
-			}
-			k2, v2 := cur.First()
-			for ; k1 != nil || k2 != nil; k1, v1, k2, v2 = next2(c, cur) {
-				if !bytes.Equal(k1, k2) || !bytes.Equal(v1, v2) {
-					same = false
-					break
-				}
-			}
-		}
-		if k, _ := cur.First(); k != nil {
-			after = zoneAll
-		}
-		if before == after && (same || before == zoneNone) {
-			return nil
-		}
-		return add(changeNames, nil, before, after)
-	})
-}
-
-// next2 moves two cursors on.
-func next2(a, b *bolt.Cursor) (ka, va, kb, vb []byte) {
-	ka, va = a.Next()
-	kb, vb = b.Next()
-	return ka, va, kb, vb
-}
-
 // diffCards walks the id index of both files' cards at once, and compares
 // the JSON of each card in both.
 func (w *Writer) diffCards(add func(kind byte, id []byte, before, after byte) error) error {

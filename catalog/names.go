@@ -1,12 +1,15 @@
 package catalog
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	bolt "go.etcd.io/bbolt"
 )
 
 // A name group is one name in several languages and scripts, given by a
@@ -54,6 +57,22 @@ func ValidateGroup(names []string) []FieldError {
 		}
 	}
 	return errs
+}
+
+// AddNames adds a name group (names.go), valid by ValidateGroup. Groups may
+// come before, between or after the cards they name: a card's groups are
+// found when the index is written.
+func (w *Writer) AddNames(names []string) error {
+	if errs := ValidateGroup(names); errs != nil {
+		return fmt.Errorf("write catalogue %s: name group: %w", w.path, errs[0])
+	}
+	id, err := w.groups.add(names)
+	if err != nil {
+		return fmt.Errorf("write catalogue %s: %w", w.path, err)
+	}
+	var key [4]byte
+	w.buf = appendGroupJSON(w.buf[:0], names)
+	return w.putOrdered(bucketNames, appendGroupKey(key[:0], id), w.buf)
 }
 
 // nameGroups are the groups of a catalogue being written: what finding a
@@ -235,4 +254,43 @@ func appendGroupJSON(dst []byte, names []string) []byte {
 		dst = AppendJSONString(dst, n)
 	}
 	return append(dst, ']')
+}
+
+// diffNames compares the name groups of both files, which change as one
+// record: their list, in order.
+func (w *Writer) diffNames(add func(kind byte, id []byte, before, after byte) error) error {
+	cur := w.tx.Bucket(bucketNames).Cursor()
+	return w.prev.read(func(r *reader) error {
+		before, after := zoneNone, zoneNone
+		same := true
+		var k1, v1 []byte
+		if b := r.tx.Bucket(bucketNames); b != nil {
+			c := b.Cursor()
+			k1, v1 = c.First()
+			if k1 != nil {
+				before = zoneAll
+			}
+			k2, v2 := cur.First()
+			for ; k1 != nil || k2 != nil; k1, v1, k2, v2 = next2(c, cur) {
+				if !bytes.Equal(k1, k2) || !bytes.Equal(v1, v2) {
+					same = false
+					break
+				}
+			}
+		}
+		if k, _ := cur.First(); k != nil {
+			after = zoneAll
+		}
+		if before == after && (same || before == zoneNone) {
+			return nil
+		}
+		return add(changeNames, nil, before, after)
+	})
+}
+
+// next2 moves two cursors on.
+func next2(a, b *bolt.Cursor) (ka, va, kb, vb []byte) {
+	ka, va = a.Next()
+	kb, vb = b.Next()
+	return ka, va, kb, vb
 }

@@ -1,0 +1,135 @@
+package catalog
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+	"path/filepath"
+	"strings"
+)
+
+// The search index as the Writer builds it: each card's entry, sorted into
+// ordinal order by the numbers sorter, then written in blocks with the
+// posting lists of every ordinal (docs/SEARCH.md).
+
+// searchText is a card's SearchText, and how many of its bytes are the
+// folded name, which the name groups are found in.
+type searchText struct {
+	text   string
+	folded int
+}
+
+// searchText is SearchText, remembering recent names: most repeat.
+func (w *Writer) searchText(name, language string) searchText {
+	// The key is the name after a byte for the romanization it takes.
+	w.textKey = append(append(w.textKey[:0], romanizeClass(language)), name...)
+	if t, ok := w.folded[string(w.textKey)]; ok {
+		return t
+	}
+	// A copy: the text may be name or a part of it, and name a part of the
+	// record's whole text.
+	folded := Fold(name)
+	t := searchText{text: strings.Clone(folded), folded: len(folded)}
+	if r := Romanize(folded, language); r != "" {
+		t.text = folded + " " + r
+	}
+	if len(w.folded) >= foldCacheSize || w.foldedBytes >= foldCacheBytes {
+		clear(w.folded)
+		w.foldedBytes = 0
+	}
+	w.folded[string(w.textKey)] = t
+	w.foldedBytes += len(w.textKey) + len(t.text)
+	return t
+}
+
+// writeIndex writes the search index entries in ordinal order (zone, number
+// key, id), numbering them, in blocks of indexBlockSize, and the posting
+// lists of those numbers.
+func (w *Writer) writeIndex() error {
+	postings := newPostingBuilder(filepath.Dir(w.path), w.postingLimit)
+	postings.runs.fanIn = w.mergeFanIn
+	defer postings.close()
+	var ord uint32
+	var ends []uint32
+	var data, value []byte
+	var key [4]byte
+	flush := func() error {
+		binary.BigEndian.PutUint32(key[:], (ord-1)/indexBlockSize)
+		value = appendIndexBlock(value[:0], ends, data)
+		ends, data = ends[:0], data[:0]
+		return w.putOrdered(bucketNumbers, key[:], value)
+	}
+	var entry []byte
+	err := w.numbers.each(func(_, sorted []byte) error {
+		var err error
+		if entry, err = w.appendStoredEntry(entry[:0], sorted); err != nil {
+			return fmt.Errorf("write catalogue %s: search index: %w", w.path, err)
+		}
+		e, err := decodeIndexEntry(entry)
+		if err != nil {
+			return fmt.Errorf("write catalogue %s: search index: %w", w.path, err)
+		}
+		w.longestName = max(w.longestName, len(e.name))
+		if err := postings.addCard(ord, &e); err != nil {
+			return fmt.Errorf("write catalogue %s: search index: %w", w.path, err)
+		}
+		data = append(data, entry...)
+		ends = append(ends, uint32(len(data)))
+		if ord == math.MaxUint32 {
+			return fmt.Errorf("write catalogue %s: more than %d cards", w.path, uint32(math.MaxUint32))
+		}
+		ord++
+		if ord%indexBlockSize == 0 {
+			return flush()
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if len(ends) > 0 {
+		if err := flush(); err != nil {
+			return err
+		}
+	}
+	return postings.write(func(key, value []byte) error {
+		return w.putOrdered(bucketPostings, key, value)
+	})
+}
+
+// appendSortedEntry encodes what search needs of a card without reading
+// the card, as the sort of the index holds it: zone, id, set code, the key
+// of its normalized number, the bytes of its folded name, and the text its
+// name is searched by (SearchText), which starts with the folded name.
+func appendSortedEntry(dst []byte, c *Card, numberKey []byte, t searchText) []byte {
+	dst = append(dst, zoneByte(c.Zone))
+	dst = binary.AppendUvarint(dst, uint64(len(c.ID)))
+	dst = append(dst, c.ID...)
+	dst = binary.AppendUvarint(dst, uint64(len(c.SetCode)))
+	dst = append(dst, c.SetCode...)
+	dst = binary.AppendUvarint(dst, uint64(len(numberKey)))
+	dst = append(dst, numberKey...)
+	dst = binary.AppendUvarint(dst, uint64(t.folded))
+	return append(dst, t.text...)
+}
+
+// appendStoredEntry appends the entry the index stores for an entry of the
+// sort: the same fields, the text after them with no length, and the texts
+// of the card's name groups at its end (decodeIndexEntry reads it).
+func (w *Writer) appendStoredEntry(dst, sorted []byte) ([]byte, error) {
+	fields := sorted[1:]
+	for range 3 {
+		var ok bool
+		if _, fields, ok = lengthPrefixed(fields); !ok {
+			return dst, errBadEntry
+		}
+	}
+	head := sorted[:len(sorted)-len(fields)]
+	folded, w8 := binary.Uvarint(fields)
+	if w8 <= 0 || folded > uint64(len(fields)-w8) {
+		return dst, errBadEntry
+	}
+	text := fields[w8:]
+	dst = append(append(dst, head...), text...)
+	return w.groups.appendGroupText(dst, text[:folded]), nil
+}
