@@ -60,7 +60,7 @@ func (s *Server) handleExport(w http.ResponseWriter, r *http.Request, ps httprou
 	var body io.ReadSeeker = plain
 	// The client whose downloads are counted, whose token route.serve
 	// verified.
-	client := clientOf(r.Context())
+	client := clientOf(w)
 	out := &exportWriter{ResponseWriter: w, rc: http.NewResponseController(w), downloads: s.downloads, client: client, head: r.Method == http.MethodHead}
 	defer out.release()
 	tag := valid.tag()

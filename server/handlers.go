@@ -76,40 +76,21 @@ func parseREST[R any](o op.Operation[R], r *http.Request, ps httprouter.Params) 
 	return o.Parse(p)
 }
 
-// pathParams are the path parameters of a route, unescaped, each held as
-// the one value of its name.
-type pathParams struct {
-	names  [2]string
-	values [2][1]string
-	n      int
-	query  op.Values
-}
-
-// Values returns the value of a path parameter, else those of the query.
-func (p *pathParams) Values(name string) []string {
-	for i := range p.n {
-		if p.names[i] == name {
-			return p.values[i][:]
-		}
-	}
-	return p.query[name]
-}
-
 // restParams decodes the parameters of r. The router matched the escaped
 // path (Server.ServeHTTP), so a path parameter may hold an encoded "/"; a
-// catch-all's value (cardId) starts with the "/" before it, which is not
-// part of the parameter, and no other parameter can start with one.
+// catch-all's value (cardId, number) starts with the "/" before it, which
+// is not part of the parameter, and no other parameter can start with one.
 func restParams(r *http.Request, ps httprouter.Params) (op.Params, error) {
-	p := &pathParams{n: min(len(ps), len(pathParams{}.names))}
-	for i := range p.n {
+	var p op.Params
+	for i := range min(len(ps), len(p.Path)) {
 		v, err := url.PathUnescape(strings.TrimPrefix(ps[i].Value, "/"))
 		if err != nil {
-			return nil, op.InvalidWith([]op.ParamError{{Parameter: ps[i].Key, Detail: "is not a valid percent-encoded path segment"}}, nil)
+			return p, op.InvalidWith([]op.ParamError{{Parameter: ps[i].Key, Detail: "is not a valid percent-encoded path segment"}}, nil)
 		}
-		p.names[i], p.values[i][0] = ps[i].Key, v
+		p.Path[i] = op.PathParam{Name: ps[i].Key, Value: v}
 	}
-	q, err := op.DecodeQuery(r.URL.RawQuery)
-	p.query = q
+	var err error
+	p.Values, err = op.DecodeQuery(r.URL.RawQuery)
 	return p, err
 }
 

@@ -115,7 +115,7 @@ type catalogTool struct {
 // call into the operation, the answer with its summary.
 func toolOf[R any](tool *mcp.Tool, o op.Operation[R], summary func(db *catalog.DB, req R, a op.Answer) (string, error)) catalogTool {
 	return catalogTool{tool: tool, answer: func(args toolArgs, db *catalog.DB) ([]byte, string, error) {
-		req, err := o.Parse(args.values)
+		req, err := o.Parse(op.Params{Values: args.values})
 		if err = op.InvalidWith(args.errs, err); err != nil {
 			return nil, "", err
 		}
@@ -195,10 +195,10 @@ func (s *Server) toolError(ctx context.Context, t catalogTool, err error) *mcp.C
 	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: msg}}}
 }
 
-// toolArgs are the arguments of a call as op.Params, and what was wrong
-// with their JSON.
+// toolArgs are the arguments of a call as the values of op.Params, and
+// what was wrong with their JSON.
 type toolArgs struct {
-	values op.Values
+	values map[string][]string
 	errs   []op.ParamError
 }
 
@@ -220,7 +220,7 @@ var errArgumentsNotObject = &op.Error{Kind: op.Invalid, Detail: "the arguments m
 // leave out; arguments the schema does not declare are ignored, like
 // unknown query parameters.
 func decodeToolArgs(raw json.RawMessage, input *jsonschema.Schema) (toolArgs, error) {
-	a := toolArgs{values: op.Values{}}
+	a := toolArgs{values: map[string][]string{}}
 	var args map[string]json.RawMessage
 	var given map[string]int
 	if raw := bytes.TrimSpace(raw); len(raw) > 0 && !bytes.Equal(raw, []byte("null")) {

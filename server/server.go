@@ -242,7 +242,6 @@ func (rt *route) serve(w http.ResponseWriter, r *http.Request, ps httprouter.Par
 		if s.limits != nil && !s.limits.allow(rec, p.ClientID, rt.requestCost(r)) {
 			return
 		}
-		r = r.WithContext(withClient(r.Context(), p.ClientID))
 	}
 	rt.handle(rec, r, ps)
 }

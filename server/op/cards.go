@@ -36,10 +36,7 @@ type GetCardsRequest struct{ IDs []string }
 // MaxIDs of them, none empty. An id asked twice is answered once.
 func ParseGetCards(p Params) (GetCardsRequest, error) {
 	r := reader{p: p}
-	var ids []string
-	if p != nil {
-		ids = p.Values("id")
-	}
+	ids := r.list("id")
 	switch {
 	case ids == nil:
 		r.fail("id", "is required: give 1 to %d card ids, one id parameter each", MaxIDs)

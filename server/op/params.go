@@ -13,21 +13,37 @@ import (
 // Params are the parameters of one request as its transport decoded them:
 // the path and query parameters of a REST request, the arguments of an MCP
 // tool call. Every operation reads them with the same rules
-// (docs/CONTRACT.md, Parameters).
-type Params interface {
-	// Values returns the values given for name, nil when it was not given.
-	Values(name string) []string
+// (docs/CONTRACT.md, Parameters). A Params is passed by value and read in
+// place: reading the parameters of a request allocates nothing.
+type Params struct {
+	// Path holds the parameters of a route's path, unescaped, each given
+	// once; a name here hides the same name in Values.
+	Path [2]PathParam
+	// Values holds the others by name, each as often as it was given.
+	Values map[string][]string
 }
 
-// Values are parameters held in a map, as url.Values holds a query.
-type Values map[string][]string
+// PathParam is one parameter of a route's path.
+type PathParam struct{ Name, Value string }
 
-// Values returns the values given for name.
-func (v Values) Values(name string) []string { return v[name] }
+// lookup returns the first value of name, how many values it has, and all
+// of them when they come from Values.
+func (p *Params) lookup(name string) (first string, n int, all []string) {
+	for _, pp := range p.Path {
+		if pp.Name == name && name != "" {
+			return pp.Value, 1, nil
+		}
+	}
+	all = p.Values[name]
+	if len(all) == 0 {
+		return "", len(all), all
+	}
+	return all[0], len(all), all
+}
 
 // DecodeQuery decodes a raw query string. A query string that cannot be
 // decoded is itself a 400, naming "(query string)".
-func DecodeQuery(raw string) (Values, error) {
+func DecodeQuery(raw string) (map[string][]string, error) {
 	if raw == "" {
 		return nil, nil
 	}
@@ -35,7 +51,7 @@ func DecodeQuery(raw string) (Values, error) {
 	if err != nil {
 		return nil, invalid([]ParamError{{Parameter: "(query string)", Detail: "cannot be decoded: " + err.Error()}})
 	}
-	return Values(values), nil
+	return values, nil
 }
 
 // reader reads the parameters of one request with the rules of
@@ -60,23 +76,30 @@ func (r *reader) err() error {
 	return invalid(r.errs)
 }
 
-// given reports whether name was given at all, once or more.
-func (r *reader) given(name string) bool { return r.p != nil && r.p.Values(name) != nil }
+// given reports whether name was given at all, once or more, or as an
+// empty list of values.
+func (r *reader) given(name string) bool {
+	_, n, all := r.p.lookup(name)
+	return n > 0 || all != nil
+}
 
 // one returns the single value of name, and whether it was given once.
 func (r *reader) one(name string) (string, bool) {
-	if r.p == nil {
-		return "", false
-	}
-	vs := r.p.Values(name)
-	switch len(vs) {
+	v, n, _ := r.p.lookup(name)
+	switch n {
 	case 0:
 		return "", false
 	case 1:
-		return vs[0], true
+		return v, true
 	}
-	r.fail(name, "given %d times; give it once", len(vs))
+	r.fail(name, "given %d times; give it once", n)
 	return "", false
+}
+
+// list returns every value of name, nil when it was not given.
+func (r *reader) list(name string) []string {
+	_, _, all := r.p.lookup(name)
+	return all
 }
 
 // required returns the value of name, which names one record: given once,
