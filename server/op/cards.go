@@ -70,21 +70,18 @@ func ParseGetCards(p Params) (GetCardsRequest, error) {
 // NotFound.
 func getCards(b []byte, db *catalog.DB, req GetCardsRequest) (Answer, error) {
 	var missing []string
-	b = append(b, `{"data":`...)
-	b, n, err := appendCards(b, func(yield func([]byte)) error {
-		return db.Cards(req.IDs, yield, func(id string) { missing = append(missing, id) })
-	})
-	if err != nil {
-		return Answer{}, err
+	cards := cardsOpen(b)
+	if err := db.Cards(req.IDs, cards.add, func(id string) { missing = append(missing, id) }); err != nil {
+		return Answer{}, fromCatalog(err)
 	}
-	b = append(b, `,"notFound":[`...)
+	b = append(cards.b, `],"notFound":[`...)
 	for i, id := range missing {
 		if i > 0 {
 			b = append(b, ',')
 		}
 		b = catalog.AppendJSONString(b, id)
 	}
-	return Answer{Body: append(b, `]}`...), N: n, Missing: len(missing)}, nil
+	return Answer{Body: append(b, `]}`...), N: cards.n, Missing: len(missing)}, nil
 }
 
 // GetSetCardsByNumberRequest asks for the cards of a set that bear one
@@ -106,12 +103,9 @@ func ParseGetSetCardsByNumber(p Params) (GetSetCardsByNumberRequest, error) {
 
 // getSetCardsByNumber appends {"data": [cards]}, ordered by id.
 func getSetCardsByNumber(b []byte, db *catalog.DB, req GetSetCardsByNumberRequest) (Answer, error) {
-	b = append(b, `{"data":`...)
-	b, n, err := appendCards(b, func(yield func([]byte)) error {
-		return db.SetCardsByNumber(req.Code, req.Number, yield)
-	})
-	if err != nil {
-		return Answer{}, err
+	cards := cardsOpen(b)
+	if err := db.SetCardsByNumber(req.Code, req.Number, cards.add); err != nil {
+		return Answer{}, fromCatalog(err)
 	}
-	return Answer{Body: append(b, '}'), N: n}, nil
+	return Answer{Body: append(cards.b, `]}`...), N: cards.n}, nil
 }

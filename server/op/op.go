@@ -42,17 +42,22 @@ var (
 	ListChanges         = Operation[ChangesRequest]{ParseChanges, listChanges}
 )
 
-// appendCards appends the cards fn yields as a JSON array and returns how
-// many there were.
-func appendCards(b []byte, fn func(yield func(card []byte)) error) ([]byte, int, error) {
-	b = append(b, '[')
-	n := 0
-	err := fn(func(card []byte) {
-		if n > 0 {
-			b = append(b, ',')
-		}
-		b = append(b, card...)
-		n++
-	})
-	return append(b, ']'), n, fromCatalog(err)
+// cardArray appends cards to a JSON array as the catalogue yields them:
+// its add is what the catalogue's lookups call. (A method value the
+// lookups do not keep costs no allocation, where a closure handed through
+// a function value would move what it captures to the heap.)
+type cardArray struct {
+	b []byte
+	n int // cards added
 }
+
+func (a *cardArray) add(card []byte) {
+	if a.n > 0 {
+		a.b = append(a.b, ',')
+	}
+	a.b = append(a.b, card...)
+	a.n++
+}
+
+// cardsOpen starts a body of cards: {"data":[.
+func cardsOpen(b []byte) cardArray { return cardArray{b: append(b, `{"data":[`...)} }

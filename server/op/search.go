@@ -43,10 +43,9 @@ func ParseSearch(p Params) (SearchRequest, error) {
 
 // searchCards appends {"data": [cards]}, in printed-number order.
 func searchCards(b []byte, db *catalog.DB, req SearchRequest) (Answer, error) {
-	b = append(b, `{"data":`...)
-	b, n, err := appendCards(b, func(yield func([]byte)) error { return db.Search(req, yield) })
-	if err != nil {
-		return Answer{}, err
+	cards := cardsOpen(b)
+	if err := db.Search(req, cards.add); err != nil {
+		return Answer{}, fromCatalog(err)
 	}
-	return Answer{Body: append(b, '}'), N: n}, nil
+	return Answer{Body: append(cards.b, `]}`...), N: cards.n}, nil
 }

@@ -79,21 +79,16 @@ func ParseListSetCards(p Params) (ListSetCardsRequest, error) {
 
 // listSetCards appends {"data": [cards], "meta": page}.
 func listSetCards(b []byte, db *catalog.DB, req ListSetCardsRequest) (Answer, error) {
-	var a Answer
-	b = append(b, `{"data":`...)
-	b, n, err := appendCards(b, func(yield func([]byte)) (err error) {
-		a.Total, err = db.SetCards(req.Code, req.Page, req.PageSize, yield)
-		return err
-	})
+	cards := cardsOpen(b)
+	total, err := db.SetCards(req.Code, req.Page, req.PageSize, cards.add)
 	if err != nil {
-		return a, err
+		return Answer{}, fromCatalog(err)
 	}
-	b = append(b, `,"meta":{"page":`...)
+	b = append(cards.b, `],"meta":{"page":`...)
 	b = strconv.AppendInt(b, req.Page, 10)
 	b = append(b, `,"pageSize":`...)
 	b = strconv.AppendInt(b, req.PageSize, 10)
 	b = append(b, `,"total":`...)
-	b = strconv.AppendInt(b, a.Total, 10)
-	a.Body, a.N = append(b, `}}`...), n
-	return a, nil
+	b = strconv.AppendInt(b, total, 10)
+	return Answer{Body: append(b, `}}`...), N: cards.n, Total: total}, nil
 }
