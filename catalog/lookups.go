@@ -3,66 +3,33 @@ package catalog
 import (
 	"bytes"
 	"fmt"
-	"slices"
-	"strings"
 )
 
 // Cards calls found with the canonical JSON of each card of ids that the
 // catalogue has, and missing with each id it has not, in the order of ids:
 // one lookup per id (AppendCard's two seeks), all in one read transaction.
-// The lookups are made in key order, the ids' and then the cards', so that
-// neighbours share the pages of the B+tree the seeks descend: a batch of
-// ids drawn from the whole catalogue reads fewer pages than as many
-// lookups one by one. The slice passed to found is valid only until found
-// returns.
+// (Looking them up in key order instead, for neighbours to share the pages
+// the seeks descend, took longer on a million cards: what it saves is
+// little against random ids, and the cards must then be copied to be given
+// in the order asked. docs/BENCHMARKS.md, Lookups.) The slice passed to
+// found is valid only until found returns.
 func (db *DB) Cards(ids []string, found func(card []byte), missing func(id string)) error {
-	type lookup struct {
-		at       int    // in ids
-		key      []byte // the card's key, locator and id; nil when missing
-		from, to int    // the card's JSON in cards
-	}
-	order := make([]lookup, len(ids))
-	for i := range order {
-		order[i].at = i
-	}
-	var cards []byte
 	err := db.read(func(r *reader) error {
-		c := r.cardCursor
-		slices.SortFunc(order, func(a, b lookup) int { return strings.Compare(ids[a.at], ids[b.at]) })
-		var buf [128]byte
-		for i := range order {
-			id := ids[order[i].at]
-			key := appendCardIDKey(buf[:0], id)
-			if k, loc := c.Seek(key); bytes.Equal(k, key) {
-				order[i].key = appendLocatedCardKey(nil, loc, id)
+		for _, id := range ids {
+			card, ok, err := r.card(id)
+			switch {
+			case err != nil:
+				return err
+			case ok:
+				found(card)
+			default:
+				missing(id)
 			}
-		}
-		slices.SortFunc(order, func(a, b lookup) int { return bytes.Compare(a.key, b.key) })
-		for i := range order {
-			key := order[i].key
-			if key == nil {
-				continue
-			}
-			k, v := c.Seek(key)
-			if !bytes.Equal(k, key) {
-				return fmt.Errorf("card %q of the id index is missing", ids[order[i].at])
-			}
-			order[i].from = len(cards)
-			cards = append(cards, v...)
-			order[i].to = len(cards)
 		}
 		return nil
 	})
 	if err != nil {
 		return fmt.Errorf("get %d cards: %w", len(ids), err)
-	}
-	slices.SortFunc(order, func(a, b lookup) int { return a.at - b.at })
-	for _, l := range order {
-		if l.key == nil {
-			missing(ids[l.at])
-		} else {
-			found(cards[l.from:l.to])
-		}
 	}
 	return nil
 }
