@@ -83,25 +83,11 @@ func Import(ctx context.Context, cfg Config) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	dir, base := filepath.Split(dbPath)
-
-	var tmp string
-	if cfg.DryRun {
-		scratch, err := os.MkdirTemp("", "catalogd-dry-run-")
-		if err != nil {
-			return Result{}, fmt.Errorf("import: dry run: %w", err)
-		}
-		defer os.RemoveAll(scratch)
-		tmp = filepath.Join(scratch, base)
-	} else {
-		unlock, err := lockImports(dbPath)
-		if err != nil {
-			return Result{}, err
-		}
-		defer unlock()
-		removeStaleTemps(dir, base)
-		tmp = filepath.Join(dir, fmt.Sprintf(".%s.import-%d", base, os.Getpid()))
+	tmp, release, err := workFile(dbPath, cfg.DryRun)
+	if err != nil {
+		return Result{}, err
 	}
+	defer release()
 	w, err := catalog.Create(tmp)
 	if err != nil {
 		return Result{}, fmt.Errorf("import: %w", err)
@@ -152,10 +138,31 @@ func Import(ctx context.Context, cfg Config) (Result, error) {
 		os.Remove(tmp)
 		return Result{}, fmt.Errorf("import: replace %s: %w", dbPath, err)
 	}
-	if err := syncDir(dir); err != nil {
+	if err := syncDir(filepath.Dir(dbPath)); err != nil {
 		return Result{}, fmt.Errorf("import: %w", err)
 	}
 	return Result{Info: info, Path: dbPath, Unfollowed: unfollowed}, nil
+}
+
+// workFile returns the file a new catalogue for dbPath is written to, and
+// what releases what it took: beside dbPath, under the lock of imports
+// into it (stale files of killed imports removed), or, for a dry run, in a
+// directory of its own, so that nothing is created beside dbPath.
+func workFile(dbPath string, dryRun bool) (tmp string, release func(), err error) {
+	dir, base := filepath.Split(dbPath)
+	if dryRun {
+		scratch, err := os.MkdirTemp("", "catalogd-dry-run-")
+		if err != nil {
+			return "", nil, fmt.Errorf("import: dry run: %w", err)
+		}
+		return filepath.Join(scratch, base), func() { os.RemoveAll(scratch) }, nil
+	}
+	unlock, err := lockImports(dbPath)
+	if err != nil {
+		return "", nil, err
+	}
+	removeStaleTemps(dir, base)
+	return filepath.Join(dir, fmt.Sprintf(".%s.import-%d", base, os.Getpid())), unlock, nil
 }
 
 // catalogueFile returns the absolute path of the file the import replaces:
@@ -487,6 +494,13 @@ func (r *run) readSnapshot(file string, s *scanner) error {
 	if err != nil {
 		return fatal("", err)
 	}
+	return r.endSnapshot(file, s, end, line, col, seen)
+}
+
+// endSnapshot reports what is wrong once a snapshot object, which started
+// at line and col, has been read: more data after it, unless it ended the
+// file, and each required member it lacked.
+func (r *run) endSnapshot(file string, s *scanner, end bool, line, col int, seen map[string]bool) error {
 	if !end {
 		line, col := s.position()
 		return r.report(&RecordError{File: file, Line: line, Column: col, Expected: "the end of the file after the snapshot object", Found: "more data"})
