@@ -157,13 +157,7 @@ func runServe(ctx context.Context, e *env, o serveOptions) error {
 	if err != nil {
 		return err
 	}
-	var dev *auth.DevIssuer
-	if o.dev {
-		if dev, err = o.devIssuer(); err != nil {
-			return err
-		}
-	}
-	verifier, err := o.verifier(ctx, dev, log)
+	dev, verifier, err := o.authenticator(ctx, log)
 	if err != nil {
 		return err
 	}
@@ -301,6 +295,20 @@ func (o *serveOptions) serveMetrics(reg *prometheus.Registry, log *slog.Logger, 
 	srv.Addr = ln.Addr().String()
 	go func() { errc <- srv.Serve(ln) }()
 	return srv, nil
+}
+
+// authenticator returns the dev issuer, with --dev, and the verifier of
+// bearer tokens, which trusts it or the identity provider of --issuer.
+func (o *serveOptions) authenticator(ctx context.Context, log *slog.Logger) (*auth.DevIssuer, *auth.Verifier, error) {
+	var dev *auth.DevIssuer
+	if o.dev {
+		var err error
+		if dev, err = o.devIssuer(); err != nil {
+			return nil, nil, err
+		}
+	}
+	verifier, err := o.verifier(ctx, dev, log)
+	return dev, verifier, err
 }
 
 // verifier checks the bearer tokens of --issuer, or, with --dev, those of
