@@ -2,7 +2,6 @@ package op
 
 import (
 	"errors"
-	"strconv"
 
 	"github.com/catalogd/catalogd/catalog"
 )
@@ -42,15 +41,9 @@ type ParamError struct {
 	Detail    string `json:"detail"`
 }
 
-func (e *Error) Error() string {
-	if e.Kind == Invalid && len(e.Params) > 0 {
-		if len(e.Params) == 1 {
-			return e.Params[0].Parameter + ": " + e.Params[0].Detail
-		}
-		return strconv.Itoa(len(e.Params)) + " invalid parameters"
-	}
-	return e.Detail
-}
+// Error is the detail: for an Invalid error, the one bad parameter, or
+// that there are several (Params names them).
+func (e *Error) Error() string { return e.Detail }
 
 func (e *Error) Unwrap() error { return e.Err }
 

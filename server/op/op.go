@@ -29,11 +29,11 @@ type Answer struct {
 	Missing int
 }
 
-// The operations of docs/CONTRACT.md. ListSets reads a zone filter (MCP's
-// list_sets); the REST route of listSets ignores one (AllSets).
+// The operations of docs/CONTRACT.md. ListSets reads a zone filter, which
+// only MCP's list_sets has: the REST route of listSets takes no parameter
+// and writes the list from the file (SetsParts).
 var (
 	ListSets            = Operation[ListSetsRequest]{ParseListSets, listSets}
-	AllSets             = Operation[ListSetsRequest]{ParseAllSets, listSets}
 	ListSetCards        = Operation[ListSetCardsRequest]{ParseListSetCards, listSetCards}
 	GetCard             = Operation[GetCardRequest]{ParseGetCard, getCard}
 	GetCards            = Operation[GetCardsRequest]{ParseGetCards, getCards}

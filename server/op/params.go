@@ -36,7 +36,7 @@ func (p *Params) lookup(name string) (first string, n int, all []string) {
 	}
 	all = p.Values[name]
 	if len(all) == 0 {
-		return "", len(all), all
+		return "", 0, all
 	}
 	return all[0], len(all), all
 }

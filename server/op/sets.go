@@ -23,10 +23,6 @@ func ParseListSets(p Params) (ListSetsRequest, error) {
 	return req, r.err()
 }
 
-// ParseAllSets reads the REST listSets, which takes no parameters: a zone,
-// if sent, is ignored (docs/CONTRACT.md, Endpoints).
-func ParseAllSets(Params) (ListSetsRequest, error) { return ListSetsRequest{}, nil }
-
 // The envelope of the list of sets, around catalog.DB.SetList.
 var setsOpen, setsClose = []byte(`{"data":`), []byte(`}`)
 
