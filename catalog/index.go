@@ -12,13 +12,6 @@ import (
 // ordinal order by the numbers sorter, then written in blocks with the
 // posting lists of every ordinal (docs/SEARCH.md).
 
-// searchText is a card's SearchText, and how many of its bytes are the
-// folded name, which the name groups are found in.
-type searchText struct {
-	text   string
-	folded int
-}
-
 // searchText is SearchText, remembering recent names: most repeat.
 func (w *Writer) searchText(name, language string) searchText {
 	// The key is the name after a byte for the romanization it takes.
@@ -26,12 +19,11 @@ func (w *Writer) searchText(name, language string) searchText {
 	if t, ok := w.folded[string(w.textKey)]; ok {
 		return t
 	}
-	// A copy: the text may be name or a part of it, and name a part of the
-	// record's whole text.
-	folded := Fold(name)
-	t := searchText{text: strings.Clone(folded), folded: len(folded)}
-	if r := Romanize(folded, language); r != "" {
-		t.text = folded + " " + r
+	t := newSearchText(name, language)
+	if len(t.text) == t.folded {
+		// A copy: the folded name may be name or a part of it, and name a
+		// part of the record's whole text.
+		t.text = strings.Clone(t.text)
 	}
 	if len(w.folded) >= foldCacheSize || w.foldedBytes >= foldCacheBytes {
 		clear(w.folded)

@@ -60,12 +60,22 @@ func Romanize(folded, language string) string {
 // named name (docs/CONTRACT.md, Search): the folded name, then, after a
 // space, its romanized form when it has one. A term holds no space, so it
 // matches within one of the two, never across them.
-func SearchText(name, language string) string {
+func SearchText(name, language string) string { return newSearchText(name, language).text }
+
+// searchText is a card's SearchText, and how many of its bytes are the
+// folded name, which the name groups are found in.
+type searchText struct {
+	text   string
+	folded int
+}
+
+func newSearchText(name, language string) searchText {
 	folded := Fold(name)
+	t := searchText{text: folded, folded: len(folded)}
 	if r := Romanize(folded, language); r != "" {
-		return folded + " " + r
+		t.text = folded + " " + r
 	}
-	return folded
+	return t
 }
 
 // romanizeClass is the byte that tells the romanizations apart: only a
