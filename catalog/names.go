@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -59,7 +60,7 @@ func ValidateGroup(names []string) []FieldError {
 	return errs
 }
 
-// AddNames adds a name group (names.go), valid by ValidateGroup. Groups may
+// AddNames adds a name group, valid by ValidateGroup. Groups may
 // come before, between or after the cards they name: a card's groups are
 // found when the index is written.
 func (w *Writer) AddNames(names []string) error {
@@ -111,23 +112,16 @@ func (g *nameGroups) add(names []string) (uint32, error) {
 		// A group says nothing of its names' languages: Han characters
 		// are read as pinyin, for they are Chinese in every group that
 		// also has a kana name.
-		forms = appendDistinct(forms, folded)
-		if r := Romanize(folded, "zh"); r != "" {
-			forms = appendDistinct(forms, r)
+		if !slices.Contains(forms, folded) {
+			forms = append(forms, folded)
+		}
+		if r := Romanize(folded, "zh"); r != "" && !slices.Contains(forms, r) {
+			forms = append(forms, r)
 		}
 	}
 	g.texts = append(g.texts, strings.Join(forms, " "))
 	g.bytes += size
 	return id, nil
-}
-
-func appendDistinct(list []string, s string) []string {
-	for _, x := range list {
-		if x == s {
-			return list
-		}
-	}
-	return append(list, s)
 }
 
 // appendGroupText appends to text, the search text of a card whose folded
@@ -141,7 +135,7 @@ func (g *nameGroups) appendGroupText(text, folded []byte) []byte {
 	groups := found[:0]
 	eachWholeWords(folded, g.longest, func(words []byte) {
 		for _, id := range g.byName[string(words)] {
-			if !containsID(groups, id) {
+			if !slices.Contains(groups, id) {
 				groups = append(groups, id)
 			}
 		}
@@ -150,15 +144,6 @@ func (g *nameGroups) appendGroupText(text, folded []byte) []byte {
 		text = append(append(text, ' '), g.texts[id]...)
 	}
 	return text
-}
-
-func containsID(ids []uint32, id uint32) bool {
-	for _, x := range ids {
-		if x == id {
-			return true
-		}
-	}
-	return false
 }
 
 // eachWholeWords calls fn with every run of whole words of a folded name,
