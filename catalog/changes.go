@@ -194,11 +194,7 @@ func (db *DB) Changes(q ChangesQuery, fn func(Change) error) (string, error) {
 // every name group.
 func (db *DB) appendRecord(dst []byte, kind byte, id string) ([]byte, error) {
 	if kind == changeNames {
-		tail, err := db.appendNamesTail(nil) // ],"names":[...]}
-		if err != nil || len(tail) < len(`],"names":}`) {
-			return dst, fmt.Errorf("name groups of the list of changes: %v", err)
-		}
-		return append(dst, tail[len(`],"names":`):len(tail)-1]...), nil
+		return db.appendNameGroups(dst)
 	}
 	if kind == changeSet {
 		err := db.read(func(r *reader) error {

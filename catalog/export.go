@@ -108,7 +108,20 @@ func (db *DB) Export(zone string) (*Export, error) {
 // are held while the catalogue is open: they are bounded
 // (MaxNameGroupBytes), and few.
 func (db *DB) appendNamesTail(dst []byte) ([]byte, error) {
+	groups, err := db.appendNameGroups(nil)
+	if err != nil {
+		return nil, fmt.Errorf("export: %w", err)
+	}
 	dst = append(dst, ']')
+	if groups != nil {
+		dst = append(append(dst, `,"names":`...), groups...)
+	}
+	return append(dst, '}'), nil
+}
+
+// appendNameGroups appends the JSON array of the name groups, in the
+// order of the snapshot; nothing when there are none.
+func (db *DB) appendNameGroups(dst []byte) ([]byte, error) {
 	n := 0
 	err := db.db.View(func(tx *bolt.Tx) error {
 		b := tx.Bucket(bucketNames)
@@ -117,7 +130,7 @@ func (db *DB) appendNamesTail(dst []byte) ([]byte, error) {
 		}
 		return b.ForEach(func(_, group []byte) error {
 			if n == 0 {
-				dst = append(dst, `,"names":[`...)
+				dst = append(dst, '[')
 			} else {
 				dst = append(dst, ',')
 			}
@@ -127,12 +140,12 @@ func (db *DB) appendNamesTail(dst []byte) ([]byte, error) {
 		})
 	})
 	if err != nil {
-		return nil, fmt.Errorf("export: name groups: %w", err)
+		return dst, fmt.Errorf("name groups: %w", err)
 	}
 	if n > 0 {
 		dst = append(dst, ']')
 	}
-	return append(dst, '}'), nil
+	return dst, nil
 }
 
 // measureSets returns every set, in list order, with the bytes of its
