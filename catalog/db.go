@@ -63,6 +63,11 @@ type reader struct {
 	entryCursors  [3]*bolt.Cursor // numbers, one for each zone's walk
 	listCursors   cursorPool      // postings, for the walk of long lists
 	postingCursor *bolt.Cursor    // postings
+	groupCursor   *bolt.Cursor    // groups
+	// groupListCursors walk the lists of groups, groupTexts reads their
+	// texts (see groupindex.go).
+	groupListCursors cursorPool
+	groupTexts       groupTexts
 }
 
 // cursorPool hands out cursors of one bucket, kept from call to call: a
@@ -110,6 +115,10 @@ func (db *DB) getReader() (*reader, error) {
 		codeCursor:    tx.Bucket(bucketSetCodes).Cursor(),
 		listCursors:   cursorPool{bucket: tx.Bucket(bucketPostings)},
 		postingCursor: tx.Bucket(bucketPostings).Cursor(),
+		groupCursor:   tx.Bucket(bucketGroups).Cursor(),
+
+		groupListCursors: cursorPool{bucket: tx.Bucket(bucketGroups)},
+		groupTexts:       groupTexts{c: tx.Bucket(bucketGroups).Cursor()},
 	}
 	for i := range r.entryCursors {
 		r.entryCursors[i] = tx.Bucket(bucketNumbers).Cursor()
@@ -205,7 +214,7 @@ func (db *DB) load(tx *bolt.Tx) error {
 		return errors.New("read the longest name: missing or malformed")
 	}
 	db.longestName = int(min(longest, math.MaxInt32))
-	for _, name := range [][]byte{bucketSets, bucketSetCodes, bucketSetOrder, bucketSetLists, bucketCards, bucketNumbers, bucketPostings} {
+	for _, name := range [][]byte{bucketSets, bucketSetCodes, bucketSetOrder, bucketSetLists, bucketCards, bucketNumbers, bucketPostings, bucketGroups} {
 		if tx.Bucket(name) == nil {
 			return fmt.Errorf("bucket %s missing", name)
 		}

@@ -38,8 +38,13 @@ func (w *Writer) searchText(name, language string) searchText {
 // key, id), numbering them, in blocks of indexBlockSize, and the posting
 // lists of those numbers.
 func (w *Writer) writeIndex() error {
+	groups, err := w.writeGroups()
+	if err != nil {
+		return err
+	}
 	postings := newPostingBuilder(filepath.Dir(w.path), w.postingLimit)
 	postings.runs.fanIn = w.mergeFanIn
+	postings.groups = groups
 	defer postings.close()
 	var ord uint32
 	var ends []uint32
@@ -52,7 +57,7 @@ func (w *Writer) writeIndex() error {
 		return w.putOrdered(bucketNumbers, key[:], value)
 	}
 	var entry []byte
-	err := w.numbers.each(func(_, sorted []byte) error {
+	err = w.numbers.each(func(_, sorted []byte) error {
 		var err error
 		if entry, err = w.appendStoredEntry(entry[:0], sorted); err != nil {
 			return fmt.Errorf("write catalogue %s: search index: %w", w.path, err)
@@ -106,8 +111,8 @@ func appendSortedEntry(dst []byte, c *Card, numberKey []byte, t searchText) []by
 }
 
 // appendStoredEntry appends the entry the index stores for an entry of the
-// sort: the same fields, the text after them with no length, and the texts
-// of the card's name groups at its end (decodeIndexEntry reads it).
+// sort: the same fields, then the card's name groups (appendGroupIDs), then
+// the text with no length (decodeIndexEntry reads it).
 func (w *Writer) appendStoredEntry(dst, sorted []byte) ([]byte, error) {
 	fields := sorted[1:]
 	for range 3 {
@@ -122,6 +127,6 @@ func (w *Writer) appendStoredEntry(dst, sorted []byte) ([]byte, error) {
 		return dst, errBadEntry
 	}
 	text := fields[w8:]
-	dst = append(append(dst, head...), text...)
-	return w.groups.appendGroupText(dst, text[:folded]), nil
+	dst = w.groups.appendGroupIDs(append(dst, head...), text[:folded])
+	return append(dst, text...), nil
 }

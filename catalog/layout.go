@@ -26,12 +26,16 @@ import (
 //	           indexBlockSize: 4-byte big-endian ordinal / indexBlockSize ->
 //	           a byte counting the entries of the block, the end of each as
 //	           a 4-byte big-endian offset, then the entries back to back. An
-//	           entry is the zone byte, then the card id, the set code and
-//	           NumberKey(number), each uvarint-prefixed, then the folded name
+//	           entry is the zone byte, then the card id, the set code,
+//	           NumberKey(number) and the card's name groups (uvarint group
+//	           indexes), each uvarint-prefixed, then the search text
+//	           (SearchText: the folded name and its romanized form)
 //	postings   posting lists, each under its list key: a kind byte ("t"
-//	           a trigram of folded names, "g" a bigram of them, "r" one
+//	           a trigram of search texts, "g" a bigram of them, "r" one
 //	           character of them, "n" a NumberKey, "s" a zone byte and set
-//	           code), then that term,
+//	           code, "m" a 4-byte big-endian group index, "T", "B", "R" a
+//	           trigram, bigram or character of the texts of more than
+//	           maxGroupLists name groups: their cards), then that term,
 //	           uvarint-length-prefixed. The list key -> uvarint count of
 //	           the list; list key + 4-byte big-endian last ordinal of a
 //	           block -> the block: a kind byte, then its first ordinal
@@ -45,6 +49,12 @@ import (
 //	           JSON, which lay out an export (see export.go); optional
 //	names      4-byte big-endian index of a name group, in the order of
 //	           the snapshot -> the group's JSON array of names (names.go)
+//	groups     the name groups' search index (groupindex.go): lists of
+//	           group indexes under the keys of trigrams, bigrams and
+//	           characters ("t", "g", "r") of the groups' texts, stored as
+//	           postings stores lists of ordinals; "x" + 4-byte big-endian
+//	           group index -> the group's text: its names, folded, and
+//	           their romanized forms, joined by spaces
 //
 // Each card's JSON is stored once, grouped by set and in printed-number
 // order within its set: a page of a set is one contiguous range of
@@ -62,6 +72,7 @@ var (
 	bucketNumbers  = []byte("numbers")
 	bucketPostings = []byte("postings")
 	bucketNames    = []byte("names")
+	bucketGroups   = []byte("groups")
 
 	keyFormat      = []byte("format")
 	keyInfo        = []byte("info")
@@ -86,8 +97,9 @@ const indexBlockSize = 16
 // once and maps ids to it; catalogd/3 orders the search index by zone and
 // stores posting lists in blocks; catalogd/4 adds lists of trigrams;
 // catalogd/5 searches a name by its romanized form too (SearchText), and
-// by the names of its name groups, which it keeps (names.go).
-const formatVersion = "catalogd/5"
+// by the names of its name groups, which it keeps (names.go); catalogd/6
+// indexes each name group once (groupindex.go).
+const formatVersion = "catalogd/6"
 
 // Errors of the catalogue. Callers compare with errors.Is.
 var (

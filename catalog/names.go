@@ -83,6 +83,7 @@ type nameGroups struct {
 	byName  map[string][]uint32 // a folded name -> the groups that have it
 	texts   []string            // each group's names, folded, and their romanized forms
 	longest int                 // bytes of the longest folded name
+	lengths []bool              // whether a folded name has that many bytes
 	bytes   int                 // of the names as given
 }
 
@@ -109,41 +110,23 @@ func (g *nameGroups) add(names []string) (uint32, error) {
 			g.byName[folded] = append(ids, id)
 		}
 		g.longest = max(g.longest, len(folded))
+		if len(g.lengths) <= len(folded) {
+			g.lengths = append(g.lengths, make([]bool, len(folded)+1-len(g.lengths))...)
+		}
+		g.lengths[len(folded)] = true
 		// A group says nothing of its names' languages: Han characters
 		// are read as pinyin, for they are Chinese in every group that
 		// also has a kana name.
 		if !slices.Contains(forms, folded) {
 			forms = append(forms, folded)
 		}
-		if r := Romanize(folded, "zh"); r != "" && !slices.Contains(forms, r) {
+		if r := changedWords(folded, Romanize(folded, "zh")); r != "" && !slices.Contains(forms, r) {
 			forms = append(forms, r)
 		}
 	}
 	g.texts = append(g.texts, strings.Join(forms, " "))
 	g.bytes += size
 	return id, nil
-}
-
-// appendGroupText appends to text, the search text of a card whose folded
-// name is folded, the text of each group the card belongs to, each after a
-// space and once.
-func (g *nameGroups) appendGroupText(text, folded []byte) []byte {
-	if len(g.texts) == 0 {
-		return text
-	}
-	var found [8]uint32
-	groups := found[:0]
-	eachWholeWords(folded, g.longest, func(words []byte) {
-		for _, id := range g.byName[string(words)] {
-			if !slices.Contains(groups, id) {
-				groups = append(groups, id)
-			}
-		}
-	})
-	for _, id := range groups {
-		text = append(append(text, ' '), g.texts[id]...)
-	}
-	return text
 }
 
 // eachWholeWords calls fn with every run of whole words of a folded name,
@@ -154,28 +137,32 @@ func (g *nameGroups) appendGroupText(text, folded []byte) []byte {
 // "リザードン", "dark charizard" holds "charizard", "nidoran♀ ex" holds
 // "nidoran♀", and "mewtwo" does not hold "mew".
 func eachWholeWords(folded []byte, maxLen int, fn func(words []byte)) {
-	var bounds [32]int
-	starts := bounds[:0]
+	// One pass finds where a run may start and where it may end; the
+	// runs are the pairs of those.
+	var startsBuf, endsBuf [32]int
+	starts, ends := startsBuf[:0], endsBuf[:0]
 	prev := rune(-1)
 	for i, r := range string(folded) {
-		if !unicode.IsSpace(r) && (prev < 0 || isBoundary(prev, r)) {
+		bound := prev < 0 || isBoundary(prev, r)
+		if bound && prev >= 0 && !unicode.IsSpace(prev) {
+			ends = append(ends, i)
+		}
+		if bound && !unicode.IsSpace(r) {
 			starts = append(starts, i)
 		}
 		prev = r
 	}
+	if prev >= 0 && !unicode.IsSpace(prev) {
+		ends = append(ends, len(folded))
+	}
 	for _, s := range starts {
-		prev := rune(-1)
-		for j, r := range string(folded[s:]) {
-			if j > maxLen {
+		for _, e := range ends {
+			if e-s > maxLen {
 				break
 			}
-			if prev >= 0 && !unicode.IsSpace(prev) && isBoundary(prev, r) {
-				fn(folded[s : s+j])
+			if e > s {
+				fn(folded[s:e])
 			}
-			prev = r
-		}
-		if len(folded)-s <= maxLen && !unicode.IsSpace(prev) {
-			fn(folded[s:])
 		}
 	}
 }
@@ -189,6 +176,9 @@ func isBoundary(a, b rune) bool {
 // isNameSeparator reports whether r separates words: white space,
 // punctuation or a symbol.
 func isNameSeparator(r rune) bool {
+	if letterBlock(r) != 0 {
+		return false
+	}
 	return unicode.IsSpace(r) || unicode.IsPunct(r) || unicode.IsSymbol(r)
 }
 
@@ -211,6 +201,9 @@ func scriptOf(r rune) int {
 		}
 		return 0
 	}
+	if s := letterBlock(r); s != 0 {
+		return s
+	}
 	for i, t := range scripts {
 		if unicode.Is(t, r) {
 			if t == unicode.Hiragana {
@@ -221,6 +214,21 @@ func scriptOf(r rune) int {
 	}
 	if unicode.IsLetter(r) {
 		return len(scripts) + 1
+	}
+	return 0
+}
+
+// letterBlock returns the script of r when r is in a range of letters of
+// one script that most names of the catalogue are written in (Han
+// ideographs, katakana, hiragana), and 0 otherwise: it spares the search of
+// Unicode's tables for nearly every character of a Japanese or Chinese
+// name.
+func letterBlock(r rune) int {
+	switch {
+	case 0x4E00 <= r && r <= 0x9FFF:
+		return 4 // unicode.Han in scripts
+	case 0x30A1 <= r && r <= 0x30FA, 0x3041 <= r && r <= 0x3096:
+		return 2 // kana
 	}
 	return 0
 }

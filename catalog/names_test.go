@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	bolt "go.etcd.io/bbolt"
 )
 
 func TestEachWholeWords(t *testing.T) {
@@ -276,5 +278,36 @@ func TestNameGroupsChangeAndExport(t *testing.T) {
 			t.Errorf("step %d: export names the groups: %v, with %d groups", i, hasNames, len(g))
 		}
 		prev = db
+	}
+}
+
+// A name group whose text is missing from the file (a damaged file) fails
+// a search that needs it, naming the group, rather than answer without it.
+func TestSearchReportsAMissingGroup(t *testing.T) {
+	sets, cards, groups := groupedSnapshot()
+	path := writeGroupedCatalogue(t, sets, cards, groups)
+	bdb, err := bolt.Open(path, 0o600, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = bdb.Update(func(tx *bolt.Tx) error {
+		// Charizard's group, the third.
+		return tx.Bucket(bucketGroups).Delete(appendGroupTextKey(nil, 2))
+	})
+	if err2 := bdb.Close(); err == nil {
+		err = err2
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	db := openCatalogue(t, path)
+	err = db.Search(SearchQuery{Q: "charizard", Zone: ZoneJP, Limit: 10}, func([]byte) {})
+	if err == nil || !strings.Contains(err.Error(), "name group 2 is missing") {
+		t.Errorf("search with a group missing: %v, want the group named", err)
+	}
+	// A search that needs no group answers.
+	var got []string
+	if err := db.Search(SearchQuery{Q: "mewtwo", Zone: ZoneIntl, Limit: 10}, func(card []byte) { got = append(got, cardIDOf(t, card)) }); err != nil || !slices.Equal(got, []string{"intl-a-5"}) {
+		t.Errorf("mewtwo: %q, %v", got, err)
 	}
 }

@@ -101,7 +101,11 @@ type postingBuilder struct {
 	// names holds, for recent folded names, the chunks of their bigrams
 	// and characters: names repeat, and finding a name's lists once saves
 	// a lookup per bigram for every other card of that name.
-	names      map[string][]*postingChunk
+	names map[string][]*postingChunk
+	// groups names the lists of a group's cards; byGroup holds, for the
+	// groups met since the last spill, the chunks of those lists.
+	groups     *groupLists
+	byGroup    map[uint32][]*postingChunk
 	lastNumber []byte // the number key last added, whose list is numberList:
 	numberList *postingChunk
 	key        []byte
@@ -116,7 +120,7 @@ const postingListCost = 96
 const nameCacheSize = 1 << 14
 
 func newPostingBuilder(dir string, limit int) *postingBuilder {
-	return &postingBuilder{dir: dir, limit: limit, runs: sortedRuns{fanIn: mergeFanIn}, lists: make(map[string]*postingChunk), chars: make(map[uint64]*postingChunk), names: make(map[string][]*postingChunk)}
+	return &postingBuilder{dir: dir, limit: limit, runs: sortedRuns{fanIn: mergeFanIn}, lists: make(map[string]*postingChunk), chars: make(map[uint64]*postingChunk), names: make(map[string][]*postingChunk), byGroup: make(map[uint32][]*postingChunk)}
 }
 
 // gramKinds is the kind of the list of a gram of one, two and three
@@ -197,11 +201,9 @@ func (b *postingBuilder) addCard(ord uint32, e *indexEntry) error {
 	b.mem += b.numberList.add(ord)
 	lists, ok := b.names[string(e.name)]
 	if !ok {
-		for n := 1; n <= 3; n++ {
-			eachGram(e.name, n, func(gram []byte) {
-				lists = append(lists, b.charList(gramKinds[n], gram))
-			})
-		}
+		eachShortGram(e.name, func(n int, gram []byte) {
+			lists = append(lists, b.charList(gramKinds[n], gram))
+		})
 		if len(b.names) >= nameCacheSize {
 			clear(b.names)
 		}
@@ -211,6 +213,39 @@ func (b *postingBuilder) addCard(ord uint32, e *indexEntry) error {
 	for _, l := range lists {
 		b.mem += l.add(ord)
 	}
+	bad := false
+	ok = eachGroupID(e.groups, func(id uint32) bool {
+		if bad = b.groups == nil || int(id) >= len(b.groups.texts); bad {
+			return false
+		}
+		lists, held := b.byGroup[id]
+		if !held {
+			b.groups.eachKey(id, func(key []byte) { lists = append(lists, b.list(key)) })
+			b.byGroup[id] = lists
+			b.mem += 8*len(lists) + postingListCost
+		}
+		for _, l := range lists {
+			b.mem += l.add(ord)
+		}
+		return true
+	})
+	if !ok || bad {
+		return errBadEntry
+	}
+	return nil
+}
+
+// addGrams adds id to the lists of the grams of text, ids coming in
+// increasing order: the groups' texts over group indexes.
+func (b *postingBuilder) addGrams(id uint32, text []byte) error {
+	if b.mem >= b.limit {
+		if err := b.spill(); err != nil {
+			return err
+		}
+	}
+	eachShortGram(text, func(n int, gram []byte) {
+		b.mem += b.charList(gramKinds[n], gram).add(id)
+	})
 	return nil
 }
 
@@ -233,6 +268,27 @@ func eachGram(text []byte, n int, fn func(gram []byte)) {
 		}
 		_, w := utf8.DecodeRune(text)
 		text = text[w:]
+	}
+}
+
+// eachShortGram calls fn with every run of one, two and three neighbouring
+// characters of a text that holds no space, and its length n: what
+// eachGram gives for each n, in one pass.
+func eachShortGram(text []byte, fn func(n int, gram []byte)) {
+	var starts [3]int // of the last three characters, the latest last
+	n := 0            // characters since the last space, up to three
+	for i := 0; i < len(text); {
+		_, w := utf8.DecodeRune(text[i:])
+		if text[i] == ' ' {
+			n, i = 0, i+w
+			continue
+		}
+		starts[0], starts[1], starts[2] = starts[1], starts[2], i
+		n = min(n+1, 3)
+		for k := 1; k <= n; k++ {
+			fn(k, text[starts[3-k]:i+w])
+		}
+		i += w
 	}
 }
 
@@ -262,6 +318,7 @@ func (b *postingBuilder) reset() {
 	b.lists = make(map[string]*postingChunk)
 	b.chars = make(map[uint64]*postingChunk)
 	clear(b.names)
+	clear(b.byGroup)
 	b.numberList = nil
 	b.mem = 0
 }
@@ -311,7 +368,7 @@ func writeChunk(w *bufio.Writer, key []byte, c *postingChunk) {
 // close releases the runs.
 func (b *postingBuilder) close() {
 	b.runs.close()
-	b.lists, b.chars, b.names = nil, nil, nil
+	b.lists, b.chars, b.names, b.byGroup = nil, nil, nil, nil
 }
 
 // write writes every list, in key order, through put.

@@ -2,6 +2,7 @@ package catalog
 
 import (
 	"strings"
+	"sync"
 	"unicode"
 
 	"github.com/mozillazg/go-pinyin"
@@ -40,8 +41,8 @@ func Romanize(folded, language string) string {
 			}
 			b.WriteString(syllable)
 		case chinese && unicode.Is(unicode.Han, r):
-			if p := pinyin.SinglePinyin(r, pinyinArgs); len(p) > 0 {
-				b.WriteString(p[0])
+			if p := pinyinOf(r); p != "" {
+				b.WriteString(p)
 			} else {
 				b.WriteRune(r)
 			}
@@ -58,8 +59,9 @@ func Romanize(folded, language string) string {
 
 // SearchText is the text a search term is matched against for a card
 // named name (docs/CONTRACT.md, Search): the folded name, then, after a
-// space, its romanized form when it has one. A term holds no space, so it
-// matches within one of the two, never across them.
+// space, the words of its romanized form that romanizing changed. A term
+// holds no space, so it matches within one word: a word the same in both
+// forms is matched in the name, and indexed once.
 func SearchText(name, language string) string { return newSearchText(name, language).text }
 
 // searchText is a card's SearchText, and how many of its bytes are the
@@ -72,10 +74,32 @@ type searchText struct {
 func newSearchText(name, language string) searchText {
 	folded := Fold(name)
 	t := searchText{text: folded, folded: len(folded)}
-	if r := Romanize(folded, language); r != "" {
+	if r := changedWords(folded, Romanize(folded, language)); r != "" {
 		t.text = folded + " " + r
 	}
 	return t
+}
+
+// changedWords returns the words of romanized, the romanized form of
+// folded, that differ from folded's, joined by spaces: Romanize keeps
+// every space, so the words of both line up.
+func changedWords(folded, romanized string) string {
+	if romanized == "" {
+		return ""
+	}
+	var b strings.Builder
+	for word := range strings.SplitSeq(romanized, " ") {
+		before, rest, _ := strings.Cut(folded, " ")
+		folded = rest
+		if word == before {
+			continue
+		}
+		if b.Len() > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(word)
+	}
+	return b.String()
 }
 
 // romanizeClass is the byte that tells the romanizations apart: only a
@@ -90,6 +114,24 @@ func romanizeClass(language string) byte {
 func isChinese(language string) bool {
 	return len(language) >= 2 && strings.EqualFold(language[:2], "zh")
 }
+
+// pinyinOf returns the toneless pinyin of a Han character, or "" when the
+// dictionary has none. The dictionary's answer costs a few allocations,
+// and an import asks for every character of every Chinese name: each
+// character's is kept once found (there are some 40,000).
+func pinyinOf(r rune) string {
+	if p, ok := pinyinFound.Load(r); ok {
+		return p.(string)
+	}
+	p := ""
+	if all := pinyin.SinglePinyin(r, pinyinArgs); len(all) > 0 {
+		p = all[0]
+	}
+	pinyinFound.Store(r, p)
+	return p
+}
+
+var pinyinFound sync.Map // rune -> string
 
 // pinyinArgs asks for the first (most common) reading of a character,
 // without tones: a toneless syllable is what a Latin keyboard types.

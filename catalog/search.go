@@ -60,7 +60,8 @@ type indexEntry struct {
 	id      []byte
 	setCode []byte
 	number  []byte // the key of the normalized printed number
-	name    []byte
+	groups  []byte // the card's name groups, uvarint group indexes
+	name    []byte // the search text: SearchText of the name
 }
 
 var errBadEntry = errors.New("malformed search index entry")
@@ -71,11 +72,12 @@ func decodeIndexEntry(v []byte) (indexEntry, error) {
 		return e, errBadEntry
 	}
 	e.zone = v[0]
-	var ok1, ok2, ok3 bool
+	var ok1, ok2, ok3, ok4 bool
 	e.id, v, ok1 = lengthPrefixed(v[1:])
 	e.setCode, v, ok2 = lengthPrefixed(v)
 	e.number, v, ok3 = lengthPrefixed(v)
-	if !ok1 || !ok2 || !ok3 {
+	e.groups, v, ok4 = lengthPrefixed(v)
+	if !ok1 || !ok2 || !ok3 || !ok4 {
 		return e, errBadEntry
 	}
 	e.name = v
@@ -96,12 +98,13 @@ func (e *indexEntry) appendCardKey(dst []byte) []byte {
 	return appendCardKey(dst, e.zone, e.setCode, e.number, e.id)
 }
 
-// matches reports whether every term is a substring of the folded name or
-// equals the normalized printed number.
-func (e *indexEntry) matches(terms []term) bool {
+// matches reports whether every term is a substring of the search text,
+// equals the normalized printed number, or is a substring of the text of
+// one of the card's name groups.
+func (e *indexEntry) matches(terms []term, groups *groupTexts) bool {
 	for i := range terms {
 		t := &terms[i]
-		if !bytes.Contains(e.name, t.text) && string(e.number) != t.number {
+		if !bytes.Contains(e.name, t.text) && string(e.number) != t.number && !groups.anyHolds(e.groups, t.text) {
 			return false
 		}
 	}
@@ -135,20 +138,25 @@ func (db *DB) Search(q SearchQuery, fn func(card []byte)) error {
 				return err
 			}
 		}
-		p := planSearch(r.postingCursor, sets, terms, db.longestName)
+		r.listCursors.reset()
+		r.groupListCursors.reset()
+		r.groupTexts.damaged = nil
+		p := planSearch(r, sets, terms, db.longestName)
+		if p.damaged == nil {
+			p.damaged = cmp.Or(r.groupListCursors.damaged, r.groupTexts.damaged)
+		}
 		if p.damaged != nil {
 			return p.damaged
 		}
-		r.listCursors.reset()
 		var walks []*zoneWalk
 		for z, zr := range db.zoneOrdinals {
 			if (zone < 0 || z == zone) && zr.lo < zr.hi && inZone(sets, z) {
 				walks = append(walks, &zoneWalk{driver: p.driver(&r.listCursors, db.denseList), entries: indexBlocks{c: r.entryCursors[z]}, next: zr.lo, hi: zr.hi})
 			}
 		}
-		err := merge(walks, r.cardCursor, q.Limit, func(e *indexEntry) bool { return inSets(sets, e) && e.matches(terms) }, fn)
+		err := merge(walks, r.cardCursor, q.Limit, func(e *indexEntry) bool { return inSets(sets, e) && e.matches(terms, &r.groupTexts) }, fn)
 		if err == nil {
-			err = r.listCursors.damaged
+			err = cmp.Or(r.listCursors.damaged, r.groupTexts.damaged)
 		}
 		return err
 	})
@@ -362,14 +370,18 @@ type searchPlan struct {
 
 // termRef is the lists of one term: the cards whose names hold two of its
 // trigrams, the rarest first (its bigram or its character, for a shorter
-// term), and those whose number is the term.
+// term), those whose number is the term, and those of the name groups
+// that hold it (see planGroups).
 type termRef struct {
-	term   *term
-	byName []listRef
-	number listRef
+	term     *term
+	byName   []listRef
+	number   listRef
+	byGroup  []listRef
+	byGrams  bool   // byGroup is intersected, not united
+	inGroups uint64 // the most cards byGroup names
 }
 
-func (t *termRef) count() uint64 { return t.byName[0].count + t.number.count }
+func (t *termRef) count() uint64 { return t.byName[0].count + t.number.count + t.inGroups }
 
 // maxDriverTerms is the most terms whose lists a search intersects; the
 // others are checked on the cards the intersection names, where more lists
@@ -380,18 +392,19 @@ const maxDriverTerms = 3
 // filtered sets, and for each term two of its trigrams (see
 // appendRarestApart) together with its number. The walk intersects the
 // shortest few, shortest first.
-func planSearch(c *bolt.Cursor, sets []storedSet, terms []term, longestName int) searchPlan {
+func planSearch(r *reader, sets []storedSet, terms []term, longestName int) searchPlan {
 	var p searchPlan
 	var key []byte
 	var grams []gramList
 	byName := make([]listRef, 0, 2*len(terms)) // every term's, two at most each
-	ref := func(key []byte) listRef {
+	refIn := func(c *bolt.Cursor, key []byte) listRef {
 		l, err := readListRef(c, key)
 		if p.damaged == nil {
 			p.damaged = err
 		}
 		return l
 	}
+	ref := func(key []byte) listRef { return refIn(r.postingCursor, key) }
 	for _, set := range sets {
 		p.sets = append(p.sets, ref(appendSetPostingKey(key[:0], set.zone(), set.code)))
 	}
@@ -433,6 +446,7 @@ func planSearch(c *bolt.Cursor, sets []storedSet, terms []term, longestName int)
 			break
 		}
 		tr.number = ref(appendListKey(key[:0], postingNumber, tr.term.number))
+		tr.byGroup, tr.byGrams, tr.inGroups = planGroups(r, tr.term, refIn)
 		i, _ := slices.BinarySearchFunc(drivers, tr.count(), func(d termRef, n uint64) int { return cmp.Compare(d.count(), n+1) })
 		drivers = slices.Insert(drivers, i, tr)[:min(maxDriverTerms, len(drivers)+1)]
 	}
@@ -482,7 +496,7 @@ func abs(n int) int { return max(n, -n) }
 func (p *searchPlan) driver(c *cursorPool, dense uint64) ordinals {
 	n := len(p.sets)
 	for _, t := range p.terms {
-		n += len(t.byName) + 1
+		n += len(t.byName) + 1 + len(t.byGroup)
 	}
 	// One allocation for every list: the capacity is exact, so appends
 	// never move the lists the ordinals point to.
@@ -504,9 +518,9 @@ func (p *searchPlan) driver(c *cursorPool, dense uint64) ordinals {
 		in = append(in, sets)
 	}
 	for _, t := range p.terms {
-		if t.number.count == 0 {
-			// No card has the term as its number: its gram lists join
-			// the intersection itself.
+		if t.number.count == 0 && t.inGroups == 0 {
+			// No card has the term as its number, nor in a group: its
+			// gram lists join the intersection itself.
 			for _, l := range t.byName {
 				in = append(in, list(l))
 			}
@@ -516,7 +530,21 @@ func (p *searchPlan) driver(c *cursorPool, dense uint64) ordinals {
 		for i, l := range t.byName {
 			byName[i] = list(l)
 		}
-		in = append(in, union{byName, list(t.number)})
+		either := union{byName, list(t.number)}
+		switch {
+		case t.inGroups == 0:
+		case t.byGrams:
+			byGrams := make(intersection, len(t.byGroup))
+			for i, l := range t.byGroup {
+				byGrams[i] = list(l)
+			}
+			either = append(either, byGrams)
+		default:
+			for _, l := range t.byGroup {
+				either = append(either, list(l))
+			}
+		}
+		in = append(in, either)
 	}
 	if len(slab) > 1 && p.shortest() >= dense {
 		return &windowed{in: in}
