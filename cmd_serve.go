@@ -75,6 +75,8 @@ type serveOptions struct {
 	gcHeadroom  int // MiB
 	maxConns    int
 	maxDownload int
+	accessLog   string
+	slowRequest time.Duration
 	dev         bool
 	devClientID string
 	devSecret   string
@@ -107,6 +109,8 @@ built-in sample catalogue when --db does not exist and issues its own tokens.`,
 	f.StringVar(&o.metricsAddr, "metrics-addr", "", "address for Prometheus metrics (off when empty)")
 	f.IntVar(&o.maxConns, "max-conns", defaultMaxConns, "connections served at once; more wait to be accepted (0: no limit)")
 	f.IntVar(&o.maxDownload, "max-downloads", server.DefaultMaxDownloads, "exports sent at once, about 2 MB each; one more is answered 503")
+	f.StringVar(&o.accessLog, "access-log", "all", "requests the access log writes: all, errors (status 400 or more, an answer cut short, or slower than --slow-request), sample:N (those, and 1 in N of the others) or none; the metrics count every request")
+	f.DurationVar(&o.slowRequest, "slow-request", server.DefaultSlowRequest, "duration from which --access-log errors and sample:N write a request")
 	f.Float64Var(&o.rateLimit, "rate-limit", 0, "requests per second each client may make (off when 0)")
 	f.IntVar(&o.rateBurst, "rate-burst", 0, "requests a client may make at once (default: one second's worth, at least 1)")
 	f.IntVar(&o.answerCache, "answer-cache-mb", server.DefaultAnswerCache>>20, "MiB of recent answers of pages of a set, searches and change lists kept in memory (0: none)")
@@ -153,17 +157,18 @@ func runServe(ctx context.Context, e *env, o serveOptions) error {
 	defer cleanup()
 	live := catalog.NewLive(db)
 	defer live.Close()
-	reg, metrics, err := newMetrics(live)
+	reg, metrics, err := newMetrics(live, logs)
 	if err != nil {
 		return err
 	}
+	accessLog, _ := o.accessLogPolicy() // checked
 	dev, verifier, err := o.authenticator(ctx, log)
 	if err != nil {
 		return err
 	}
 	defer verifier.Close()
 	api, err := server.New(server.Config{Catalog: live, BaseURL: o.baseURL, Audience: o.audience,
-		Logger: log, AccessLog: logs.Batched(), Metrics: metrics, RateLimit: o.rateLimits(),
+		Logger: log, AccessLog: logs.Batched(), AccessLogPolicy: accessLog, Metrics: metrics, RateLimit: o.rateLimits(),
 		AnswerCache: o.answerCacheBytes(), MaxDownloads: o.maxDownload, Auth: verifier, DevIssuer: dev,
 		AuthorizationServers: []string{o.authURL}})
 	if err != nil {
@@ -267,10 +272,13 @@ func (o *serveOptions) listen(log *slog.Logger) (net.Listener, *httpsFront, erro
 }
 
 // newMetrics registers the process's and catalogd's series.
-func newMetrics(live *catalog.Live) (*prometheus.Registry, *server.Metrics, error) {
+func newMetrics(live *catalog.Live, logs *logbuf.Writer) (*prometheus.Registry, *server.Metrics, error) {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	metrics, err := server.NewMetrics(reg, live)
+	if err == nil {
+		err = metrics.CountDroppedLogLines(reg, logs.Dropped)
+	}
 	if err != nil {
 		return nil, nil, fmt.Errorf("serve: %w", err)
 	}
@@ -415,6 +423,9 @@ func (o *serveOptions) check() error {
 	if o.maxDownload < 1 {
 		return usageErrorf("serve: --max-downloads %d: want 1 or more", o.maxDownload)
 	}
+	if _, err := o.accessLogPolicy(); err != nil {
+		return usageErrorf("serve: %v", err)
+	}
 	if o.maxConns < 0 {
 		return usageErrorf("serve: --max-conns %d: want a number of connections (0 for no limit)", o.maxConns)
 	}
@@ -434,6 +445,19 @@ func (o *serveOptions) check() error {
 		}
 	}
 	return o.tls.check(o.dev, o.addr)
+}
+
+// accessLogPolicy reads --access-log and --slow-request.
+func (o *serveOptions) accessLogPolicy() (server.AccessLogPolicy, error) {
+	p, err := server.ParseAccessLog(o.accessLog)
+	if err != nil {
+		return p, fmt.Errorf("--access-log %w", err)
+	}
+	if o.slowRequest <= 0 {
+		return p, fmt.Errorf("--slow-request %v: want a positive duration", o.slowRequest)
+	}
+	p.Slow = o.slowRequest
+	return p, nil
 }
 
 func isLoopback(host string) bool {

@@ -3,9 +3,15 @@ package server
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"log/slog"
+	"net/http"
+	"slices"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 // TestAccessLineMatchesSlog encodes hostile values and checks the line
@@ -94,5 +100,104 @@ func TestAppendRFC3339NanoIsTimeFormat(t *testing.T) {
 	appendRFC3339Nano(nil, at)
 	if got, want := string(appendRFC3339Nano(nil, base)), base.Format(time.RFC3339Nano); got != want {
 		t.Errorf("same second in UTC after CET: %s, want %s", got, want)
+	}
+}
+
+func TestParseAccessLog(t *testing.T) {
+	for in, want := range map[string]AccessLogPolicy{
+		"all":        {Mode: AccessLogAll},
+		"errors":     {Mode: AccessLogErrors},
+		"none":       {Mode: AccessLogNone},
+		"sample:1":   {Mode: AccessLogSample, Every: 1},
+		"sample:100": {Mode: AccessLogSample, Every: 100},
+	} {
+		got, err := ParseAccessLog(in)
+		if err != nil || got != want {
+			t.Errorf("ParseAccessLog(%q) = %+v, %v; want %+v", in, got, err, want)
+		}
+		if got.String() != in {
+			t.Errorf("%+v.String() = %q, want %q", got, got.String(), in)
+		}
+	}
+	for _, in := range []string{"", "All", "sample", "sample:", "sample:0", "sample:-1", "sample:x", "sample:99999999999", "errors ", "debug"} {
+		if _, err := ParseAccessLog(in); err == nil || !strings.Contains(err.Error(), "want all, errors, sample:N") {
+			t.Errorf("ParseAccessLog(%q): %v, want the choices named", in, err)
+		}
+	}
+}
+
+// Each policy writes the lines it says, through the real server, and the
+// metrics count every request, written or not. Slow requests are made
+// slow by the policy (a threshold of a nanosecond, or of an hour), not by
+// the clock.
+func TestAccessLogPolicies(t *testing.T) {
+	// Six requests: three answered 200, a 404, a 401 and a 400.
+	requests := []struct {
+		target string
+		token  bool
+		status int
+	}{
+		{"/catalog/cards/jp-SV1a-001", true, http.StatusOK},
+		{"/catalog/sets", true, http.StatusOK},
+		{"/catalog/cards/no-such-card", true, http.StatusNotFound},
+		{"/catalog/search?q=pikachu", true, http.StatusOK},
+		{"/catalog/sets", false, http.StatusUnauthorized},
+		{"/catalog/search?q=", true, http.StatusBadRequest},
+	}
+	for _, c := range []struct {
+		policy string
+		slow   time.Duration
+		want   []int // statuses of the lines written, in order
+	}{
+		{"all", time.Hour, []int{200, 200, 404, 200, 401, 400}},
+		{"none", time.Nanosecond, nil},
+		{"errors", time.Hour, []int{404, 401, 400}},
+		{"errors", time.Nanosecond, []int{200, 200, 404, 200, 401, 400}},
+		// The first of every two of the others: the first and the fourth
+		// request (the second and third are a 200 and a 404).
+		{"sample:2", time.Hour, []int{200, 404, 200, 401, 400}},
+		{"sample:1000", time.Hour, []int{200, 404, 401, 400}},
+	} {
+		t.Run(c.policy+"-slow-"+c.slow.String(), func(t *testing.T) {
+			var logs syncBuffer
+			reg := prometheus.NewRegistry()
+			f := newFixtureWith(t, func(cfg *Config) {
+				cfg.AccessLog = &logs
+				policy, err := ParseAccessLog(c.policy)
+				if err != nil {
+					t.Fatal(err)
+				}
+				policy.Slow = c.slow
+				cfg.AccessLogPolicy = policy
+				recordMetrics(t, reg, cfg)
+			})
+			for _, r := range requests {
+				var resp *response
+				if r.token {
+					resp = f.get(r.target)
+				} else {
+					resp = f.do(http.MethodGet, r.target, "Authorization", "")
+				}
+				resp.wantStatus(t, r.status)
+			}
+			var got []int
+			for _, line := range accessLines(t, &logs) {
+				got = append(got, int(line["status"].(float64)))
+			}
+			if !slices.Equal(got, c.want) {
+				t.Errorf("lines of statuses %v, want %v", got, c.want)
+			}
+			page := scrape(t, reg)
+			wantSeries(t, page,
+				fmt.Sprintf(`catalogd_access_log_lines_total{result="written"} %d`, len(c.want)),
+				fmt.Sprintf(`catalogd_access_log_lines_total{result="skipped"} %d`, len(requests)-len(c.want)),
+				`catalogd_http_requests_total{route="getCard",status="200"} 1`,
+				`catalogd_http_requests_total{route="getCard",status="404"} 1`,
+				`catalogd_http_requests_total{route="listSets",status="200"} 1`,
+				`catalogd_http_requests_total{route="listSets",status="401"} 1`,
+				`catalogd_http_requests_total{route="search",status="200"} 1`,
+				`catalogd_http_requests_total{route="search",status="400"} 1`,
+			)
+		})
 	}
 }

@@ -17,6 +17,10 @@ type Metrics struct {
 	authFailures *prometheus.CounterVec
 	reloads      *prometheus.CounterVec
 	answerCache  *prometheus.CounterVec
+	// accessLogLines counts the requests the access log wrote a line for,
+	// and those its policy left out.
+	accessLogLines                     *prometheus.CounterVec
+	accessLogWritten, accessLogSkipped prometheus.Counter
 }
 
 // NewMetrics registers catalogd's series with reg: the request and
@@ -51,17 +55,37 @@ func NewMetrics(reg prometheus.Registerer, live *catalog.Live) (*Metrics, error)
 			Name: "catalogd_answer_cache_lookups_total",
 			Help: "Catalogue answers looked up in the answer cache, by result (hit, miss).",
 		}, []string{"result"}),
+		accessLogLines: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "catalogd_access_log_lines_total",
+			Help: "Requests answered, by whether the access log wrote their line (written) or its policy, --access-log, left it out (skipped).",
+		}, []string{"result"}),
 	}
+	m.accessLogWritten = m.accessLogLines.WithLabelValues("written")
+	m.accessLogSkipped = m.accessLogLines.WithLabelValues("skipped")
 	// The reload results exist from the start, so that a rate() over them
 	// works before the first reload.
 	m.reloads.WithLabelValues("success")
 	m.reloads.WithLabelValues("failure")
-	for _, c := range []prometheus.Collector{m.requests, m.incomplete, m.duration, m.authFailures, m.reloads, m.answerCache, newCatalogCollector(live)} {
+	for _, c := range []prometheus.Collector{m.requests, m.incomplete, m.duration, m.authFailures, m.reloads, m.answerCache, m.accessLogLines, newCatalogCollector(live)} {
 		if err := reg.Register(c); err != nil {
 			return nil, fmt.Errorf("server: register metrics: %w", err)
 		}
 	}
 	return m, nil
+}
+
+// CountDroppedLogLines exports dropped, the number of log lines the log
+// output did not take (logbuf.Writer drops them rather than hold the
+// server up), as catalogd_log_lines_dropped_total.
+func (m *Metrics) CountDroppedLogLines(reg prometheus.Registerer, dropped func() uint64) error {
+	c := prometheus.NewCounterFunc(prometheus.CounterOpts{
+		Name: "catalogd_log_lines_dropped_total",
+		Help: "Log lines (access log and errors) dropped because the log output did not take them; a line saying how many follows.",
+	}, func() float64 { return float64(dropped()) })
+	if err := reg.Register(c); err != nil {
+		return fmt.Errorf("server: register metrics: %w", err)
+	}
+	return nil
 }
 
 // Reloaded counts an attempt to switch catalogues.

@@ -37,6 +37,9 @@ type Config struct {
 	// line comes in one Write, which may keep it a moment before writing
 	// it (logbuf.Writer.Batched).
 	AccessLog io.Writer
+	// AccessLogPolicy chooses the requests AccessLog gets a line for:
+	// every one, by default.
+	AccessLogPolicy AccessLogPolicy
 
 	// Auth verifies the bearer token of every catalogue request. It is
 	// required: catalogd never serves the catalogue unauthenticated.
@@ -92,6 +95,7 @@ type Server struct {
 	basePath         string // the path of BaseURL without a trailing slash
 	log              *slog.Logger
 	accessLog        io.Writer
+	accessLogFilter  *accessLogFilter
 	router           *httprouter.Router
 	mcp              *mcp.Server
 	metrics          *Metrics
@@ -143,12 +147,13 @@ func New(cfg Config) (*Server, error) {
 		dev:      cfg.DevIssuer,
 		resourceMetadata: (&url.URL{Scheme: base.Scheme, Host: base.Host,
 			Path: metadataPath + strings.TrimRight(audience.Path, "/")}).String(),
-		authServers: cfg.AuthorizationServers,
-		baseURL:     base,
-		basePath:    strings.TrimRight(base.EscapedPath(), "/"),
-		log:         log,
-		accessLog:   cfg.AccessLog,
-		requestIDs:  newRequestIDs(),
+		authServers:     cfg.AuthorizationServers,
+		baseURL:         base,
+		basePath:        strings.TrimRight(base.EscapedPath(), "/"),
+		log:             log,
+		accessLog:       cfg.AccessLog,
+		accessLogFilter: newAccessLogFilter(cfg.AccessLogPolicy),
+		requestIDs:      newRequestIDs(),
 	}
 	s.bodies.New = func() any { b := make([]byte, 0, 16<<10); return &b }
 	s.lines.New = func() any { b := make([]byte, 0, 512); return &b }
@@ -307,6 +312,11 @@ func (rt *route) record(r *http.Request, rec *recorder, start time.Time, request
 	if s.accessLog == nil {
 		return
 	}
+	if !s.accessLogFilter.writes(status, elapsed, rec.writeErr != nil) {
+		s.metrics.accessLogSkipped.Inc()
+		return
+	}
+	s.metrics.accessLogWritten.Inc()
 	l := accessLine{
 		at:        start,
 		method:    r.Method,

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -37,10 +38,12 @@ type Writer struct {
 	out     io.Writer
 	buf     []byte
 	dropped int
-	err     error // the first write error, reported by Flush and Close
-	stop    chan struct{}
-	done    chan struct{}
-	full    chan struct{} // tells the ticker to write now
+	// droppedTotal counts every line dropped since New, for the metrics.
+	droppedTotal atomic.Uint64
+	err          error // the first write error, reported by Flush and Close
+	stop         chan struct{}
+	done         chan struct{}
+	full         chan struct{} // tells the ticker to write now
 
 	writing sync.Mutex // held by the one call to out at a time
 	spare   []byte     // the lines being written, under writing
@@ -108,6 +111,10 @@ func (w *Writer) now() {
 	}
 }
 
+// Dropped returns the number of lines dropped since New because the
+// underlying writer did not take them.
+func (w *Writer) Dropped() uint64 { return w.droppedTotal.Load() }
+
 // queue adds p to the lines waiting, or counts it dropped when maxPending
 // bytes wait already. It reports whether a batch is full, and whether
 // there is no ticker (none was asked for, or Close stopped it), so that
@@ -117,6 +124,7 @@ func (w *Writer) queue(p []byte) (full, unbatched bool) {
 	defer w.mu.Unlock()
 	if len(w.buf)+len(p) > maxPending {
 		w.dropped++
+		w.droppedTotal.Add(1)
 	} else {
 		w.buf = append(w.buf, p...)
 	}

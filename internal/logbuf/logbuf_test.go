@@ -268,6 +268,10 @@ func TestStalledOutputBlocksNoOne(t *testing.T) {
 	if lines[0] != "first" || kept+dropped != n || kept == 0 || dropped == 0 || len(lines) != kept+2 {
 		t.Errorf("first line %q, %d lines kept and %d dropped of %d, %d lines in all", lines[0], kept, dropped, n, len(lines))
 	}
+	// The metrics read the same count, which the note does not reset.
+	if got := w.Dropped(); got != uint64(dropped) {
+		t.Errorf("Dropped() = %d, the note says %d", got, dropped)
+	}
 }
 
 // TestCloseGivesUpOnAStalledOutput closes a Writer whose output never
