@@ -75,6 +75,7 @@ type serveOptions struct {
 	gcHeadroom  int // MiB
 	maxConns    int
 	maxDownload int
+	maxInFlight int
 	accessLog   string
 	slowRequest time.Duration
 	dev         bool
@@ -109,6 +110,7 @@ built-in sample catalogue when --db does not exist and issues its own tokens.`,
 	f.StringVar(&o.metricsAddr, "metrics-addr", "", "address for Prometheus metrics (off when empty)")
 	f.IntVar(&o.maxConns, "max-conns", defaultMaxConns, "connections served at once; more wait to be accepted (0: no limit)")
 	f.IntVar(&o.maxDownload, "max-downloads", server.DefaultMaxDownloads, "exports sent at once, about 2 MB each; one more is answered 503")
+	f.IntVar(&o.maxInFlight, "max-client-requests", server.DefaultMaxClientRequests, "requests one client (token's client id) may have in flight over every connection and stream; one more is answered 429")
 	f.StringVar(&o.accessLog, "access-log", "all", "requests the access log writes: all, errors (status 400 or more, an answer cut short, or slower than --slow-request), sample:N (those, and 1 in N of the others) or none; the metrics count every request")
 	f.DurationVar(&o.slowRequest, "slow-request", server.DefaultSlowRequest, "duration from which --access-log errors and sample:N write a request")
 	f.Float64Var(&o.rateLimit, "rate-limit", 0, "requests per second each client may make (off when 0)")
@@ -169,7 +171,7 @@ func runServe(ctx context.Context, e *env, o serveOptions) error {
 	defer verifier.Close()
 	api, err := server.New(server.Config{Catalog: live, BaseURL: o.baseURL, Audience: o.audience,
 		Logger: log, AccessLog: logs.Batched(), AccessLogPolicy: accessLog, Metrics: metrics, RateLimit: o.rateLimits(),
-		AnswerCache: o.answerCacheBytes(), MaxDownloads: o.maxDownload, Auth: verifier, DevIssuer: dev,
+		AnswerCache: o.answerCacheBytes(), MaxDownloads: o.maxDownload, MaxClientRequests: o.maxInFlight, Auth: verifier, DevIssuer: dev,
 		AuthorizationServers: []string{o.authURL}})
 	if err != nil {
 		return fmt.Errorf("serve: %w", err)
@@ -425,6 +427,9 @@ func (o *serveOptions) check() error {
 	}
 	if _, err := o.accessLogPolicy(); err != nil {
 		return usageErrorf("serve: %v", err)
+	}
+	if o.maxInFlight < 1 {
+		return usageErrorf("serve: --max-client-requests %d: want 1 or more", o.maxInFlight)
 	}
 	if o.maxConns < 0 {
 		return usageErrorf("serve: --max-conns %d: want a number of connections (0 for no limit)", o.maxConns)

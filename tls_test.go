@@ -12,7 +12,9 @@ import (
 	"crypto/x509/pkix"
 	"encoding/json"
 	"encoding/pem"
+	"fmt"
 	"io"
+	"maps"
 	"math/big"
 	"net"
 	"net/http"
@@ -21,6 +23,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -141,7 +144,13 @@ func (idp *testIdP) args() []string {
 // token is a token for audience.
 func (idp *testIdP) token(t *testing.T, audience string) string {
 	t.Helper()
-	tok, _, err := auth.NewDevIssuer(idp.key, idp.url, audience, "partner", "secret", time.Hour).Token(time.Now())
+	return idp.clientToken(t, audience, "partner")
+}
+
+// clientToken is a token for audience of the client clientID.
+func (idp *testIdP) clientToken(t *testing.T, audience, clientID string) string {
+	t.Helper()
+	tok, _, err := auth.NewDevIssuer(idp.key, idp.url, audience, clientID, "secret", time.Hour).Token(time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -421,28 +430,37 @@ func TestHTTPSFrontReadiness(t *testing.T) {
 // roots that trust it.
 func startHTTPS(t *testing.T) (p *serveProcess, addr, name string, roots *x509.CertPool) {
 	t.Helper()
+	p, addr, name, roots, _ = startHTTPSWith(t, "data/sample.json")
+	return p, addr, name, roots
+}
+
+// startHTTPSWith is startHTTPS on the catalogue of snapshot, with more
+// serve flags; it returns the identity provider too.
+func startHTTPSWith(t *testing.T, snapshot string, flags ...string) (p *serveProcess, addr, name string, roots *x509.CertPool, idp *testIdP) {
+	t.Helper()
 	dir := t.TempDir()
 	db := filepath.Join(dir, "catalog.db")
-	importInto(t, db, "data/sample.json")
+	importInto(t, db, snapshot)
 	ca := newTestCA(t)
 	name = "catalog.test"
 	certFile, keyFile := filepath.Join(dir, "tls.crt"), filepath.Join(dir, "tls.key")
 	cert, key, _ := ca.issue(t, name)
 	replaceFile(t, certFile, cert)
 	replaceFile(t, keyFile, key)
-	idp := newTestIdP(t)
-	p, addr = startServeLogged(t, nil, append(idp.args(), "--db", db, "--addr", "127.0.0.1:0",
-		"--tls-cert", certFile, "--tls-key", keyFile)...)
+	idp = newTestIdP(t)
+	p, addr = startServeLogged(t, nil, append(append(idp.args(), "--db", db, "--addr", "127.0.0.1:0",
+		"--tls-cert", certFile, "--tls-key", keyFile), flags...)...)
 	p.token = idp.token(t, p.api+"/mcp")
-	return p, addr, name, ca.pool
+	return p, addr, name, ca.pool, idp
 }
 
 // holdStreams opens an HTTP/2 connection that grants no flow-control
 // window, as a client that reads nothing does, and sends streams GETs of
 // path with token: it returns the streams serve announces it takes, the
-// streams it answered (their bodies waiting for the window) and those it
-// refused, once every one is either, and the connection, still open.
-func holdStreams(t *testing.T, addr, name string, roots *x509.CertPool, path, token string, streams int) (announced uint32, answered, refused map[uint32]bool, conn net.Conn) {
+// streams it answered with their status (their bodies waiting for the
+// window) and those it refused, once every one is either, and the
+// connection, still open.
+func holdStreams(t *testing.T, addr, name string, roots *x509.CertPool, path, token string, streams int) (announced uint32, answered map[uint32]string, refused map[uint32]bool, conn net.Conn) {
 	t.Helper()
 	tc, err := tls.Dial("tcp", addr, &tls.Config{RootCAs: roots, ServerName: name, NextProtos: []string{"h2"}})
 	if err != nil {
@@ -457,6 +475,7 @@ func holdStreams(t *testing.T, addr, name string, roots *x509.CertPool, path, to
 		t.Fatal(err)
 	}
 	fr := http2.NewFramer(tc, tc)
+	fr.ReadMetaHeaders = hpack.NewDecoder(4096, nil)
 	if err := fr.WriteSettings(http2.Setting{ID: http2.SettingInitialWindowSize, Val: 0}); err != nil {
 		t.Fatal(err)
 	}
@@ -488,15 +507,15 @@ func holdStreams(t *testing.T, addr, name string, roots *x509.CertPool, path, to
 			t.Fatal(err)
 		}
 	}
-	answered, refused = map[uint32]bool{}, map[uint32]bool{}
+	answered, refused = map[uint32]string{}, map[uint32]bool{}
 	for len(answered)+len(refused) < streams {
 		f, err := fr.ReadFrame()
 		if err != nil {
 			t.Fatalf("after %d answered and %d refused streams: %v", len(answered), len(refused), err)
 		}
 		switch f := f.(type) {
-		case *http2.HeadersFrame:
-			answered[f.StreamID] = true
+		case *http2.MetaHeadersFrame:
+			answered[f.StreamID] = f.PseudoValue("status")
 		case *http2.RSTStreamFrame:
 			refused[f.StreamID] = true
 		case *http2.GoAwayFrame:
@@ -504,6 +523,63 @@ func holdStreams(t *testing.T, addr, name string, roots *x509.CertPool, path, to
 		}
 	}
 	return announced, answered, refused, tc
+}
+
+// TestOneClientHoldsBoundedMemory: one client opens more connections and
+// HTTP/2 streams than it may have requests in flight, asks pages of 200
+// cards on each and reads nothing. serve answers --max-client-requests of
+// them, 429 to the rest, serves another client meanwhile, and its
+// anonymous memory grows by less than docs/OPERATIONS.md's bound for the
+// flags (A fair share per client).
+func TestOneClientHoldsBoundedMemory(t *testing.T) {
+	const conns, inFlight, maxConns = 40, 16, 64
+	p, addr, name, roots, idp := startHTTPSWith(t, realCatalogue, "--max-client-requests", strconv.Itoa(inFlight),
+		"--max-conns", strconv.Itoa(maxConns), "--answer-cache-mb", "0")
+	api, err := url.Parse(p.api)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid := p.cmd.Process.Pid
+	before, err := readProcMem(pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	statuses := map[string]int{}
+	for i := range conns {
+		page := fmt.Sprintf("%s/catalog/sets/jp-MC/cards?pageSize=200&page=%d", api.Path, i%4+1)
+		_, answered, refused, _ := holdStreams(t, addr, name, roots, page, p.token, maxStreams)
+		if len(refused) > 0 {
+			t.Fatalf("connection %d: streams %v refused", i, refused)
+		}
+		for _, status := range answered {
+			statuses[status]++
+		}
+	}
+	if want := map[string]int{"200": inFlight, "429": conns*maxStreams - inFlight}; !maps.Equal(statuses, want) {
+		t.Errorf("one client's %d streams answered %v, want %v", conns*maxStreams, statuses, want)
+	}
+	other := idp.clientToken(t, p.api+"/mcp", "partner-2")
+	if resp, body, _ := httpsGet(t, httpsClient(roots, addr), p.api+"/catalog/sets/jp-MC/cards?pageSize=200", other); resp.StatusCode != http.StatusOK {
+		t.Errorf("another client meanwhile: %d %s", resp.StatusCode, body)
+	}
+	after, err := readProcMem(pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	grew := after.anon - before.anon
+	// OPERATIONS, A fair share per client: each connection 64 KiB and 24
+	// KiB for each of its streams, each request in flight 1 MiB, each
+	// download 2 MiB (a client may have a quarter of 16), and the answer
+	// cache (none here).
+	bound := int64(maxConns*(64<<10+maxStreams*24<<10) + inFlight*(1<<20) + 4*(2<<20))
+	if raceDetector {
+		bound *= 5
+	}
+	t.Logf("one client, %d connections of %d streams: serve's anonymous memory %d -> %d MiB (bound: growth under %d MiB)",
+		conns, maxStreams, before.anon>>20, after.anon>>20, bound>>20)
+	if grew > bound {
+		t.Errorf("serve's anonymous memory grew by %d MiB, over the bound of %d MiB", grew>>20, bound>>20)
+	}
 }
 
 // TestServeLimitsHTTP2Streams opens more streams on one HTTP/2 connection
@@ -520,7 +596,7 @@ func TestServeLimitsHTTP2Streams(t *testing.T) {
 		t.Fatalf("serve announces %d streams, want %d", announced, maxStreams)
 	}
 	last := uint32(2*maxStreams + 1)
-	if len(answered) != maxStreams || answered[last] || !refused[last] {
+	if len(answered) != maxStreams || answered[last] != "" || !refused[last] {
 		t.Fatalf("streams answered %v, refused %v; want the first %d answered and stream %d refused", answered, refused, maxStreams, last)
 	}
 }

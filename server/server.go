@@ -65,6 +65,10 @@ type Config struct {
 	// about 2 MB while it is sent; 0 means DefaultMaxDownloads. A client
 	// may have a quarter of them (rounded up). One more is answered 503.
 	MaxDownloads int
+	// MaxClientRequests bounds the requests one client (a token's client
+	// id) has in flight, over every connection and stream; one more is
+	// answered 429. 0 means DefaultMaxClientRequests.
+	MaxClientRequests int
 }
 
 // DefaultAnswerCache is the answer cache's bound when Config leaves it 0.
@@ -103,7 +107,9 @@ type Server struct {
 	limits           *limiters    // nil without a rate limit
 	answers          *answerCache // nil when answers are not cached
 	// downloads counts the exports being sent (handleExport).
-	downloads  *downloads
+	downloads *downloads
+	// inFlight counts each client's requests in flight.
+	inFlight   *clientRequests
 	requestIDs requestIDs
 	// generation is what the server keeps of the catalogue being served
 	// (state).
@@ -174,6 +180,13 @@ func New(cfg Config) (*Server, error) {
 		return nil, fmt.Errorf("server: %d downloads at once: want 1 or more", cfg.MaxDownloads)
 	}
 	s.downloads = newDownloads(cfg.MaxDownloads)
+	if cfg.MaxClientRequests == 0 {
+		cfg.MaxClientRequests = DefaultMaxClientRequests
+	}
+	if cfg.MaxClientRequests < 0 {
+		return nil, fmt.Errorf("server: %d requests in flight per client: want 1 or more", cfg.MaxClientRequests)
+	}
+	s.inFlight = newClientRequests(cfg.MaxClientRequests)
 	if cfg.RateLimit.On() {
 		if cfg.RateLimit.Burst < 1 || math.IsInf(cfg.RateLimit.PerSecond, 0) || math.IsNaN(cfg.RateLimit.PerSecond) {
 			return nil, fmt.Errorf("server: rate limit %v per second with bursts of %d: want a finite rate and a burst of at least 1", cfg.RateLimit.PerSecond, cfg.RateLimit.Burst)
@@ -247,6 +260,10 @@ func (rt *route) serve(w http.ResponseWriter, r *http.Request, ps httprouter.Par
 		if s.limits != nil && !s.limits.allow(rec, p.ClientID, rt.requestCost(r)) {
 			return
 		}
+		if !s.inFlight.acquire(rec, p.ClientID) {
+			return
+		}
+		defer s.inFlight.release(p.ClientID)
 	}
 	rt.handle(rec, r, ps)
 }
