@@ -141,7 +141,7 @@ func (db *DB) Changes(q ChangesQuery, fn func(Change) error) (string, error) {
 	in := func(z byte) bool { return z != zoneNone && (zone == zoneNone || z == zone || z == zoneAll) }
 
 	var next string
-	err := db.db.View(func(tx *bolt.Tx) error {
+	err := db.view(func(tx *bolt.Tx) error {
 		b := tx.Bucket(bucketChanges)
 		if b == nil || from == len(db.info.History) {
 			return nil
@@ -450,7 +450,7 @@ func (w *Writer) copyHistory(kept []HistoryStep) error {
 	if len(kept) == 0 {
 		return nil
 	}
-	err := w.prev.db.View(func(tx *bolt.Tx) error {
+	err := w.prev.view(func(tx *bolt.Tx) error {
 		b := tx.Bucket(bucketChanges)
 		if b == nil {
 			return errors.New("the history lists steps the file does not hold")

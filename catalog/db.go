@@ -141,12 +141,20 @@ func (db *DB) putReader(r *reader) {
 
 // read runs fn with a reader, as bbolt's View runs a function in a
 // transaction.
-func (db *DB) read(fn func(r *reader) error) error {
+func (db *DB) read(fn func(r *reader) error) (err error) {
 	r, err := db.getReader()
 	if err != nil {
 		return err
 	}
-	defer db.putReader(r)
+	defer func() {
+		if err != nil && errors.Is(err, ErrDamaged) {
+			// Its cursors may be anywhere: not kept for the next call.
+			r.tx.Rollback()
+			return
+		}
+		db.putReader(r)
+	}()
+	defer recoverDamage(&err)
 	return fn(r)
 }
 
@@ -192,7 +200,7 @@ func (db *DB) loadWhole(tx *bolt.Tx, file *os.File) (err error) {
 	}
 	defer func() {
 		if v := recover(); v != nil {
-			err = fmt.Errorf("a damaged file: %v", v)
+			err = fmt.Errorf("%w: %v", ErrDamaged, v)
 		}
 	}()
 	return db.load(tx)
@@ -387,7 +395,7 @@ func (db *DB) Generation() string { return db.info.Generation }
 // "cards" and, for search, "numbers" and "postings".
 func (db *DB) Sizes() (map[string]int64, error) {
 	sizes := make(map[string]int64)
-	err := db.db.View(func(tx *bolt.Tx) error {
+	err := db.view(func(tx *bolt.Tx) error {
 		return tx.ForEach(func(name []byte, b *bolt.Bucket) error {
 			s := b.Stats()
 			sizes[string(name)] = int64(s.BranchAlloc + s.LeafAlloc)

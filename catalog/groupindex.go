@@ -208,7 +208,7 @@ func (g *groupTexts) text(id uint32) []byte {
 	k, v := g.c.Seek(g.key)
 	if !bytes.Equal(k, g.key) {
 		if g.damaged == nil {
-			g.damaged = fmt.Errorf("search index damaged: name group %d is missing; import the catalogue again", id)
+			g.damaged = damagef("search index damaged: name group %d is missing; import the catalogue again", id)
 		}
 		return nil
 	}

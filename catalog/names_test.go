@@ -2,6 +2,7 @@ package catalog
 
 import (
 	"encoding/json"
+	"errors"
 	"io"
 	"path/filepath"
 	"slices"
@@ -302,7 +303,7 @@ func TestSearchReportsAMissingGroup(t *testing.T) {
 	}
 	db := openCatalogue(t, path)
 	err = db.Search(SearchQuery{Q: "charizard", Zone: ZoneJP, Limit: 10}, func([]byte) {})
-	if err == nil || !strings.Contains(err.Error(), "name group 2 is missing") {
+	if !errors.Is(err, ErrDamaged) || !strings.Contains(err.Error(), "name group 2 is missing") {
 		t.Errorf("search with a group missing: %v, want the group named", err)
 	}
 	// A search that needs no group answers.

@@ -638,7 +638,7 @@ func TestSearchReportsADamagedList(t *testing.T) {
 			defer db.Close()
 			found := 0
 			err = db.Search(SearchQuery{Q: term, Limit: 1000}, func([]byte) { found++ })
-			if err == nil || !strings.Contains(err.Error(), "search index damaged") || !strings.Contains(err.Error(), damage.name) {
+			if !errors.Is(err, ErrDamaged) || !strings.Contains(err.Error(), "search index damaged") || !strings.Contains(err.Error(), damage.name) {
 				t.Fatalf("search %q over the damaged block: %d results, err = %v; want the damage named", term, found, err)
 			}
 			// The next search on the same reader is not blamed for it.

@@ -7,7 +7,6 @@ package catalog
 import (
 	"bytes"
 	"encoding/binary"
-	"fmt"
 	"math"
 	"math/bits"
 	"slices"
@@ -94,7 +93,7 @@ func readListRef(c *bolt.Cursor, key []byte) (listRef, error) {
 	}
 	n, w := binary.Uvarint(v)
 	if w <= 0 {
-		return l, fmt.Errorf("search index damaged: list %q: its length is not a number; import the catalogue again", key)
+		return l, damagef("search index damaged: list %q: its length is not a number; import the catalogue again", key)
 	}
 	l.count = n
 	if n <= postingBlockSize {
@@ -249,7 +248,7 @@ func (l *storedList) load(min uint32) {
 func (l *storedList) damage(what string) {
 	l.done = true
 	if l.pool != nil && l.pool.damaged == nil {
-		l.pool.damaged = fmt.Errorf("search index damaged: list %q: %s; import the catalogue again", l.key, what)
+		l.pool.damaged = damagef("search index damaged: list %q: %s; import the catalogue again", l.key, what)
 	}
 }
 
