@@ -58,7 +58,8 @@ func (rl *reloader) run(ctx context.Context, every time.Duration, hup <-chan os.
 
 // check swaps in the file at path if it is new, or, when forced, if it
 // holds another generation than the one being served. A file that cannot
-// be opened is logged and the current catalogue stays.
+// be opened, or whose pages are not all whole (catalog.DB.Check), is
+// logged and the current catalogue stays.
 func (rl *reloader) check(force bool) {
 	st, err := os.Stat(rl.path)
 	if err != nil {
@@ -90,6 +91,16 @@ func (rl *reloader) check(force bool) {
 		if force {
 			rl.log.Info("catalogue unchanged", slog.String("generation", current))
 		}
+		return
+	}
+	// Open reads a few pages; a page damaged elsewhere would fail the
+	// requests that read it for as long as the file is served. Check
+	// reads them all, while the current catalogue serves.
+	if err := db.Check(); err != nil {
+		db.Close()
+		rl.log.Error("catalogue reload refused: the file is damaged; serving the current catalogue",
+			slog.String("catalogue", rl.path), slog.String("error", err.Error()))
+		rl.metrics.Reloaded(false)
 		return
 	}
 	rl.live.Swap(db)

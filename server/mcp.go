@@ -188,6 +188,9 @@ func (s *Server) toolError(ctx context.Context, t catalogTool, err error) *mcp.C
 		msg = e.Detail + t.notFound
 	case e != nil:
 		msg = e.Detail
+	case errors.Is(err, catalog.ErrDamaged):
+		s.log.ErrorContext(ctx, "catalogue file damaged", slog.String("tool", t.tool.Name), slog.Any("error", err))
+		msg = damagedDetail
 	default:
 		s.log.ErrorContext(ctx, "MCP tool call failed", slog.String("tool", t.tool.Name), slog.Any("error", err))
 		msg = "the server could not answer; the error was logged"

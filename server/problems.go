@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strconv"
 
+	"github.com/catalogd/catalogd/catalog"
 	"github.com/catalogd/catalogd/server/op"
 )
 
@@ -54,9 +55,19 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 			return
 		}
 	}
+	if errors.Is(err, catalog.ErrDamaged) {
+		s.log.ErrorContext(r.Context(), "catalogue file damaged", slog.String("method", r.Method), slog.String("path", r.URL.Path), slog.Any("error", err))
+		writeProblem(w, http.StatusInternalServerError, damagedDetail)
+		return
+	}
 	s.log.ErrorContext(r.Context(), "request failed", slog.String("method", r.Method), slog.String("path", r.URL.Path), slog.Any("error", err))
 	writeProblem(w, http.StatusInternalServerError, "the server could not answer; the error was logged")
 }
+
+// damagedDetail is what a request that read a damaged page of the
+// catalogue file is told (docs/CONTRACT.md, Errors): the operator's log
+// line has the page.
+const damagedDetail = "the catalogue file is damaged where this answer is stored; the error was logged, and the operator imports the catalogue again"
 
 // problemStatus is the status of each kind of op.Error.
 var problemStatus = map[op.Kind]int{
