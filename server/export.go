@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/catalogd/catalogd/catalog"
@@ -65,10 +66,22 @@ func (s *Server) handleExport(w http.ResponseWriter, r *http.Request, ps httprou
 	defer out.release()
 	tag := valid.tag()
 	if acceptsGzip(r) {
-		layout, err := s.exportGzipLayout(db, zone, export)
-		if err != nil {
-			s.writeError(w, r, err)
+		slot := s.exportGzip(db, zone)
+		layout := slot.known()
+		if layout == nil && streamable(r) {
+			// The first download of this export sends it as it is
+			// compressed, at once, and learns its layout on the way.
+			h["Content-Encoding"] = gzipEncoding
+			h["Etag"] = []string{gzipTag(tag)}
+			streamGzipExport(out, r, slot, plain, export.Size(), tag)
 			return
+		}
+		if layout == nil {
+			// A range or a precondition: the layout first.
+			if layout, err = slot.measure(export); err != nil {
+				s.writeError(w, r, err)
+				return
+			}
 		}
 		body = &gzipExportReader{plain: plain, layout: layout}
 		out.encodedSize = layout.size
@@ -348,8 +361,10 @@ func (w *exportWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 // so they are the same on every request and every replica of a version,
 // which a strong ETag and a resumed download need; and a range is served by
 // compressing from the chunk it starts in, not from the start. The sizes of
-// the chunks are learnt once per catalogue and zone, by the first request
-// that asks, with the trailer's checksum.
+// the chunks, with the trailer's checksum, are learnt once per catalogue
+// and zone: by the first download, which sends the chunks as they come, or
+// by compressing the whole export first for a range that comes before any
+// download.
 const (
 	exportChunk = 512 << 10
 	exportLevel = flate.BestSpeed
@@ -371,19 +386,44 @@ type gzipLayout struct {
 // exportGzips holds the layouts of a catalogue's compressed exports, by
 // zone index plus one (0 for every zone).
 type exportGzips struct {
-	slots [4]struct {
-		once   sync.Once
-		layout *gzipLayout
-		err    error
-	}
+	slots [4]gzipSlot
 }
 
-// exportGzipLayout returns the layout of db's compressed export of zone,
-// compressing it once to learn it.
-func (s *Server) exportGzipLayout(db *catalog.DB, zone string, export *catalog.Export) (*gzipLayout, error) {
-	slot := &s.state(db).exportGzips.slots[catalog.ZoneIndex(zone)+1]
-	slot.once.Do(func() { slot.layout, slot.err = measureGzip(export) })
-	return slot.layout, slot.err
+// gzipSlot is the layout of one compressed export, once known: learnt by
+// the first download that sent the whole export (streamGzipExport), or
+// measured for a request that cannot go without it (a range).
+type gzipSlot struct {
+	layout      atomic.Pointer[gzipLayout]
+	measureOnce sync.Once
+	err         error
+}
+
+// exportGzip returns the slot of db's compressed export of zone.
+func (s *Server) exportGzip(db *catalog.DB, zone string) *gzipSlot {
+	return &s.state(db).exportGzips.slots[catalog.ZoneIndex(zone)+1]
+}
+
+// known returns the layout, or nil while it is not known.
+func (g *gzipSlot) known() *gzipLayout { return g.layout.Load() }
+
+// measure returns the layout, compressing the export to learn it unless
+// it is known.
+func (g *gzipSlot) measure(export *catalog.Export) (*gzipLayout, error) {
+	g.measureOnce.Do(func() {
+		if g.known() != nil {
+			return
+		}
+		l, err := measureGzip(export)
+		if err != nil {
+			g.err = err
+			return
+		}
+		g.layout.CompareAndSwap(nil, l)
+	})
+	if l := g.known(); l != nil {
+		return l, nil
+	}
+	return nil, g.err
 }
 
 // measureGzip compresses the export, counting the bytes of each chunk.
@@ -393,20 +433,92 @@ func measureGzip(export *catalog.Export) (*gzipLayout, error) {
 		return nil, err
 	}
 	defer plain.Close()
-	l := &gzipLayout{plain: export.Size()}
-	c := newChunkCompressor()
-	pos := int64(len(gzipHeader))
-	for i := int64(0); i*exportChunk < l.plain; i++ {
-		chunk, err := c.compress(plain, l.plain, i)
-		if err != nil {
-			return nil, err
-		}
-		l.crc = crc32.Update(l.crc, crc32.IEEETable, c.plain)
-		pos += int64(len(chunk))
-		l.ends = append(l.ends, pos)
+	stream := &gzipStream{plain: plain, size: export.Size()}
+	if _, err := io.Copy(io.Discard, stream); err != nil {
+		return nil, err
 	}
-	l.size = pos + 8
-	return l, nil
+	return &stream.layout, nil
+}
+
+// streamGzipExport answers a GET of the compressed export whose layout is
+// not known yet: the whole export, compressed as it is sent, with no
+// length and no ranges, so that its first byte goes at once at any size
+// (a full compression of ten million cards takes seconds). Its bytes are
+// those of every later download, which the layout it learns serves with a
+// length and ranges. plainTag is the plain representation's ETag.
+func streamGzipExport(out *exportWriter, r *http.Request, slot *gzipSlot, plain io.ReadSeeker, size int64, plainTag string) {
+	if inm := ifNoneMatch(r.Header); inm != "" {
+		if _, ok := etagListMatch(inm, plainTag); ok {
+			out.WriteHeader(http.StatusNotModified)
+			return
+		}
+		if _, ok := etagListMatch(inm, gzipTag(plainTag)); ok {
+			out.WriteHeader(http.StatusNotModified)
+			return
+		}
+	}
+	out.WriteHeader(http.StatusOK)
+	if out.problem {
+		return
+	}
+	stream := &gzipStream{plain: plain, size: size}
+	if _, err := out.ReadFrom(stream); err == nil && stream.done {
+		slot.layout.CompareAndSwap(nil, &stream.layout)
+	}
+}
+
+// streamable reports whether r may be answered with the whole compressed
+// export as it is made: a GET with no range and no precondition but
+// If-None-Match.
+func streamable(r *http.Request) bool {
+	h := r.Header
+	return r.Method == http.MethodGet && len(h["Range"]) == 0 && len(h["If-Match"]) == 0 && len(h["If-Unmodified-Since"]) == 0
+}
+
+// gzipStream reads the compressed export from its start, learning its
+// layout.
+type gzipStream struct {
+	plain  io.ReadSeeker
+	size   int64
+	c      *chunkCompressor
+	next   int64  // the chunk to compress next
+	buf    []byte // what is left to read of the part made last
+	layout gzipLayout
+	done   bool // the trailer is made: the layout is whole
+
+	trailer [8]byte
+}
+
+func (g *gzipStream) Read(p []byte) (int, error) {
+	for len(g.buf) == 0 {
+		switch {
+		case g.c == nil:
+			g.c = newChunkCompressor()
+			g.layout.plain, g.layout.size = g.size, int64(len(gzipHeader))
+			g.buf = gzipHeader
+		case g.next*exportChunk < g.size:
+			chunk, err := g.c.compress(g.plain, g.size, g.next)
+			if err != nil {
+				return 0, err
+			}
+			g.layout.crc = crc32.Update(g.layout.crc, crc32.IEEETable, g.c.plain)
+			g.layout.size += int64(len(chunk))
+			g.layout.ends = append(g.layout.ends, g.layout.size)
+			g.next++
+			g.buf = chunk
+		case !g.done:
+			binary.LittleEndian.PutUint32(g.trailer[:4], g.layout.crc)
+			binary.LittleEndian.PutUint32(g.trailer[4:], uint32(g.size))
+			g.layout.size += 8
+			g.done = true
+			g.buf = g.trailer[:]
+		default:
+			return 0, io.EOF
+		}
+	}
+	n := copy(p, g.buf)
+	g.buf = g.buf[n:]
+	return n, nil
 }
 
 // chunkCompressor compresses chunks of a plain export, with buffers reused

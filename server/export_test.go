@@ -266,6 +266,20 @@ func TestExportResume(t *testing.T) {
 		t.Run(enc, func(t *testing.T) {
 			whole := f.raw("/catalog/export", "Accept-Encoding", enc)
 			whole.wantStatus(t, http.StatusOK)
+			if enc == "gzip" {
+				// The first compressed download of a catalogue is sent as it
+				// is compressed, without a length; the next ones, the same
+				// bytes, with it and with ranges.
+				if cl := whole.header.Get("Content-Length"); cl != "" {
+					t.Errorf("the first compressed download has Content-Length %s, want it sent as compressed", cl)
+				}
+				first := whole
+				whole = f.raw("/catalog/export", "Accept-Encoding", enc)
+				whole.wantStatus(t, http.StatusOK)
+				if !bytes.Equal(first.body, whole.body) || first.header.Get("ETag") != whole.header.Get("ETag") {
+					t.Fatal("the first compressed download differs from the next")
+				}
+			}
 			tag := whole.header.Get("ETag")
 			if ar := whole.header.Get("Accept-Ranges"); ar != "bytes" {
 				t.Errorf("Accept-Ranges %q", ar)
@@ -521,5 +535,69 @@ func TestExportDownloadsAtOnce(t *testing.T) {
 			t.Fatalf("after a held download ended: %d %s", r.status, r.body)
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// The first compressed download of a catalogue is sent as it is
+// compressed, at once, without a length or ranges; its bytes are those of
+// every later download, on this server or another, so a download cut short
+// resumes with a range, and a range, a HEAD or an If-None-Match that comes
+// first is answered as before.
+func TestExportFirstDownloadStreams(t *testing.T) {
+	path := realCatalogue(t)
+	plain := newFixtureAt(t, path, nil).raw("/catalog/export")
+	plain.wantStatus(t, http.StatusOK)
+	gunzip := func(b []byte) []byte {
+		t.Helper()
+		zr, err := gzip.NewReader(bytes.NewReader(b))
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, err := io.ReadAll(zr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+
+	f := newFixtureAt(t, path, nil)
+	first := f.raw("/catalog/export", "Accept-Encoding", "gzip")
+	first.wantStatus(t, http.StatusOK)
+	if h := first.header; h.Get("Content-Encoding") != "gzip" || h.Get("Content-Length") != "" || h.Get("Accept-Ranges") != "" {
+		t.Errorf("first download: Content-Encoding %q, Content-Length %q, Accept-Ranges %q; want gzip sent as it is compressed",
+			h.Get("Content-Encoding"), h.Get("Content-Length"), h.Get("Accept-Ranges"))
+	}
+	if !bytes.Equal(gunzip(first.body), plain.body) {
+		t.Fatal("the first compressed download is not the export")
+	}
+	tag := first.header.Get("ETag")
+	next := f.raw("/catalog/export", "Accept-Encoding", "gzip")
+	if next.header.Get("Content-Length") != strconv.Itoa(len(first.body)) || next.header.Get("ETag") != tag || !bytes.Equal(next.body, first.body) {
+		t.Errorf("the next download: Content-Length %q, ETag %q; want %d bytes, the first's, tagged %s",
+			next.header.Get("Content-Length"), next.header.Get("ETag"), len(first.body), tag)
+	}
+
+	// On another server, a download cut short resumes with a range.
+	g := newFixtureAt(t, path, nil)
+	got, cutTag := g.interrupted("/catalog/export", 5000, "Accept-Encoding", "gzip")
+	rest := g.raw("/catalog/export", "Accept-Encoding", "gzip", "Range", "bytes=5000-", "If-Range", cutTag)
+	rest.wantStatus(t, http.StatusPartialContent)
+	if cutTag != tag || !bytes.Equal(append(got, rest.body...), first.body) {
+		t.Errorf("a resumed download (ETag %s) differs from the first server's (%s)", cutTag, tag)
+	}
+
+	// A range first is served, the layout measured first; a GET naming
+	// the tag first is a 304.
+	h := newFixtureAt(t, path, nil)
+	mid := h.raw("/catalog/export", "Accept-Encoding", "gzip", "Range", "bytes=100000-199999")
+	mid.wantStatus(t, http.StatusPartialContent)
+	if !bytes.Equal(mid.body, first.body[100000:200000]) {
+		t.Error("a range first differs from those bytes of the first download")
+	}
+	i := newFixtureAt(t, path, nil)
+	for _, inm := range []string{tag, plain.header.Get("ETag")} {
+		if r := i.raw("/catalog/export", "Accept-Encoding", "gzip", "If-None-Match", inm); r.status != http.StatusNotModified {
+			t.Errorf("If-None-Match %s first: %d, want 304", inm, r.status)
+		}
 	}
 }
