@@ -3,6 +3,7 @@
 package server
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -173,25 +174,8 @@ func New(cfg Config) (*Server, error) {
 		cfg.AnswerCache = DefaultAnswerCache
 	}
 	s.answers = newAnswerCache(cfg.AnswerCache, cfg.Catalog, s.metrics)
-	if cfg.MaxDownloads == 0 {
-		cfg.MaxDownloads = DefaultMaxDownloads
-	}
-	if cfg.MaxDownloads < 0 {
-		return nil, fmt.Errorf("server: %d downloads at once: want 1 or more", cfg.MaxDownloads)
-	}
-	s.downloads = newDownloads(cfg.MaxDownloads)
-	if cfg.MaxClientRequests == 0 {
-		cfg.MaxClientRequests = DefaultMaxClientRequests
-	}
-	if cfg.MaxClientRequests < 0 {
-		return nil, fmt.Errorf("server: %d requests in flight per client: want 1 or more", cfg.MaxClientRequests)
-	}
-	s.inFlight = newClientRequests(cfg.MaxClientRequests)
-	if cfg.RateLimit.On() {
-		if cfg.RateLimit.Burst < 1 || math.IsInf(cfg.RateLimit.PerSecond, 0) || math.IsNaN(cfg.RateLimit.PerSecond) {
-			return nil, fmt.Errorf("server: rate limit %v per second with bursts of %d: want a finite rate and a burst of at least 1", cfg.RateLimit.PerSecond, cfg.RateLimit.Burst)
-		}
-		s.limits = newLimiters(cfg.RateLimit)
+	if err := s.limitClients(cfg); err != nil {
+		return nil, err
 	}
 	if s.gzip, err = newGzip(); err != nil {
 		return nil, err
@@ -203,6 +187,26 @@ func New(cfg Config) (*Server, error) {
 	}
 	s.router = s.routes(docs)
 	return s, nil
+}
+
+// limitClients sets up what bounds each client's share: its downloads,
+// its requests in flight and, when on, its rate.
+func (s *Server) limitClients(cfg Config) error {
+	downloads, inFlight := cmp.Or(cfg.MaxDownloads, DefaultMaxDownloads), cmp.Or(cfg.MaxClientRequests, DefaultMaxClientRequests)
+	if downloads < 0 {
+		return fmt.Errorf("server: %d downloads at once: want 1 or more", downloads)
+	}
+	if inFlight < 0 {
+		return fmt.Errorf("server: %d requests in flight per client: want 1 or more", inFlight)
+	}
+	s.downloads, s.inFlight = newDownloads(downloads), newClientRequests(inFlight)
+	if cfg.RateLimit.On() {
+		if cfg.RateLimit.Burst < 1 || math.IsInf(cfg.RateLimit.PerSecond, 0) || math.IsNaN(cfg.RateLimit.PerSecond) {
+			return fmt.Errorf("server: rate limit %v per second with bursts of %d: want a finite rate and a burst of at least 1", cfg.RateLimit.PerSecond, cfg.RateLimit.Burst)
+		}
+		s.limits = newLimiters(cfg.RateLimit)
+	}
+	return nil
 }
 
 // ServeHTTP routes r on its escaped path, so that an id holding a
