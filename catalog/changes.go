@@ -441,7 +441,11 @@ func fromPrevious(fn func() error) (err error) {
 			err = fmt.Errorf("%w: %v", errDamagedPrevious, v)
 		}
 	}()
-	return fn()
+	if err = fn(); errors.Is(err, ErrDamaged) {
+		// The reads of the file met the damage first (recoverDamage).
+		err = fmt.Errorf("%w: %v", errDamagedPrevious, err)
+	}
+	return err
 }
 
 // copyHistory puts the changes of the previous file's kept steps, in the
