@@ -138,6 +138,19 @@ func (r *report) write(w io.Writer) bool {
 	all := slices.Sorted(slices.Values(tot.latencies))
 	fmt.Fprintf(w, "  latency      p50 %.1f ms, p90 %.1f ms, p99 %.1f ms, p99.9 %.1f ms, max %.1f ms (from when each request was due)\n",
 		ms(stats.Percentile(all, 0.50)), ms(stats.Percentile(all, 0.90)), ms(stats.Percentile(all, 0.99)), ms(stats.Percentile(all, 0.999)), ms(stats.Percentile(all, 1)))
+	for k, lat := range t.kindLatencies {
+		if len(lat) == 0 {
+			continue
+		}
+		lat = slices.Sorted(slices.Values(lat))
+		fmt.Fprintf(w, "    %-14s %7d answers: p50 %.1f ms, p99 %.1f ms, max %.1f ms\n",
+			kindNames[k], len(lat), ms(stats.Percentile(lat, 0.50)), ms(stats.Percentile(lat, 0.99)), ms(stats.Percentile(lat, 1)))
+	}
+	var protos []string
+	for _, p := range slices.Sorted(maps.Keys(t.protos)) {
+		protos = append(protos, fmt.Sprintf("%s %d", p, t.protos[p]))
+	}
+	fmt.Fprintf(w, "  protocols    %s\n", strings.Join(protos, ", "))
 
 	// Imports and reloads.
 	okImports, reloaded, late := 0, 0, 0

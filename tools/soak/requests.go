@@ -16,14 +16,19 @@ const (
 	getCard kind = iota
 	listSetCards
 	search
+	listChanges
 	listSets
+	// exportCatalog is not in the mix: downloads come on a schedule of
+	// their own (traffic.downloads).
+	exportCatalog
 	kinds
 )
 
-var kindNames = [kinds]string{"getCard", "listSetCards", "search", "listSets"}
+var kindNames = [kinds]string{"getCard", "listSetCards", "search", "listChanges", "listSets", "exportCatalog"}
 
-// mix is the share of each kind among new requests, in percent.
-var mix = [kinds]int{getCard: 40, listSetCards: 25, search: 25, listSets: 10}
+// mix is the share of each kind among new requests, in percent; listSets
+// takes what is left.
+var mix = [kinds]int{getCard: 40, listSetCards: 25, search: 20, listChanges: 5, listSets: 10}
 
 const (
 	repeatPercent = 15  // requests that repeat an earlier one with If-None-Match
@@ -45,6 +50,9 @@ type request struct {
 // random source; the answers kept for repeats are shared.
 type picker struct {
 	core *core
+	// since is the generation of the first import, from which change
+	// lists are asked: every later generation's history holds it.
+	since string
 
 	mu     sync.Mutex
 	recent []request // with ifNoneMatch and tagGeneration set
@@ -66,7 +74,7 @@ func (p *picker) pick(r *rand.Rand) request {
 	}
 	roll := r.IntN(100)
 	k := getCard
-	for ; k < kinds-1; k++ {
+	for ; k < listSets; k++ {
 		if roll < mix[k] {
 			break
 		}
@@ -88,6 +96,12 @@ func (p *picker) pick(r *rand.Rand) request {
 			"/cards?page=" + strconv.Itoa(page) + "&pageSize=" + strconv.Itoa(pageSize)}
 	case search:
 		return request{kind: search, path: "/catalog/search?" + p.searchQuery(r)}
+	case listChanges:
+		v := url.Values{"since": {p.since}, "limit": {strconv.Itoa(1 + r.IntN(1000))}}
+		if r.IntN(2) == 0 {
+			v.Set("zone", p.core.cards[r.IntN(len(p.core.cards))].Zone)
+		}
+		return request{kind: listChanges, path: "/catalog/changes?" + v.Encode()}
 	}
 	return request{kind: listSets, path: "/catalog/sets"}
 }

@@ -77,7 +77,7 @@ func run(ctx context.Context, o options, out io.Writer) (passed bool, err error)
 	p.printf("first      import 0: core + churn of %d sets, %d cards (seed %d); written in %s, imported in %s; generation %s\n",
 		first.churnSets, first.churnCards, first.seed, round(first.prepare), round(first.took), first.generation)
 
-	srv, err := startServer(ctx, bin, c.db, filepath.Join(dir, "serve.log"))
+	srv, err := startServer(ctx, bin, c.db, dir, filepath.Join(dir, "serve.log"))
 	if err != nil {
 		return false, err
 	}
@@ -93,7 +93,7 @@ func run(ctx context.Context, o options, out io.Writer) (passed bool, err error)
 	p.printf("traffic    %.0f requests/s over %d connections for %s; an import every %s (%d in all)\n\n",
 		o.rate, o.conns, o.duration, o.reimport, o.imports())
 
-	tr := &traffic{api: srv.api, token: srv.token, runID: runID(), picker: &picker{core: c.core}, tally: newTally()}
+	tr := &traffic{api: srv.api, roots: srv.roots, token: srv.token, runID: runID(), picker: &picker{core: c.core, since: first.generation}, tally: newTally()}
 	start := time.Now().Add(100 * time.Millisecond)
 	end := start.Add(o.duration)
 	initial := smp.take(ctx, 0, 0, counts{})
@@ -145,6 +145,7 @@ func run(ctx context.Context, o options, out io.Writer) (passed bool, err error)
 			record(smp.take(ctx, at, o.every, tr.tally.take()))
 		}
 	})
+	wg.Go(func() { tr.downloads(ctx, start, end) })
 	tr.run(ctx, start, end, o.rate, o.conns, o.seed)
 	elapsed := min(time.Since(start), end.Sub(start))
 	<-sampling

@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -23,15 +25,21 @@ import (
 type server struct {
 	*procfs.Process
 	idp     *idp.IdP
-	api     string // the base URL of the API: http://addr/api/v1
+	api     string         // the base URL of the API: https://addr/api/v1
+	roots   *x509.CertPool // that trust its certificate
 	token   string
 	metrics string // the URL of /metrics
 	log     *serverLog
 }
 
-// startServer starts bin serve on db, its log going to logPath, and waits
-// until it is ready. close stops its identity provider.
-func startServer(ctx context.Context, bin, db, logPath string) (*server, error) {
+// startServer starts bin serve on db over HTTPS, with a certificate of its
+// own in dir, its log going to logPath, and waits until it is ready. close
+// stops its identity provider.
+func startServer(ctx context.Context, bin, db, dir, logPath string) (*server, error) {
+	certFile, keyFile, roots, err := writeCertificate(dir)
+	if err != nil {
+		return nil, err
+	}
 	addr, err := procfs.FreeAddr()
 	if err != nil {
 		return nil, err
@@ -44,14 +52,17 @@ func startServer(ctx context.Context, bin, db, logPath string) (*server, error) 
 	if err != nil {
 		return nil, err
 	}
-	s := &server{idp: provider, api: "http://" + addr + "/api/v1", token: provider.Token, metrics: "http://" + metricsAddr + "/metrics"}
+	s := &server{idp: provider, api: "https://" + addr + "/api/v1", roots: roots, token: provider.Token, metrics: "http://" + metricsAddr + "/metrics"}
 	logFile, err := os.Create(logPath)
 	if err != nil {
 		provider.Close()
 		return nil, err
 	}
 	s.log = &serverLog{w: logFile, levels: map[string]int{}, statuses: map[int]int{}}
-	args := append([]string{"serve", "--addr", addr, "--db", db, "--metrics-addr", metricsAddr}, provider.ServeFlags()...)
+	// The identity provider's tokens are for the audience of serve over
+	// plain HTTP at addr.
+	args := append([]string{"serve", "--addr", addr, "--db", db, "--metrics-addr", metricsAddr,
+		"--tls-cert", certFile, "--tls-key", keyFile, "--audience", "http://" + addr + "/api/v1/mcp"}, provider.ServeFlags()...)
 	cmd := procfs.Command(context.Background(), bin, args...)
 	cmd.Stdout = logFile
 	stderr, err := cmd.StderrPipe()
@@ -74,7 +85,8 @@ func startServer(ctx context.Context, bin, db, logPath string) (*server, error) 
 		defer close(read)
 		s.log.read(stderr)
 	}()
-	if err := s.WaitReady(ctx, addr, 50*time.Millisecond); err != nil {
+	ready := &http.Transport{DisableKeepAlives: true, TLSClientConfig: &tls.Config{RootCAs: roots}}
+	if err := s.WaitReadyAt(ctx, "https://"+addr+"/readyz", ready, 50*time.Millisecond); err != nil {
 		provider.Close()
 		return nil, fmt.Errorf("catalogd serve (its log: %s): %w", logPath, err)
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
+	"crypto/x509"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -31,6 +32,7 @@ type job struct {
 // traffic sends the mix to the API on schedule and tallies the answers.
 type traffic struct {
 	api, token string
+	roots      *x509.CertPool // that trust the server's certificate
 	runID      string
 	picker     *picker
 	tally      *tally
@@ -46,17 +48,9 @@ func (t *traffic) run(ctx context.Context, start, end time.Time, rate float64, c
 	jobs := make(chan job, max(1, int(rate*maxBehind.Seconds())))
 	var wg sync.WaitGroup
 	for i := range conns {
-		// One transport per worker: one keep-alive connection each.
-		client := &http.Client{
-			Timeout: requestTimeout,
-			Transport: &http.Transport{
-				DialContext:         t.conns.dial,
-				MaxConnsPerHost:     1,
-				MaxIdleConnsPerHost: 1,
-				IdleConnTimeout:     time.Minute,
-				DisableCompression:  true,
-			},
-		}
+		// One transport per worker: one keep-alive connection each, HTTP/2
+		// for half of them, HTTP/1.1 for the others.
+		client := &http.Client{Timeout: requestTimeout, Transport: newTransport(t.roots, i%2 == 1, t.conns.dial)}
 		t.clients = append(t.clients, client)
 		r := rand.New(rand.NewPCG(seed, uint64(i)))
 		wg.Go(func() {
@@ -104,6 +98,7 @@ type answer struct {
 	latency    time.Duration
 	status     int
 	generation string
+	proto      string // of the answer: HTTP/2.0 or HTTP/1.1
 	connClose  bool   // the server asked to close the connection
 	mark       int    // of a card answer: the import its set name says it is from; else -1
 	problem    string // why the answer is a failure; "" for a good one
@@ -143,7 +138,7 @@ func (t *traffic) do(client *http.Client, r *rand.Rand, j job) {
 	}
 	body, err := io.ReadAll(resp.Body)
 	resp.Body.Close()
-	a.status = resp.StatusCode
+	a.status, a.proto = resp.StatusCode, resp.Proto
 	a.connClose = resp.Close
 	a.generation = resp.Header.Get("Catalog-Generation")
 	if err != nil {
@@ -233,6 +228,9 @@ type tally struct {
 	interval counts
 	total    counts
 	byKind   [kinds]int
+	// latencies of each kind's answers, and the answers by protocol.
+	kindLatencies [kinds][]time.Duration
+	protos        map[string]int
 	// Repeats with If-None-Match: answered 304, answered 200 by a newer
 	// generation, answered 200 by the generation of the tag.
 	cond304, condNewer, condSame int
@@ -253,7 +251,7 @@ type counts struct {
 }
 
 func newTally() *tally {
-	return &tally{generations: map[string]int{}, marks: map[string]map[int]int{}, failedBy: map[string]int{}}
+	return &tally{generations: map[string]int{}, marks: map[string]map[int]int{}, failedBy: map[string]int{}, protos: map[string]int{}}
 }
 
 func (t *tally) add(a answer) {
@@ -275,6 +273,10 @@ func (t *tally) add(a answer) {
 		t.connCloses++
 	}
 	t.byKind[a.req.kind]++
+	t.kindLatencies[a.req.kind] = append(t.kindLatencies[a.req.kind], a.latency)
+	if a.proto != "" {
+		t.protos[a.proto]++
+	}
 	if a.generation != "" {
 		t.generations[a.generation]++
 	}

@@ -349,10 +349,16 @@ func (p *Process) Exited() bool {
 // answers 200. It fails if the process exits first, ctx ends, or 30 s pass,
 // and then stops the process.
 func (p *Process) WaitReady(ctx context.Context, addr string, poll time.Duration) error {
-	client := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}, Timeout: time.Second}
+	return p.WaitReadyAt(ctx, "http://"+addr+"/readyz", &http.Transport{DisableKeepAlives: true}, poll)
+}
+
+// WaitReadyAt is WaitReady for a server whose /readyz is at url, asked
+// through transport (one that trusts its certificate, for HTTPS).
+func (p *Process) WaitReadyAt(ctx context.Context, url string, transport *http.Transport, poll time.Duration) error {
+	client := &http.Client{Transport: transport, Timeout: time.Second}
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		if resp, err := client.Get("http://" + addr + "/readyz"); err == nil {
+		if resp, err := client.Get(url); err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
 				return nil
