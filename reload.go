@@ -63,15 +63,15 @@ func (rl *reloader) run(ctx context.Context, every time.Duration, hup <-chan os.
 func (rl *reloader) check(force bool) {
 	st, err := os.Stat(rl.path)
 	if err != nil {
-		// Said once when the file goes, not every second while it is gone.
+		// Said once when the file goes, not every second while it is
+		// gone: a failed reload, which the operator's alert on failed
+		// reloads sees, for the next restart would find no catalogue.
 		if force || rl.seen != nil {
-			rl.log.Warn("catalogue file unavailable; serving the current catalogue",
+			rl.log.Error("catalogue file unavailable; serving the current catalogue",
 				slog.String("catalogue", rl.path), slog.String("error", err.Error()))
-		}
-		rl.seen = nil
-		if force {
 			rl.metrics.Reloaded(false)
 		}
+		rl.seen = nil
 		return
 	}
 	if !force && rl.seen != nil && sameFile(rl.seen, st) {

@@ -59,7 +59,8 @@ func TestReloaderSwapsNewImportsAndKeepsServingOnBadFiles(t *testing.T) {
 	live := catalog.NewLive(db)
 	defer live.Close()
 	var logs bytes.Buffer
-	metrics, err := server.NewMetrics(prometheus.NewRegistry(), live)
+	reg := prometheus.NewRegistry()
+	metrics, err := server.NewMetrics(reg, live)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -155,10 +156,15 @@ func TestReloaderSwapsNewImportsAndKeepsServingOnBadFiles(t *testing.T) {
 		t.Fatal(err)
 	}
 	gen3 := generation()
+	failures := reloadFailures(t, reg)
 	rl.check(false)
 	rl.check(false)
 	if generation() != gen3 || strings.Count(logs.String(), "catalogue file unavailable") != 1 {
 		t.Errorf("a removed file: generation %s, log %s", generation(), logs.String())
+	}
+	// Counted as a failed reload, once, for the alert on failed reloads.
+	if got := reloadFailures(t, reg); got != failures+1 {
+		t.Errorf("a removed file: %v failed reloads counted, want %v", got, failures+1)
 	}
 	// SIGHUP while it is gone says so again: the operator asked.
 	logs.Reset()
