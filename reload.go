@@ -5,6 +5,7 @@ import (
 	"io/fs"
 	"log/slog"
 	"os"
+	"runtime/debug"
 	"syscall"
 	"time"
 
@@ -103,7 +104,15 @@ func (rl *reloader) check(force bool) {
 		rl.metrics.Reloaded(false)
 		return
 	}
-	rl.live.Swap(db)
+	closed := rl.live.Swap(db)
+	go func() {
+		// What the old catalogue's answers held goes back to the system
+		// once its last request is done, rather than when the runtime
+		// gets round to it: a small machine serves two catalogues' worth
+		// of memory for no longer than a reload takes.
+		<-closed
+		debug.FreeOSMemory()
+	}()
 	rl.metrics.Reloaded(true)
 	rl.log.Info("catalogue reloaded", slog.String("catalogue", rl.path),
 		slog.String("generation", db.Generation()), slog.String("previous", current))

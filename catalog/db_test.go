@@ -227,7 +227,7 @@ func TestLiveSwapWaitsForReaders(t *testing.T) {
 	}
 	live := NewLive(a)
 	held, release := live.Acquire()
-	live.Swap(b)
+	closed := live.Swap(b)
 	if live.Current().Info().Generation != "b" {
 		t.Fatal("Swap did not replace the catalogue")
 	}
@@ -248,16 +248,15 @@ func TestLiveSwapWaitsForReaders(t *testing.T) {
 		}()
 	}
 	wg.Wait()
+	select {
+	case <-closed:
+		t.Fatal("Swap says the old catalogue closed while a request holds it")
+	default:
+	}
 	release()
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		if _, err := held.AppendCard(nil, "jp-X-2"); err != nil {
-			break // closed
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the old catalogue was not closed after its last release")
-		}
-		time.Sleep(10 * time.Millisecond)
+	<-closed // Swap's channel closes once the old catalogue has
+	if _, err := held.AppendCard(nil, "jp-X-2"); err == nil {
+		t.Fatal("the old catalogue was not closed after its last release")
 	}
 	if err := live.Close(); err != nil {
 		t.Fatal(err)

@@ -46,16 +46,20 @@ func (l *Live) Current() *DB {
 }
 
 // Swap makes db the current catalogue and closes the previous one once its
-// last request releases it. It returns at once.
-func (l *Live) Swap(db *DB) {
+// last request releases it. It returns at once, with a channel closed once
+// the previous catalogue is.
+func (l *Live) Swap(db *DB) <-chan struct{} {
 	l.mu.Lock()
 	old := l.cur
 	l.cur = newLiveRef(db)
 	l.mu.Unlock()
+	closed := make(chan struct{})
 	go func() {
+		defer close(closed)
 		old.inUse.Wait()
 		old.db.Close()
 	}()
+	return closed
 }
 
 // Close closes the current catalogue after its last request.
