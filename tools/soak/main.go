@@ -5,6 +5,7 @@
 // test", says what it sends, what fails it and what its last run gave.
 //
 //	go run -C tools ./soak [-duration 10m] [-rate 300] [-cards 100000] [-reimport 1m] [-conns 8]
+//	go run -C tools ./soak -cards 1000000    # the run docs/RELIABILITY.md reports
 //
 // Every catalogue is two generated snapshots given to one import: the core,
 // with the same ids in every import and its set names marked " #n" by
