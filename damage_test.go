@@ -5,7 +5,6 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"errors"
-	"io"
 	"log/slog"
 	"net/http"
 	"os"
@@ -166,26 +165,15 @@ func TestDamagedFile(t *testing.T) {
 	// page, and a 500 that says so for what does.
 	idp := newTestIdP(t)
 	p, _ := startServeLogged(t, nil, append(idp.args(), "--db", damaged, "--addr", "127.0.0.1:0")...)
-	token := idp.token(t, p.api+"/mcp")
-	get := func(path string) (int, map[string]any) {
-		req, _ := http.NewRequest(http.MethodGet, p.api+path, nil)
-		req.Header.Set("Authorization", "Bearer "+token)
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		body, _ := io.ReadAll(resp.Body)
-		var problem map[string]any
-		json.Unmarshal(body, &problem)
-		return resp.StatusCode, problem
+	p.token = idp.token(t, p.api+"/mcp")
+	if status, _, _, err := p.get(http.DefaultClient, "/catalog/sets"); err != nil || status != http.StatusOK {
+		t.Errorf("a request that reads no damaged page: %d, %v", status, err)
 	}
-	if status, _ := get("/catalog/sets"); status != http.StatusOK {
-		t.Errorf("a request that reads no damaged page: %d", status)
-	}
-	status, problem := get("/catalog/cards/jp-SV1a-001")
-	if status != http.StatusInternalServerError || !strings.Contains(problem["detail"].(string), "the catalogue file is damaged") {
-		t.Errorf("a request that reads the damaged page: %d %v; want 500 saying the file is damaged", status, problem)
+	status, _, body, err := p.get(http.DefaultClient, "/catalog/cards/jp-SV1a-001")
+	var problem struct{ Detail string }
+	json.Unmarshal([]byte(body), &problem)
+	if err != nil || status != http.StatusInternalServerError || !strings.Contains(problem.Detail, "the catalogue file is damaged") {
+		t.Errorf("a request that reads the damaged page: %d %s (%v); want 500 saying the file is damaged", status, body, err)
 	}
 	line := p.logged(t, "catalogue file damaged", 5*time.Second)
 	if msg, _ := line["error"].(string); !strings.Contains(msg, pageSays) {
