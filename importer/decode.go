@@ -138,7 +138,6 @@ type problem struct {
 func decodeRecord(s *scanner, fields []field, rec *record) ([]problem, error) {
 	*rec = record{text: rec.text[:0]}
 	rec.line, rec.col = s.start()
-	var problems []problem
 	kind, err := s.kind()
 	if err != nil {
 		return nil, err
@@ -154,72 +153,90 @@ func decodeRecord(s *scanner, fields []field, rec *record) ([]problem, error) {
 		}
 		return []problem{{rec.line, rec.col, "", "an object", found}}, nil
 	}
+	var problems []problem
 	var unknown map[string]bool
 	more, err := s.first('{', '}', "an object")
 	for err == nil && more {
-		line, col := s.start()
-		key, n, kerr := s.scanString(true)
-		if kerr != nil && !errors.Is(kerr, errTooLong) {
-			return nil, kerr
-		}
-		// The name of a known member is the field table's, and looking it
-		// up converts key on the stack: no allocation.
-		i := -1
-		var name string
-		switch {
-		case kerr != nil:
-			name = describeLongString(n)
-		default:
-			if i = fieldIndex(fields, string(key)); i >= 0 {
-				name = fields[i].name
-			} else {
-				name = string(key)
-			}
-		}
-		if err := s.expect(':', "':'"); err != nil {
+		if problems, err = decodeMember(s, fields, rec, problems, &unknown); err != nil {
 			return nil, err
-		}
-		switch {
-		case i < 0 || kerr != nil:
-			found, err := s.skipValue()
-			if err != nil {
-				return nil, err
-			}
-			switch {
-			case len(problems) > MaxErrors:
-				// The import reports no more: a record of a million
-				// members must not hold a million problems.
-			case unknown[name]:
-				problems = append(problems, problem{line, col, name, "each member once", "a duplicate member"})
-			default:
-				problems = append(problems, problem{line, col, name, "no member of that name (unknown property)", found})
-				if unknown == nil {
-					unknown = make(map[string]bool)
-				}
-				unknown[name] = true
-			}
-		case rec.values[i].present:
-			// Which of the two values was meant is anyone's guess: neither
-			// is used, and the problem is the name, so it is reported there.
-			if _, err := s.skipValue(); err != nil {
-				return nil, err
-			}
-			rec.values[i].bad = true
-			if len(problems) <= MaxErrors {
-				problems = append(problems, problem{line, col, name, "each member once", "a duplicate member"})
-			}
-		default:
-			p, err := decodeValue(s, fields[i], &rec.values[i], &rec.text)
-			if err != nil {
-				return nil, err
-			}
-			problems = append(problems, p...)
 		}
 		more, err = s.more('}')
 	}
 	if err != nil {
 		return nil, err
 	}
+	return rec.finish(fields, problems), nil
+}
+
+// decodeMember reads one member of a record, its name and then its value
+// against the field of that name, and appends its problems to problems;
+// unknown holds the names of the unknown members met so far.
+func decodeMember(s *scanner, fields []field, rec *record, problems []problem, unknown *map[string]bool) ([]problem, error) {
+	line, col := s.start()
+	key, n, kerr := s.scanString(true)
+	if kerr != nil && !errors.Is(kerr, errTooLong) {
+		return nil, kerr
+	}
+	// The name of a known member is the field table's, and looking it up
+	// converts key on the stack: no allocation.
+	i := -1
+	var name string
+	switch {
+	case kerr != nil:
+		name = describeLongString(n)
+	default:
+		if i = fieldIndex(fields, string(key)); i >= 0 {
+			name = fields[i].name
+		} else {
+			name = string(key)
+		}
+	}
+	if err := s.expect(':', "':'"); err != nil {
+		return nil, err
+	}
+	switch {
+	case i < 0 || kerr != nil:
+		found, err := s.skipValue()
+		if err != nil {
+			return nil, err
+		}
+		switch {
+		case len(problems) > MaxErrors:
+			// The import reports no more: a record of a million members
+			// must not hold a million problems.
+		case (*unknown)[name]:
+			problems = append(problems, problem{line, col, name, "each member once", "a duplicate member"})
+		default:
+			problems = append(problems, problem{line, col, name, "no member of that name (unknown property)", found})
+			if *unknown == nil {
+				*unknown = make(map[string]bool)
+			}
+			(*unknown)[name] = true
+		}
+	case rec.values[i].present:
+		// Which of the two values was meant is anyone's guess: neither is
+		// used, and the problem is the name, so it is reported there.
+		if _, err := s.skipValue(); err != nil {
+			return nil, err
+		}
+		rec.values[i].bad = true
+		if len(problems) <= MaxErrors {
+			problems = append(problems, problem{line, col, name, "each member once", "a duplicate member"})
+		}
+	default:
+		p, err := decodeValue(s, fields[i], &rec.values[i], &rec.text)
+		if err != nil {
+			return nil, err
+		}
+		problems = append(problems, p...)
+	}
+	return problems, nil
+}
+
+// finish ends a record whose members are read: the strings its values
+// hold in rec.text become one string they share, and a required member
+// missing is a problem, appended to problems.
+func (rec *record) finish(fields []field, problems []problem) []problem {
 	if len(rec.text) > 0 {
 		text := string(rec.text)
 		for i := range rec.values {
@@ -234,7 +251,7 @@ func decodeRecord(s *scanner, fields []field, rec *record) ([]problem, error) {
 			rec.values[i].bad = true
 		}
 	}
-	return problems, nil
+	return problems
 }
 
 func fieldIndex(fields []field, name string) int {
