@@ -102,45 +102,11 @@ type Verifier struct {
 // keeps retrying in the background until the keys load, ctx ends or Close is
 // called. Until then Ready is false and every token is rejected.
 func NewVerifier(ctx context.Context, cfg Config) (*Verifier, error) {
-	switch {
-	case cfg.Issuer == "":
-		return nil, errors.New("auth: no issuer configured: set the iss value of the identity provider's tokens")
-	case cfg.JWKS != nil:
-	case cfg.JWKSURL != "":
-		if err := checkURL("JWKS URL", cfg.JWKSURL); err != nil {
-			return nil, err
-		}
-	default:
-		// The JWKS is discovered from the issuer, which must then be a URL.
-		if err := checkURL("issuer", cfg.Issuer); err != nil {
-			return nil, err
-		}
+	if err := cfg.check(); err != nil {
+		return nil, err
 	}
-	if cfg.Audience == "" {
-		return nil, errors.New("auth: no audience configured: set the audience tokens must carry (e.g. {base-url}/mcp)")
-	}
-	if cfg.RefreshInterval <= 0 {
-		cfg.RefreshInterval = time.Hour
-	}
-	if cfg.RefreshRateLimit <= 0 {
-		cfg.RefreshRateLimit = time.Minute
-	}
-	if cfg.RefreshWait <= 0 {
-		cfg.RefreshWait = time.Second
-	}
-	if cfg.Logger == nil {
-		cfg.Logger = slog.New(slog.DiscardHandler)
-	}
-	timeout := defaultHTTPTimeout
-	if cfg.HTTPClient == nil {
-		cfg.HTTPClient = &http.Client{Timeout: defaultHTTPTimeout}
-	} else if cfg.HTTPClient.Timeout > 0 {
-		timeout = cfg.HTTPClient.Timeout
-	}
+	cfg, timeout := cfg.withDefaults()
 	now := cfg.Now
-	if now == nil {
-		now = time.Now
-	}
 	deny := make(map[string]struct{}, len(cfg.DenyClients))
 	for _, c := range cfg.DenyClients {
 		if c != "" {
@@ -200,6 +166,55 @@ func NewVerifier(ctx context.Context, cfg Config) (*Verifier, error) {
 	case <-ctx.Done():
 	}
 	return v, nil
+}
+
+// check says what of cfg cannot work.
+func (cfg Config) check() error {
+	switch {
+	case cfg.Issuer == "":
+		return errors.New("auth: no issuer configured: set the iss value of the identity provider's tokens")
+	case cfg.JWKS != nil:
+	case cfg.JWKSURL != "":
+		if err := checkURL("JWKS URL", cfg.JWKSURL); err != nil {
+			return err
+		}
+	default:
+		// The JWKS is discovered from the issuer, which must then be a URL.
+		if err := checkURL("issuer", cfg.Issuer); err != nil {
+			return err
+		}
+	}
+	if cfg.Audience == "" {
+		return errors.New("auth: no audience configured: set the audience tokens must carry (e.g. {base-url}/mcp)")
+	}
+	return nil
+}
+
+// withDefaults returns cfg with the defaults of what it leaves unset, and
+// the timeout of a fetch from the identity provider.
+func (cfg Config) withDefaults() (Config, time.Duration) {
+	if cfg.RefreshInterval <= 0 {
+		cfg.RefreshInterval = time.Hour
+	}
+	if cfg.RefreshRateLimit <= 0 {
+		cfg.RefreshRateLimit = time.Minute
+	}
+	if cfg.RefreshWait <= 0 {
+		cfg.RefreshWait = time.Second
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	timeout := defaultHTTPTimeout
+	if cfg.HTTPClient == nil {
+		cfg.HTTPClient = &http.Client{Timeout: defaultHTTPTimeout}
+	} else if cfg.HTTPClient.Timeout > 0 {
+		timeout = cfg.HTTPClient.Timeout
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	return cfg, timeout
 }
 
 func checkURL(what, s string) error {
