@@ -343,19 +343,27 @@ func (x *ExportReader) mismatch() error {
 
 // Seek sets the offset of the next Read.
 func (x *ExportReader) Seek(offset int64, whence int) (int64, error) {
+	off, err := SeekOffset(x.off, x.e.size, offset, whence)
+	x.off = off
+	return off, err
+}
+
+// SeekOffset is where io.Seeker's Seek(offset, whence) moves a reader of
+// an export of size bytes that is at off; on an error, off. The compressed
+// export the server sends seeks alike.
+func SeekOffset(off, size, offset int64, whence int) (int64, error) {
 	switch whence {
 	case io.SeekStart:
 	case io.SeekCurrent:
-		offset += x.off
+		offset += off
 	case io.SeekEnd:
-		offset += x.e.size
+		offset += size
 	default:
-		return x.off, fmt.Errorf("export: seek: whence %d", whence)
+		return off, fmt.Errorf("export: seek: whence %d", whence)
 	}
 	if offset < 0 {
-		return x.off, fmt.Errorf("export: seek to %d, before the start", offset)
+		return off, fmt.Errorf("export: seek to %d, before the start", offset)
 	}
-	x.off = offset
 	return offset, nil
 }
 

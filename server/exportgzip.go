@@ -287,18 +287,7 @@ func (g *gzipExportReader) load() ([]byte, error) {
 }
 
 func (g *gzipExportReader) Seek(offset int64, whence int) (int64, error) {
-	switch whence {
-	case io.SeekStart:
-	case io.SeekCurrent:
-		offset += g.off
-	case io.SeekEnd:
-		offset += g.layout.size
-	default:
-		return g.off, fmt.Errorf("export: seek: whence %d", whence)
-	}
-	if offset < 0 {
-		return g.off, fmt.Errorf("export: seek to %d, before the start", offset)
-	}
-	g.off = offset
-	return offset, nil
+	off, err := catalog.SeekOffset(g.off, g.layout.size, offset, whence)
+	g.off = off
+	return off, err
 }
