@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"path/filepath"
+	"slices"
 	"unicode/utf8"
 
 	bolt "go.etcd.io/bbolt"
@@ -147,7 +148,7 @@ func (g *nameGroups) appendGroupIDs(dst, folded []byte) []byte {
 				return // a cheaper miss than the map's
 			}
 			for _, id := range g.byName[string(words)] {
-				if !containsID(groups, id) {
+				if !slices.Contains(groups, id) {
 					groups = append(groups, id)
 				}
 			}
@@ -160,15 +161,6 @@ func (g *nameGroups) appendGroupIDs(dst, folded []byte) []byte {
 	}
 	dst = binary.AppendUvarint(dst, uint64(len(ids)))
 	return append(dst, ids...)
-}
-
-func containsID(ids []uint32, id uint32) bool {
-	for _, x := range ids {
-		if x == id {
-			return true
-		}
-	}
-	return false
 }
 
 // eachGroupID calls fn with each group index of an entry's groups, and
@@ -240,24 +232,12 @@ func (g *groupTexts) anyHolds(groups, term []byte) bool {
 // then true). count is the most cards the lists name.
 func planGroups(r *reader, t *term, ref func(c *bolt.Cursor, key []byte) listRef) (lists []listRef, intersect bool, count uint64) {
 	n := min(3, utf8.RuneCount(t.text))
-	var grams []gramList
-	var key []byte
-	none := false
-	at := -1
-	eachGram(t.text, n, func(gram []byte) {
-		at++
-		key = appendListKey(key[:0], gramKinds[n], gram)
-		if none || containsList(grams, key) {
-			return
-		}
-		l := ref(r.groupCursor, key)
-		grams = append(grams, gramList{l, at})
-		none = l.count == 0
-	})
+	grams, none := termGrams(nil, t.text, n, func(key []byte) listRef { return ref(r.groupCursor, key) })
 	if none || len(grams) == 0 {
 		return nil, false, 0
 	}
 	apart := appendRarestApart(nil, grams, n)
+	var key []byte
 	if apart[0].count > maxGroupLists {
 		count = math.MaxUint64
 		for _, l := range apart {
@@ -284,14 +264,4 @@ func planGroups(r *reader, t *term, ref func(c *bolt.Cursor, key []byte) listRef
 		}
 	}
 	return lists, false, count
-}
-
-// containsList reports whether grams holds the list of key.
-func containsList(grams []gramList, key []byte) bool {
-	for _, g := range grams {
-		if bytes.Equal(g.key, key) {
-			return true
-		}
-	}
-	return false
 }

@@ -410,22 +410,13 @@ func planSearch(r *reader, sets []storedSet, terms []term, longestName int) sear
 	}
 	for i := range terms {
 		t := &terms[i]
-		grams = grams[:0]
-		none := len(t.text) > longestName // then it is in no name
 		n := min(3, utf8.RuneCount(t.text))
-		// at is the gram's place in the term, in characters: a term holds
-		// no space, so fn is called for every gram, in order.
-		at := -1
-		eachGram(t.text, n, func(gram []byte) {
-			at++
-			key = appendListKey(key[:0], gramKinds[n], gram)
-			if none || slices.ContainsFunc(grams, func(g gramList) bool { return bytes.Equal(g.key, key) }) {
-				return
-			}
-			l := ref(key)
-			grams = append(grams, gramList{l, at})
-			none = l.count == 0
-		})
+		var none bool
+		if len(t.text) > longestName { // then it is in no name
+			grams, none = grams[:0], true
+		} else {
+			grams, none = termGrams(grams[:0], t.text, n, ref)
+		}
 		from := len(byName)
 		if none {
 			byName = append(byName, listRef{}) // an empty list
@@ -452,6 +443,28 @@ func planSearch(r *reader, sets []storedSet, terms []term, longestName int) sear
 	}
 	p.terms = drivers
 	return p
+}
+
+// termGrams appends to grams the lists of the grams of n characters of
+// text, a term, that ref reads: each gram once, with its place in the
+// term. none is true when a list is empty, and then the lookups stop: no
+// card holds the term.
+func termGrams(grams []gramList, text []byte, n int, ref func(key []byte) listRef) (_ []gramList, none bool) {
+	var key []byte
+	// at is the gram's place in the term, in characters: a term holds no
+	// space, so fn is called for every gram, in order.
+	at := -1
+	eachGram(text, n, func(gram []byte) {
+		at++
+		key = appendListKey(key[:0], gramKinds[n], gram)
+		if none || slices.ContainsFunc(grams, func(g gramList) bool { return bytes.Equal(g.key, key) }) {
+			return
+		}
+		l := ref(key)
+		grams = append(grams, gramList{l, at})
+		none = l.count == 0
+	})
+	return grams, none
 }
 
 // gramList is the list of one gram of a term, and the gram's first
