@@ -110,11 +110,10 @@ func measureGzip(export *catalog.Export) (*gzipLayout, error) {
 // length and ranges. plainTag is the plain representation's ETag.
 func streamGzipExport(out *exportWriter, r *http.Request, slot *gzipSlot, plain io.ReadSeeker, size int64, plainTag string) {
 	if inm := ifNoneMatch(r.Header); inm != "" {
-		if _, ok := etagListMatch(inm, plainTag); ok {
-			out.WriteHeader(http.StatusNotModified)
-			return
-		}
-		if _, ok := etagListMatch(inm, gzipTag(plainTag)); ok {
+		// Either representation's tag, as on every other answer.
+		_, plain := etagListMatch(inm, plainTag)
+		_, gzipped := etagListMatch(inm, gzipTag(plainTag))
+		if plain || gzipped {
 			out.WriteHeader(http.StatusNotModified)
 			return
 		}
