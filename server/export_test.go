@@ -174,7 +174,9 @@ func sampleRequests(sets, cards []string, zone string) []string {
 	if zone != "" {
 		z = "&zone=" + zone
 	}
-	for _, q := range []string{"pikachu", "ピカチュウ", "charizard 4", "皮卡丘"} {
+	// The last two find cards by their name groups alone (妙蛙 is
+	// Bulbasaur's Chinese name) and by romanized forms (fushigi).
+	for _, q := range []string{"pikachu", "ピカチュウ", "charizard 4", "皮卡丘", "妙蛙", "fushigi"} {
 		reqs = append(reqs, "/catalog/search?limit=100&q="+url.QueryEscape(q)+z)
 	}
 	return reqs
