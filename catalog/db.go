@@ -34,6 +34,8 @@ type DB struct {
 	// longestName is the bytes of the longest folded name: a longer term
 	// is in no name.
 	longestName int
+	// words is the dictionary of a fuzzy search (words.go).
+	words dictionary
 	// denseList is the length from which the search takes lists a window
 	// at a time (see windowed): denseList of the catalogue's cards but in
 	// tests, which check both walks.
@@ -246,6 +248,10 @@ func (db *DB) load(tx *bolt.Tx) error {
 		lo += n
 	}
 	db.denseList = denseList(lo)
+	var err error
+	if db.words, err = loadWords(tx); err != nil {
+		return err
+	}
 
 	return nil
 }

@@ -102,6 +102,9 @@ func (w *Writer) writeGroups() (*groupLists, error) {
 		if err := postings.addGrams(uint32(id), []byte(text)); err != nil {
 			return nil, fmt.Errorf("write catalogue %s: name groups: %w", w.path, err)
 		}
+		if err := addWords(w.words, w.wordsBackward, []byte(text)); err != nil {
+			return nil, fmt.Errorf("write catalogue %s: name groups: %w", w.path, err)
+		}
 	}
 	put := func(key, value []byte) error { return w.putOrdered(bucketGroups, key, value) }
 	if err := postings.write(put); err != nil {
@@ -226,13 +229,13 @@ func (g *groupTexts) anyHolds(groups, term []byte) bool {
 }
 
 // planGroups finds the lists of the cards of the groups whose text holds
-// the term: each group's own list, to be united, when at most
+// text, a term: each group's own list, to be united, when at most
 // maxGroupLists groups may hold it; else two lists of its grams over the
 // cards of the groups that hold them, to be intersected (intersect is
 // then true). count is the most cards the lists name.
-func planGroups(r *reader, t *term, ref func(c *bolt.Cursor, key []byte) listRef) (lists []listRef, intersect bool, count uint64) {
-	n := min(3, utf8.RuneCount(t.text))
-	grams, none := termGrams(nil, t.text, n, func(key []byte) listRef { return ref(r.groupCursor, key) })
+func planGroups(r *reader, text []byte, ref func(c *bolt.Cursor, key []byte) listRef) (lists []listRef, intersect bool, count uint64) {
+	n := min(3, utf8.RuneCount(text))
+	grams, none := termGrams(nil, text, n, func(key []byte) listRef { return ref(r.groupCursor, key) })
 	if none || len(grams) == 0 {
 		return nil, false, 0
 	}
@@ -254,7 +257,7 @@ func planGroups(r *reader, t *term, ref func(c *bolt.Cursor, key []byte) listRef
 		walk[i] = &sl
 	}
 	for id, ok := walk.seek(0); ok; id, ok = walk.seek(id + 1) {
-		if bytes.Contains(r.groupTexts.text(id), t.text) {
+		if bytes.Contains(r.groupTexts.text(id), text) {
 			l := ref(r.postingCursor, appendGroupListKey(key[:0], id))
 			lists = append(lists, l)
 			count += l.count

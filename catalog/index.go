@@ -46,6 +46,7 @@ func (w *Writer) writeIndex() error {
 	postings.runs.fanIn = w.mergeFanIn
 	postings.groups = groups
 	defer postings.close()
+	words := w.startWords()
 	var ord uint32
 	var ends []uint32
 	var data, value []byte
@@ -67,6 +68,7 @@ func (w *Writer) writeIndex() error {
 			return fmt.Errorf("write catalogue %s: search index: %w", w.path, err)
 		}
 		w.longestName = max(w.longestName, len(e.name))
+		words.add(e.name)
 		if err := postings.addCard(ord, &e); err != nil {
 			return fmt.Errorf("write catalogue %s: search index: %w", w.path, err)
 		}
@@ -82,16 +84,24 @@ func (w *Writer) writeIndex() error {
 		return nil
 	})
 	if err != nil {
+		words.cancel()
 		return err
 	}
 	if len(ends) > 0 {
 		if err := flush(); err != nil {
+			words.cancel()
 			return err
 		}
 	}
-	return postings.write(func(key, value []byte) error {
+	words.done()
+	err = postings.write(func(key, value []byte) error {
 		return w.putOrdered(bucketPostings, key, value)
 	})
+	if err != nil {
+		words.cancel()
+		return err
+	}
+	return w.writeWords(words)
 }
 
 // appendSortedEntry encodes what search needs of a card without reading

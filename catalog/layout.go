@@ -49,6 +49,8 @@ import (
 //	           JSON, which lay out an export (see export.go); optional
 //	names      4-byte big-endian index of a name group, in the order of
 //	           the snapshot -> the group's JSON array of names (names.go)
+//	words      4-byte big-endian piece number -> an FST (vellum) of a
+//	           range of the dictionary's words, in order (words.go)
 //	groups     the name groups' search index (groupindex.go): lists of
 //	           group indexes under the keys of trigrams, bigrams and
 //	           characters ("t", "g", "r") of the groups' texts, stored as
@@ -98,8 +100,9 @@ const indexBlockSize = 16
 // stores posting lists in blocks; catalogd/4 adds lists of trigrams;
 // catalogd/5 searches a name by its romanized form too (SearchText), and
 // by the names of its name groups, which it keeps (names.go); catalogd/6
-// indexes each name group once (groupindex.go).
-const formatVersion = "catalogd/6"
+// indexes each name group once (groupindex.go); catalogd/7 adds the
+// dictionary of a fuzzy search's words (words.go).
+const formatVersion = "catalogd/7"
 
 // Errors of the catalogue. Callers compare with errors.Is.
 var (

@@ -204,6 +204,9 @@ func scriptOf(r rune) int {
 	if s := letterBlock(r); s != 0 {
 		return s
 	}
+	if unicode.Is(unicode.Lm, r) {
+		return 0 // a modifier, as the long mark ー: of no script
+	}
 	for i, t := range scripts {
 		if unicode.Is(t, r) {
 			if t == unicode.Hiragana {

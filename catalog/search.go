@@ -25,6 +25,10 @@ type SearchQuery struct {
 	Set string
 	// Limit is the most cards returned.
 	Limit int
+	// Fuzzy lets a term be a word or two of a card's texts mistyped
+	// (docs/CONTRACT.md, Typos); cards are then ordered by the edits they
+	// take first.
+	Fuzzy bool
 }
 
 // term is one folded query term, with the key of its normalized printed
@@ -33,6 +37,7 @@ type SearchQuery struct {
 type term struct {
 	text   []byte
 	number string
+	typo   *typo // nil unless the search is fuzzy and the term may be mistyped
 }
 
 // Terms folds q and splits it into the terms a search matches.
@@ -62,6 +67,7 @@ type indexEntry struct {
 	number  []byte // the key of the normalized printed number
 	groups  []byte // the card's name groups, uvarint group indexes
 	name    []byte // the search text: SearchText of the name
+	edits   int    // of a result of a fuzzy search: the sum of its terms'
 }
 
 var errBadEntry = errors.New("malformed search index entry")
@@ -112,8 +118,9 @@ func (e *indexEntry) matches(terms []term, groups *groupTexts) bool {
 }
 
 // Search calls fn with the canonical JSON of each matching card, at most
-// q.Limit of them, in the order of the normalized printed number, then id.
-// The slice passed to fn is valid only until fn returns.
+// q.Limit of them, in the order of the normalized printed number, then id;
+// a fuzzy search orders them by the edits they take first (see
+// rankByEdits). The slice passed to fn is valid only until fn returns.
 //
 // Each zone is a range of ordinals (see postings.go), walked by lists of
 // its own: a zone the query filters out costs nothing, one that holds none
@@ -130,6 +137,9 @@ func (db *DB) Search(q SearchQuery, fn func(card []byte)) error {
 			return fmt.Errorf("search: unknown zone %q", q.Zone)
 		}
 	}
+	if q.Fuzzy {
+		markTypos(terms)
+	}
 	err := db.read(func(r *reader) error {
 		var sets []storedSet
 		if q.Set != "" {
@@ -141,20 +151,40 @@ func (db *DB) Search(q SearchQuery, fn func(card []byte)) error {
 		r.listCursors.reset()
 		r.groupListCursors.reset()
 		r.groupTexts.damaged = nil
-		p := planSearch(r, sets, terms, db.longestName)
+		p := planSearch(r, sets, terms, db.longestName, db.words)
 		if p.damaged == nil {
 			p.damaged = cmp.Or(r.groupListCursors.damaged, r.groupTexts.damaged)
 		}
 		if p.damaged != nil {
 			return p.damaged
 		}
-		var walks []*zoneWalk
-		for z, zr := range db.zoneOrdinals {
-			if (zone < 0 || z == zone) && zr.lo < zr.hi && inZone(sets, z) {
-				walks = append(walks, &zoneWalk{driver: p.driver(&r.listCursors, db.denseList), entries: indexBlocks{c: r.entryCursors[z]}, next: zr.lo, hi: zr.hi})
+		walks := func(typos bool) []*zoneWalk {
+			var ws []*zoneWalk
+			for z, zr := range db.zoneOrdinals {
+				if (zone < 0 || z == zone) && zr.lo < zr.hi && inZone(sets, z) {
+					ws = append(ws, &zoneWalk{driver: p.driver(&r.listCursors, db.denseList, typos, len(terms) == 1), entries: indexBlocks{c: r.entryCursors[z]}, next: zr.lo, hi: zr.hi})
+				}
 			}
+			return ws
 		}
-		err := merge(walks, r.cardCursor, q.Limit, func(e *indexEntry) bool { return inSets(sets, e) && e.matches(terms, &r.groupTexts) }, fn)
+		// The cards that match every term as typed, in result order: all
+		// of a search's, and the first of a fuzzy one's.
+		found := 0
+		var key []byte
+		err := merge(walks(false), func(e *indexEntry) bool { return inSets(sets, e) && e.matches(terms, &r.groupTexts) }, func(e *indexEntry) (bool, error) {
+			card, err := r.cardOf(e, &key)
+			if err == nil {
+				fn(card)
+				found++
+			}
+			return found < q.Limit, err
+		})
+		if err == nil && p.typos && found < q.Limit {
+			// Then those that take edits, fewest first.
+			err = rankByEdits(walks(true), r, q.Limit-found, max(1, p.leastEdits), func(e *indexEntry) bool {
+				return inSets(sets, e) && e.matchesWithin(terms, &r.groupTexts) && e.edits > 0
+			}, fn)
+		}
 		if err == nil {
 			err = cmp.Or(r.listCursors.damaged, r.groupTexts.damaged)
 		}
@@ -164,6 +194,16 @@ func (db *DB) Search(q SearchQuery, fn func(card []byte)) error {
 		return fmt.Errorf("search %q: %w", q.Q, err)
 	}
 	return nil
+}
+
+// cardOf returns the card of an index entry, using key as scratch.
+func (r *reader) cardOf(e *indexEntry, key *[]byte) ([]byte, error) {
+	*key = e.appendCardKey((*key)[:0])
+	k, card := r.cardCursor.Seek(*key)
+	if !bytes.Equal(k, *key) {
+		return nil, fmt.Errorf("card %q of the index is missing", e.id)
+	}
+	return card, nil
 }
 
 // ordinalRange is the ordinals [lo, hi) of one zone's cards.
@@ -210,11 +250,10 @@ func (w *zoneWalk) advance(check func(*indexEntry) bool) error {
 	return nil
 }
 
-// merge calls fn with the card of each result of the walks, in result
-// order, up to limit.
-func merge(walks []*zoneWalk, cards *bolt.Cursor, limit int, check func(*indexEntry) bool, fn func([]byte)) error {
-	var key []byte
-	for found := 0; found < limit; found++ {
+// merge calls emit with each result of the walks, in result order, while
+// emit asks for more.
+func merge(walks []*zoneWalk, check func(*indexEntry) bool, emit func(*indexEntry) (more bool, err error)) error {
+	for {
 		var best *zoneWalk
 		for _, w := range walks {
 			if err := w.advance(check); err != nil {
@@ -225,17 +264,14 @@ func merge(walks []*zoneWalk, cards *bolt.Cursor, limit int, check func(*indexEn
 			}
 		}
 		if best == nil {
-			break
+			return nil
 		}
-		key = best.entry.appendCardKey(key[:0])
-		k, card := cards.Seek(key)
-		if !bytes.Equal(k, key) {
-			return fmt.Errorf("card %q of the index is missing", best.entry.id)
-		}
-		fn(card)
+		more, err := emit(&best.entry)
 		best.ready = false
+		if err != nil || !more {
+			return err
+		}
 	}
-	return nil
 }
 
 // compareResults orders entries as results: by number key, then id.
@@ -366,12 +402,17 @@ type searchPlan struct {
 	sets    []listRef // the cards of the filtered sets: on any of them
 	terms   []termRef // the terms whose lists are walked, shortest first
 	damaged error     // the first list found damaged, if any
+	// typos is whether a result may take edits (see rankByEdits), and
+	// leastEdits the fewest any can take.
+	typos      bool
+	leastEdits int
 }
 
 // termRef is the lists of one term: the cards whose names hold two of its
 // trigrams, the rarest first (its bigram or its character, for a shorter
 // term), those whose number is the term, and those of the name groups
-// that hold it (see planGroups).
+// that hold it (see planGroups); in a fuzzy search, the same of each word
+// of the dictionary a few edits from it (see planTypo).
 type termRef struct {
 	term     *term
 	byName   []listRef
@@ -379,9 +420,25 @@ type termRef struct {
 	byGroup  []listRef
 	byGrams  bool   // byGroup is intersected, not united
 	inGroups uint64 // the most cards byGroup names
+	near     []termRef
 }
 
-func (t *termRef) count() uint64 { return t.byName[0].count + t.number.count + t.inGroups }
+func (t *termRef) count() uint64 {
+	n := t.byName[0].count + t.number.count + t.inGroups
+	for i := range t.near {
+		n += t.near[i].count()
+	}
+	return n
+}
+
+// lists returns how many lists the walk of the term reads.
+func (t *termRef) lists() int {
+	n := len(t.byName) + 1 + len(t.byGroup)
+	for i := range t.near {
+		n += t.near[i].lists()
+	}
+	return n
+}
 
 // maxDriverTerms is the most terms whose lists a search intersects; the
 // others are checked on the cards the intersection names, where more lists
@@ -392,10 +449,9 @@ const maxDriverTerms = 3
 // filtered sets, and for each term two of its trigrams (see
 // appendRarestApart) together with its number. The walk intersects the
 // shortest few, shortest first.
-func planSearch(r *reader, sets []storedSet, terms []term, longestName int) searchPlan {
+func planSearch(r *reader, sets []storedSet, terms []term, longestName int, words dictionary) searchPlan {
 	var p searchPlan
 	var key []byte
-	var grams []gramList
 	byName := make([]listRef, 0, 2*len(terms)) // every term's, two at most each
 	refIn := func(c *bolt.Cursor, key []byte) listRef {
 		l, err := readListRef(c, key)
@@ -410,19 +466,8 @@ func planSearch(r *reader, sets []storedSet, terms []term, longestName int) sear
 	}
 	for i := range terms {
 		t := &terms[i]
-		n := min(3, utf8.RuneCount(t.text))
-		var none bool
-		if len(t.text) > longestName { // then it is in no name
-			grams, none = grams[:0], true
-		} else {
-			grams, none = termGrams(grams[:0], t.text, n, ref)
-		}
 		from := len(byName)
-		if none {
-			byName = append(byName, listRef{}) // an empty list
-		} else {
-			byName = appendRarestApart(byName, grams, n)
-		}
+		byName = appendNameLists(byName, t.text, longestName, ref)
 		p.terms = append(p.terms, termRef{term: t, byName: byName[from:len(byName):len(byName)]})
 	}
 	// A term's lists hold at least its rarest gram's cards, so once the
@@ -432,17 +477,44 @@ func planSearch(r *reader, sets []storedSet, terms []term, longestName int) sear
 	// looks up three number lists, not a hundred.
 	slices.SortStableFunc(p.terms, func(a, b termRef) int { return cmp.Compare(a.byName[0].count, b.byName[0].count) })
 	var drivers []termRef
+	typosPlanned := 0
 	for _, tr := range p.terms {
 		if len(drivers) == maxDriverTerms && tr.byName[0].count >= drivers[len(drivers)-1].count() {
 			break
 		}
+		if tr.term.typo != nil && typosPlanned == maxDriverTerms {
+			continue // unplanned, its typos are found by the check alone
+		}
 		tr.number = ref(appendListKey(key[:0], postingNumber, tr.term.number))
-		tr.byGroup, tr.byGrams, tr.inGroups = planGroups(r, tr.term, refIn)
+		tr.byGroup, tr.byGrams, tr.inGroups = planGroups(r, tr.term.text, refIn)
+		if ty := tr.term.typo; ty != nil {
+			typosPlanned++
+			ty.planned, ty.exact = true, tr.count() > 0
+			var err error
+			if tr.near, err = planTypo(r, tr.term, words, longestName, refIn); err != nil && p.damaged == nil {
+				p.damaged = err
+			}
+		}
 		i, _ := slices.BinarySearchFunc(drivers, tr.count(), func(d termRef, n uint64) int { return cmp.Compare(d.count(), n+1) })
 		drivers = slices.Insert(drivers, i, tr)[:min(maxDriverTerms, len(drivers)+1)]
 	}
+	p.typos, p.leastEdits = leastEdits(p.terms)
 	p.terms = drivers
 	return p
+}
+
+// appendNameLists appends the lists of the cards whose search texts may
+// hold text: two of its grams, or one empty list when no text holds it.
+func appendNameLists(dst []listRef, text []byte, longestName int, ref func(key []byte) listRef) []listRef {
+	n := min(3, utf8.RuneCount(text))
+	if len(text) > longestName { // then it is in no name
+		return append(dst, listRef{})
+	}
+	grams, none := termGrams(nil, text, n, ref)
+	if none {
+		return append(dst, listRef{}) // an empty list
+	}
+	return appendRarestApart(dst, grams, n)
 }
 
 // termGrams appends to grams the lists of the grams of n characters of
@@ -505,11 +577,13 @@ func appendRarestApart(dst []listRef, grams []gramList, n int) []listRef {
 // abs returns the distance of n from 0.
 func abs(n int) int { return max(n, -n) }
 
-// driver returns new lists, read with cursors from c, that walk the plan.
-func (p *searchPlan) driver(c *cursorPool, dense uint64) ordinals {
+// driver returns new lists, read with cursors from c, that walk the plan:
+// with typos, the cards of the words near the terms too, and, when the
+// query is the one term (nearOnly), those alone.
+func (p *searchPlan) driver(c *cursorPool, dense uint64, typos, nearOnly bool) ordinals {
 	n := len(p.sets)
-	for _, t := range p.terms {
-		n += len(t.byName) + 1 + len(t.byGroup)
+	for i := range p.terms {
+		n += p.terms[i].lists()
 	}
 	// One allocation for every list: the capacity is exact, so appends
 	// never move the lists the ordinals point to.
@@ -530,39 +604,59 @@ func (p *searchPlan) driver(c *cursorPool, dense uint64) ordinals {
 		}
 		in = append(in, sets)
 	}
-	for _, t := range p.terms {
-		if t.number.count == 0 && t.inGroups == 0 {
-			// No card has the term as its number, nor in a group: its
-			// gram lists join the intersection itself.
+	for i := range p.terms {
+		t := &p.terms[i]
+		if typos && nearOnly {
+			near := make(union, len(t.near))
+			for i := range t.near {
+				near[i] = t.near[i].walk(list, true)
+			}
+			in = append(in, near)
+			continue
+		}
+		if t.number.count == 0 && t.inGroups == 0 && (len(t.near) == 0 || !typos) {
+			// No card has the term as its number, nor in a group, nor a
+			// word near it: its gram lists join the intersection itself.
 			for _, l := range t.byName {
 				in = append(in, list(l))
 			}
 			continue
 		}
-		byName := make(intersection, len(t.byName))
-		for i, l := range t.byName {
-			byName[i] = list(l)
-		}
-		either := union{byName, list(t.number)}
-		switch {
-		case t.inGroups == 0:
-		case t.byGrams:
-			byGrams := make(intersection, len(t.byGroup))
-			for i, l := range t.byGroup {
-				byGrams[i] = list(l)
-			}
-			either = append(either, byGrams)
-		default:
-			for _, l := range t.byGroup {
-				either = append(either, list(l))
-			}
-		}
-		in = append(in, either)
+		in = append(in, t.walk(list, typos))
 	}
 	if len(slab) > 1 && p.shortest() >= dense {
 		return &windowed{in: in}
 	}
 	return in
+}
+
+// walk returns the union of the term's lists: its names' (intersected),
+// its number's, its groups', and with typos those of the words near it.
+func (t *termRef) walk(list func(listRef) *storedList, typos bool) union {
+	byName := make(intersection, len(t.byName))
+	for i, l := range t.byName {
+		byName[i] = list(l)
+	}
+	either := union{byName, list(t.number)}
+	switch {
+	case t.inGroups == 0:
+	case t.byGrams:
+		byGrams := make(intersection, len(t.byGroup))
+		for i, l := range t.byGroup {
+			byGrams[i] = list(l)
+		}
+		either = append(either, byGrams)
+	default:
+		for _, l := range t.byGroup {
+			either = append(either, list(l))
+		}
+	}
+	for i := range t.near {
+		if typos {
+			either = append(either, t.near[i].walk(list, false))
+		}
+	}
+	return either
 }
 
 // denseList returns the length from which a list, in a catalogue of that

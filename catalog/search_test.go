@@ -558,7 +558,7 @@ func TestSearchPlanTakesGramsApart(t *testing.T) {
 	} {
 		var got []string
 		err := db.read(func(r *reader) error {
-			p := planSearch(r, nil, searchTerms(c.term), db.longestName)
+			p := planSearch(r, nil, searchTerms(c.term), db.longestName, dictionary{})
 			for _, l := range p.terms[0].byName {
 				got = append(got, string(l.key))
 			}

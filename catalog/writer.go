@@ -71,17 +71,19 @@ type Writer struct {
 	keep       int   // the steps of history to keep
 	unfollowed error // why prev could not be compared after all
 
-	numbers     *sorter
-	sortKey     []byte // of the card being added in numbers
-	longestName int    // bytes of the longest search text
-	folded      map[string]searchText
-	foldedBytes int // of the names and texts in folded
-	textKey     []byte
-	groups      nameGroups
-	buf         []byte
-	key         []byte
-	number      []byte // the NumberKey of the card being added
-	entry       []byte
+	numbers *sorter
+	// The dictionary's words, forward and backward (words.go).
+	words, wordsBackward *sorter
+	sortKey              []byte // of the card being added in numbers
+	longestName          int    // bytes of the longest search text
+	folded               map[string]searchText
+	foldedBytes          int // of the names and texts in folded
+	textKey              []byte
+	groups               nameGroups
+	buf                  []byte
+	key                  []byte
+	number               []byte // the NumberKey of the card being added
+	entry                []byte
 	// held keeps the values of the current transaction, and the keys of
 	// its pending cards: bbolt holds on to the value given to Put until
 	// the transaction commits (it copies the key), so buffers that are
@@ -163,19 +165,21 @@ func Create(path string) (*Writer, error) {
 		return nil, fmt.Errorf("create catalogue %s: %w", path, err)
 	}
 	w := &Writer{
-		db:           db,
-		path:         path,
-		commitAt:     commitEvery,
-		postingLimit: postingMemory,
-		mergeFanIn:   mergeFanIn,
-		setListPiece: setListPiece,
-		pendingIDs:   make(map[uint64]int32),
-		seed:         maphash.MakeSeed(),
-		runCounts:    newSorter(filepath.Dir(path), setSortMemory),
-		setOrder:     newSorter(filepath.Dir(path), setSortMemory),
-		cardKeys:     newSorter(filepath.Dir(path), setSortMemory),
-		numbers:      newSorter(filepath.Dir(path), sortMemory),
-		folded:       make(map[string]searchText),
+		db:            db,
+		path:          path,
+		commitAt:      commitEvery,
+		postingLimit:  postingMemory,
+		mergeFanIn:    mergeFanIn,
+		setListPiece:  setListPiece,
+		pendingIDs:    make(map[uint64]int32),
+		seed:          maphash.MakeSeed(),
+		runCounts:     newSorter(filepath.Dir(path), setSortMemory),
+		setOrder:      newSorter(filepath.Dir(path), setSortMemory),
+		cardKeys:      newSorter(filepath.Dir(path), setSortMemory),
+		numbers:       newSorter(filepath.Dir(path), sortMemory),
+		words:         newSorter(filepath.Dir(path), wordSortMemory),
+		wordsBackward: newSorter(filepath.Dir(path), wordSortMemory),
+		folded:        make(map[string]searchText),
 	}
 	if err := w.begin(); err != nil {
 		w.Abort()
@@ -499,6 +503,8 @@ func (w *Writer) Abort() {
 
 func (w *Writer) closeSorters() {
 	w.numbers.close()
+	w.words.close()
+	w.wordsBackward.close()
 	w.runCounts.close()
 	w.setOrder.close()
 	w.cardKeys.close()
