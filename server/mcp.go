@@ -259,6 +259,10 @@ func decodeToolArgs(raw json.RawMessage, input *jsonschema.Schema) (toolArgs, er
 				continue
 			}
 			a.values[name] = append([]string{}, strs...)
+		case prop.Type == "boolean" && (string(v) == "true" || string(v) == "false"):
+			a.values[name] = []string{string(v)}
+		case prop.Type == "boolean":
+			a.fail(name, "must be true or false, got %s", jsonKind(v))
 		case prop.Type == "integer":
 			a.fail(name, "must be an integer from %s to %s, got %s", schemaNumber(prop.Minimum), schemaNumber(prop.Maximum), jsonKind(v))
 		case prop.Type == "array":

@@ -183,7 +183,7 @@ func TestMCPToolsList(t *testing.T) {
 		"list_set_cards":          {"code", "page", "pageSize"},
 		"get_card":                {"cardId"},
 		"get_cards":               {"id"},
-		"search_cards":            {"q", "zone", "set", "limit"},
+		"search_cards":            {"q", "zone", "set", "limit", "fuzzy"},
 		"get_set_cards_by_number": {"code", "number"},
 	}
 	required := map[string][]string{"list_set_cards": {"code"}, "get_card": {"cardId"}, "search_cards": {"q"},
@@ -388,6 +388,8 @@ func TestMCPToolsAnswerLikeREST(t *testing.T) {
 		{"search_cards", map[string]any{"q": "  ぴかちゅう ", "zone": "jp", "limit": 3}, "/catalog/search?" + url.Values{"q": {"  ぴかちゅう "}, "zone": {"jp"}, "limit": {"3"}}.Encode()},
 		{"search_cards", map[string]any{"q": "charizard 4", "set": "base1", "limit": 100}, "/catalog/search?q=charizard+4&set=base1&limit=100"},
 		{"search_cards", map[string]any{"q": "zz no such card"}, "/catalog/search?q=zz+no+such+card"},
+		{"search_cards", map[string]any{"q": "charzard", "fuzzy": true}, "/catalog/search?q=charzard&fuzzy=true"},
+		{"search_cards", map[string]any{"q": "charzard", "fuzzy": false}, "/catalog/search?q=charzard"},
 		// Arguments the schema does not declare are ignored, as unknown
 		// query parameters are; null is an argument left out.
 		{"search_cards", map[string]any{"q": "one", "zone": nil, "page": 3}, "/catalog/search?q=one"},
@@ -491,6 +493,8 @@ func TestMCPBadArguments(t *testing.T) {
 		{"ZoneEmpty", "search_cards", map[string]any{"q": "pikachu", "zone": ""}, []string{"zone"}, "/catalog/search?q=pikachu&zone=", 400},
 		{"LimitTooLarge", "search_cards", map[string]any{"q": "pikachu", "limit": 101}, []string{"limit"}, "/catalog/search?q=pikachu&limit=101", 400},
 		{"LimitZero", "search_cards", map[string]any{"q": "pikachu", "limit": 0}, []string{"limit"}, "/catalog/search?q=pikachu&limit=0", 400},
+		{"FuzzyString", "search_cards", map[string]any{"q": "charzard", "fuzzy": "true"}, []string{"fuzzy", "must be true or false, got the string"}, "", 0},
+		{"FuzzyNumber", "search_cards", map[string]any{"q": "charzard", "fuzzy": 1}, []string{"fuzzy", "must be true or false"}, "", 0},
 		{"SetEmpty", "search_cards", map[string]any{"q": "pikachu", "set": ""}, []string{"set"}, "/catalog/search?q=pikachu&set=", 400},
 		{"SetTooLong", "search_cards", map[string]any{"q": "pikachu", "set": strings.Repeat("x", 51)}, []string{"set"}, "/catalog/search?q=pikachu&set=" + strings.Repeat("x", 51), 400},
 		{"Three", "search_cards", map[string]any{"q": "a", "zone": "mars", "limit": 0}, []string{"q", "zone", "limit"}, "/catalog/search?q=a&zone=mars&limit=0", 400},

@@ -190,7 +190,10 @@ func searchCardsTool() catalogTool {
 			"and by its name in other languages (the catalogue's name groups), so charizard with zone jp finds リザードン. " +
 			"The query is split on white space into terms; a card matches " +
 			"when every term is part of its name or of its romanized form, or equals its printed number (25, 025 and 25/102 all equal 25), " +
-			"so charizard 4 finds Charizard numbered 4.",
+			"so charizard 4 finds Charizard numbered 4. With fuzzy true, a term of 5 to 8 characters may also be one edit " +
+			"(a letter added, dropped, changed, or two neighbours swapped) from a word of the name, and a term of 9 or more " +
+			"two edits, so charzard finds Charizard; terms with a digit and shorter terms match as without it. Cards that match " +
+			"every term as typed come first, then those that take fewer edits.",
 		InputSchema: objectSchema([]string{"q"},
 			"q", &jsonschema.Schema{
 				Type: "string", MinLength: intPtr(op.MinQueryLen), MaxLength: intPtr(op.MaxQueryLen),
@@ -203,6 +206,10 @@ func searchCardsTool() catalogTool {
 					"in every zone, or in zone alone when it is given. A set that does not exist gives no cards, not an error.",
 			},
 			"limit", integerSchema("The largest number of cards to return.", 1, op.MaxLimit, op.DefaultLimit),
+			"fuzzy", &jsonschema.Schema{
+				Type: "boolean", Default: json.RawMessage("false"),
+				Description: "Let the terms be typed with a typo or two, as described above.",
+			},
 		),
 		OutputSchema: outputSchema([]string{"Card", "Zone"}, "data", arrayOf("Card")),
 		Annotations:  readOnlyHints("Search cards"),
@@ -222,7 +229,11 @@ func searchCardsTool() catalogTool {
 		if len(filters) > 0 {
 			summary += " (" + strings.Join(filters, ", ") + ")"
 		}
-		summary += ", in printed-number order."
+		if req.Fuzzy {
+			summary += ", allowing typos, those that take the fewest edits first, then in printed-number order."
+		} else {
+			summary += ", in printed-number order."
+		}
 		if a.N == req.Limit {
 			summary += fmt.Sprintf(" That is the limit of %d: more may match.", req.Limit)
 		}

@@ -186,6 +186,11 @@ func TestSearchParameterRules(t *testing.T) {
 		{"q=ab&limit=1&limit=2", []string{"limit"}},
 		{"q=a&zone=mars&limit=0", []string{"q", "zone", "limit"}},
 		{"q=%zz", []string{"(query string)"}},
+		{"q=charzard&fuzzy=yes", []string{"fuzzy"}},
+		{"q=charzard&fuzzy=1", []string{"fuzzy"}},
+		{"q=charzard&fuzzy=TRUE", []string{"fuzzy"}},
+		{"q=charzard&fuzzy=", []string{"fuzzy"}},
+		{"q=charzard&fuzzy=true&fuzzy=true", []string{"fuzzy"}},
 	}
 	for _, c := range cases {
 		r := f.get("/catalog/search?" + c.query)
@@ -201,8 +206,79 @@ func TestSearchParameterRules(t *testing.T) {
 		}
 	}
 	// At the limits: 2 and 200 characters, counted in code points.
-	for _, q := range []string{"ピカ", strings.Repeat("ピ", 200), "+ab+", "ab&set=" + strings.Repeat("ü", 50), "ab&limit=100&zone=chn&unknown=1"} {
+	for _, q := range []string{"ピカ", strings.Repeat("ピ", 200), "+ab+", "ab&set=" + strings.Repeat("ü", 50), "ab&limit=100&zone=chn&unknown=1", "ab&fuzzy=false", strings.Repeat("ピ", 200) + "&fuzzy=true", strings.Repeat("abcdefghij", 20) + "&fuzzy=true"} {
 		f.search(t, "q="+q)
+	}
+}
+
+// TestFuzzySearch searches the real catalogue with typos: a term of five
+// to eight characters one edit from a word of a name, of nine or more two
+// edits (docs/SEARCH.md, Typos).
+func TestFuzzySearch(t *testing.T) {
+	f := newFixtureAt(t, realCatalogue(t), nil)
+	for _, c := range []struct{ query, meant string }{
+		{"charzard", "charizard"},  // a letter dropped
+		{"blastiose", "blastoise"}, // two neighbours swapped
+		{"gengarr", "gengar"},      // a letter added
+		{"pikachy", "pikachu"},     // a letter changed
+		{"charizzrd", "charizard"}, // nine letters, two edits
+		{"bulbasuar", "bulbasaur"}, // nine letters, one swap
+	} {
+		if got := f.search(t, "q="+c.query+"&zone=intl"); len(got) != 0 {
+			t.Errorf("?q=%s without fuzzy: %d cards, want none", c.query, len(got))
+		}
+		got := f.search(t, "q="+c.query+"&zone=intl&fuzzy=true&limit=100")
+		if len(got) == 0 {
+			t.Errorf("?q=%s&fuzzy=true: no card, want %s", c.query, c.meant)
+		}
+		for _, card := range got {
+			if !nameHolds(card, c.meant) {
+				t.Errorf("?q=%s&fuzzy=true: %s %q, want a card named %s", c.query, card.ID, card.Name, c.meant)
+			}
+		}
+	}
+	// pikachuu is ピカチュウ's romaji, and so matches Pikachu as typed,
+	// through its name group; fuzzy or not, the answer is the same.
+	typed := f.search(t, "q=pikachuu&zone=intl&limit=100")
+	if len(typed) == 0 || !nameHolds(typed[0], "pikachu") {
+		t.Errorf("?q=pikachuu: %d cards, want Pikachu", len(typed))
+	}
+	if fuzzy := f.search(t, "q=pikachuu&zone=intl&limit=100&fuzzy=true"); !slices.EqualFunc(fuzzy, typed, func(a, b cardJSON) bool { return a.ID == b.ID }) {
+		t.Errorf("?q=pikachuu&fuzzy=true: %d cards, want the %d of the search as typed", len(fuzzy), len(typed))
+	}
+	// In Japanese too: リザードン with サ for ザ, which is two edits
+	// from リザード.
+	rizadon := f.search(t, "q="+url.QueryEscape("リサードン")+"&zone=jp&fuzzy=true&limit=100")
+	if len(rizadon) == 0 {
+		t.Error("?q=リサードン&fuzzy=true: no card, want リザードン")
+	}
+	for _, card := range rizadon {
+		if !strings.Contains(card.Name, "リザードン") {
+			t.Errorf("?q=リサードン&fuzzy=true: %s %q, want リザードン", card.ID, card.Name)
+		}
+	}
+	// Four letters are too few for a typo: onyx is not Onix.
+	if got := f.search(t, "q=onyx&fuzzy=true"); len(got) != 0 {
+		t.Errorf("?q=onyx&fuzzy=true: %d cards, want none", len(got))
+	}
+	// Exact matches first: Golbat as typed, then Golett, whose German
+	// name Golbit is one edit from golbat.
+	exact := f.search(t, "q=golbat&zone=intl&limit=100")
+	fuzzy := f.search(t, "q=golbat&zone=intl&limit=100&fuzzy=true")
+	if len(exact) == 0 || len(fuzzy) <= len(exact) {
+		t.Fatalf("?q=golbat: %d cards as typed, %d fuzzy; want more fuzzy", len(exact), len(fuzzy))
+	}
+	if !slices.EqualFunc(fuzzy[:len(exact)], exact, func(a, b cardJSON) bool { return a.ID == b.ID }) {
+		t.Errorf("?q=golbat&fuzzy=true: the exact matches do not come first")
+	}
+	for _, card := range fuzzy[len(exact):] {
+		if !nameHolds(card, "golett") {
+			t.Errorf("?q=golbat&fuzzy=true: %s %q after the exact matches, want Golett", card.ID, card.Name)
+		}
+	}
+	// fuzzy=false is the search without the parameter.
+	if got := f.search(t, "q=golbat&zone=intl&limit=100&fuzzy=false"); !slices.EqualFunc(got, exact, func(a, b cardJSON) bool { return a.ID == b.ID }) {
+		t.Errorf("?q=golbat&fuzzy=false: %d cards, want the %d without it", len(got), len(exact))
 	}
 }
 

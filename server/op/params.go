@@ -152,6 +152,19 @@ func parseDigits(s string) (int64, bool) {
 	return n, true
 }
 
+// boolean returns the flag name: "true" or "false", false when absent.
+func (r *reader) boolean(name string) bool {
+	v, ok := r.one(name)
+	switch {
+	case !ok || v == "false":
+		return false
+	case v == "true":
+		return true
+	}
+	r.fail(name, `must be "true" or "false", got %s`, catalog.Quote(v))
+	return false
+}
+
 // zone returns the zone filter, "" when absent.
 func (r *reader) zone(name string) string {
 	v, ok := r.one(name)

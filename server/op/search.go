@@ -19,7 +19,7 @@ const (
 // Q, or whose printed number equals it.
 type SearchRequest = catalog.SearchQuery
 
-// ParseSearch reads q, zone, set and limit.
+// ParseSearch reads q, zone, set, limit and fuzzy.
 func ParseSearch(p Params) (SearchRequest, error) {
 	r := reader{p: p}
 	var req SearchRequest
@@ -38,10 +38,12 @@ func ParseSearch(p Params) (SearchRequest, error) {
 		}
 	}
 	req.Limit = int(r.integer("limit", DefaultLimit, 1, MaxLimit))
+	req.Fuzzy = r.boolean("fuzzy")
 	return req, r.err()
 }
 
-// searchCards appends {"data": [cards]}, in printed-number order.
+// searchCards appends {"data": [cards]}, in printed-number order; a fuzzy
+// search's by the edits they take first.
 func searchCards(b []byte, db *catalog.DB, req SearchRequest) (Answer, error) {
 	cards := cardsOpen(b)
 	if err := db.Search(req, cards.add); err != nil {

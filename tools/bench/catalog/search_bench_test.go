@@ -89,6 +89,40 @@ var searchCases = []struct {
 	{"hostile-number-in-other-zones", catalog.SearchQuery{Q: "1", Zone: "chn", Set: "chn-SV1a"}},
 	{"hostile-number-zone-jp", catalog.SearchQuery{Q: "25", Zone: "jp"}},
 	{"hostile-common-term-other-set", catalog.SearchQuery{Q: "on", Set: "jp-SV1a"}},
+	// Typos (fuzzy): one edit from five letters, two from nine.
+	{"fuzzy-charzard", catalog.SearchQuery{Q: "charzard", Fuzzy: true}},
+	{"fuzzy-blastiose", catalog.SearchQuery{Q: "blastiose", Fuzzy: true}},
+	{"fuzzy-pikachy-zone-jp", catalog.SearchQuery{Q: "pikachy", Zone: "jp", Fuzzy: true}},
+	{"fuzzy-charizzrd-two-edits", catalog.SearchQuery{Q: "charizzrd", Fuzzy: true}},
+	{"fuzzy-kana-rizaadoso", catalog.SearchQuery{Q: "リザードソ", Fuzzy: true}},
+	{"fuzzy-name-and-number", catalog.SearchQuery{Q: "charzard 4", Fuzzy: true}},
+	{"fuzzy-exact-pikachu", catalog.SearchQuery{Q: "pikachu", Fuzzy: true}},
+	{"hostile-fuzzy-nothing-near", catalog.SearchQuery{Q: "qzxjvqzxjv", Fuzzy: true}},
+	{"hostile-fuzzy-five-common-letters", catalog.SearchQuery{Q: "arara", Fuzzy: true}},
+	{"hostile-fuzzy-nine-common-letters", catalog.SearchQuery{Q: "ararararo", Fuzzy: true}},
+	{"hostile-fuzzy-200-character-term", catalog.SearchQuery{Q: strings.Repeat("abcdefghij", 20), Fuzzy: true}},
+	{"hostile-fuzzy-33-terms", catalog.SearchQuery{Q: strings.TrimSpace(strings.Repeat("eevee ", 33)), Fuzzy: true}},
+	{"hostile-fuzzy-33-distinct-terms", catalog.SearchQuery{Q: fuzzyTerms(33), Fuzzy: true}},
+	{"hostile-fuzzy-20-nine-letter-terms", catalog.SearchQuery{Q: fuzzyTerms(-20), Fuzzy: true}},
+}
+
+// fuzzyTerms is a query of n distinct five-letter terms of common
+// letters, or of -n nine-letter ones, each some edits from many words.
+func fuzzyTerms(n int) string {
+	length := 5
+	if n < 0 {
+		n, length = -n, 9
+	}
+	letters := "aeinorstu"
+	var terms []string
+	for i := range n {
+		var t []byte
+		for j := range length {
+			t = append(t, letters[(i*7+j*(i+3))%len(letters)])
+		}
+		terms = append(terms, string(t))
+	}
+	return strings.Join(terms, " ")
 }
 
 // hundredTerms is a query of 100 distinct one-character terms: every
@@ -148,22 +182,64 @@ func BenchmarkSearchReal(b *testing.B) {
 // ten digits make few grams, which many names share.
 func benchmarkTypicalSearches(b *testing.B, db *catalog.DB) {
 	queries := typicalQueries(b, db, 2000)
-	b.Run("typical-distinct-queries", func(b *testing.B) { benchmarkQueries(b, db, queries) })
+	b.Run("typical-distinct-queries", func(b *testing.B) { benchmarkQueries(b, db, queries, false) })
+	b.Run("typical-fuzzy-queries", func(b *testing.B) { benchmarkQueries(b, db, mistyped(queries), true) })
 	digits := slices.DeleteFunc(slices.Clone(queries), func(q string) bool {
 		return strings.ContainsFunc(q, func(r rune) bool { return (r < '0' || r > '9') && r != ' ' })
 	})
 	if len(digits) >= 100 {
-		b.Run("typical-digit-queries", func(b *testing.B) { benchmarkQueries(b, db, digits) })
+		b.Run("typical-digit-queries", func(b *testing.B) { benchmarkQueries(b, db, digits, false) })
 	}
+}
+
+// mistyped returns the queries with their longest term mistyped, as a
+// person types: two neighbours swapped, a letter dropped, doubled or
+// changed, once in a term of 5 to 8 characters, twice from 9.
+func mistyped(queries []string) []string {
+	rng := rand.New(rand.NewPCG(9, 10))
+	out := make([]string, len(queries))
+	for i, q := range queries {
+		terms := strings.Fields(q)
+		longest := 0
+		for j, t := range terms {
+			if len([]rune(t)) > len([]rune(terms[longest])) {
+				longest = j
+			}
+		}
+		t := []rune(terms[longest])
+		edits := 0
+		switch {
+		case len(t) >= 9:
+			edits = 2
+		case len(t) >= 5:
+			edits = 1
+		}
+		for range edits {
+			k := rng.IntN(len(t) - 1)
+			switch rng.IntN(4) {
+			case 0:
+				t[k], t[k+1] = t[k+1], t[k]
+			case 1:
+				t = append(t[:k:k], t[k+1:]...)
+			case 2:
+				t = append(t[:k+1:k+1], t[k:]...)
+			default:
+				t[k] = 'a' + rune(rng.IntN(26))
+			}
+		}
+		terms[longest] = string(t)
+		out[i] = strings.Join(terms, " ")
+	}
+	return out
 }
 
 // benchmarkQueries sends the queries in turn, and reports the processor
 // time and the results of one.
-func benchmarkQueries(b *testing.B, db *catalog.DB, queries []string) {
+func benchmarkQueries(b *testing.B, db *catalog.DB, queries []string, fuzzy bool) {
 	found, i := 0, 0
 	report := reportCPU(b)
 	for b.Loop() {
-		q := catalog.SearchQuery{Q: queries[i%len(queries)], Limit: 25}
+		q := catalog.SearchQuery{Q: queries[i%len(queries)], Limit: 25, Fuzzy: fuzzy}
 		i++
 		if err := db.Search(q, func([]byte) { found++ }); err != nil {
 			b.Fatal(err)
