@@ -203,8 +203,12 @@ type wordPiece struct {
 	fst          []byte
 }
 
-// wordBatchBytes is the size of a batch of texts handed to the build.
-const wordBatchBytes = 64 << 10
+// wordBatchBytes is the size of a batch of texts handed to the build, and
+// recentTexts the texts it remembers so as not to add their words again.
+const (
+	wordBatchBytes = 64 << 10
+	recentTexts    = 8192
+)
 
 // startWords starts the build of the dictionary from the words added to
 // w.words so far and the texts add is given; w.words is the build's from
@@ -215,13 +219,23 @@ func (w *Writer) startWords() *wordBuild {
 	go func() {
 		defer close(b.pieces)
 		var err error
+		// Names repeat: a text met lately adds no word.
+		seen := make(map[string]struct{})
 		for batch := range b.texts {
 			for len(batch) > 0 && err == nil {
 				text, rest, ok := lengthPrefixed(batch)
 				if !ok {
 					err = errBadEntry
 				}
-				err, batch = cmp.Or(err, addWords(forward, backward, text)), rest
+				batch = rest
+				if _, ok := seen[string(text)]; ok {
+					continue
+				}
+				if len(seen) == recentTexts {
+					clear(seen)
+				}
+				seen[string(text)] = struct{}{}
+				err = cmp.Or(err, addWords(forward, backward, text))
 			}
 		}
 		for _, kind := range []byte{wordsForward, wordsBackward} {
