@@ -6,7 +6,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"slices"
 	"unicode"
 	"unicode/utf8"
 
@@ -32,8 +31,10 @@ const (
 	TwoEditsFrom = 9
 
 	// minDictWord is the shortest word a term of MinFuzzyTerm may be one
-	// edit from.
-	minDictWord = MinFuzzyTerm - 1
+	// edit from, minBackwardWord the shortest a term of TwoEditsFrom may
+	// be two edits from.
+	minDictWord     = MinFuzzyTerm - 1
+	minBackwardWord = TwoEditsFrom - 2
 
 	// wordPieceBytes bounds a piece of the dictionary: what the import
 	// holds of it before it is put, and what one value of the file is.
@@ -46,7 +47,8 @@ const (
 // bucketWords holds the dictionary: a kind byte (wordsForward or
 // wordsBackward), the script of the words (see wordScript) and a 4-byte
 // big-endian piece number -> an FST of a range of the words of that
-// script, in order.
+// script, in order. The backward words are those of minBackwardWord code
+// points or more, each written from its end (see nearWords).
 var bucketWords = []byte("words")
 
 const (
@@ -151,7 +153,8 @@ var asciiSeparators = func() (seps [utf8.RuneSelf]bool) {
 }()
 
 // addWords adds the words of a text to the sorts of the dictionary, which
-// keep each once, after its script: forward, and backward.
+// keep each once, after its script: forward, and backward those that a
+// term of two edits may be near.
 func addWords(forward, backward *sorter, text []byte) error {
 	var err error
 	var key []byte
@@ -160,7 +163,7 @@ func addWords(forward, backward *sorter, text []byte) error {
 			return
 		}
 		key = append(append(key[:0], wordScript(word)), word...)
-		if err = forward.add(key, nil); err == nil {
+		if err = forward.add(key, nil); err == nil && utf8.RuneCount(word) >= minBackwardWord {
 			key = appendReversed(key[:1], word)
 			err = backward.add(key, nil)
 		}
@@ -406,19 +409,19 @@ type nearWord struct {
 // nearWords returns the words of the dictionary within edits of term,
 // other than the term itself, whose own lists are the term's.
 //
-// A walk of the whole dictionary with the term's automaton reaches every
-// prefix within edits of a prefix of the term: with two edits, every
-// prefix of two characters and most of three, tens of milliseconds on
-// millions of words. So the term is cut in two halves, and a word within
-// edits has a start within edits-1 of the first half, or an end within
-// edits-1 of the second: an alignment of the word with the term costs at
-// most edits, cut where the halves meet it costs at most edits+1 (a swap
-// across the cut is two substitutions), so one half costs at most
-// (edits+1)/2. The words of the first kind are found in the forward
-// pieces, walked with the term's automaton held to starts near the first
-// half (prefixedAutomaton); those of the second in the backward pieces,
-// likewise with everything reversed. With one edit, the only word neither
-// holds (the two characters at the cut swapped) is looked up alone.
+// With one edit, the forward pieces of the term's scripts are walked
+// with its automaton. With two, that walk would reach every prefix of two
+// characters and most of three: tens of milliseconds on millions of words.
+// So the term is cut in two halves, and a word within two edits has a
+// start within one edit of the first half, or an end within one edit of
+// the second: an alignment of the word with the term costs at most two,
+// cut where the halves meet it costs at most three (a swap across the
+// cut is two substitutions), so one half costs at most one. The words of
+// the first kind are found in the forward pieces, walked with the term's
+// automaton held to starts near the first half (prefixedAutomaton); those
+// of the second in the backward pieces, likewise with everything
+// reversed. A word within two edits of a term of TwoEditsFrom code points
+// has minBackwardWord or more, which the backward pieces hold.
 //
 // A damaged piece makes vellum panic: it is told as a damaged file.
 func nearWords(dict dictionary, term []byte, edits int) (words []nearWord, err error) {
@@ -428,9 +431,7 @@ func nearWords(dict dictionary, term []byte, edits int) (words []nearWord, err e
 		}
 	}()
 	runes := []rune(string(term))
-	half := len(runes) / 2
 	whole := newEditAutomaton(term, edits)
-	reversed := appendReversed(nil, term)
 	seen := make(map[string]bool)
 	add := func(word []byte) {
 		if !bytes.Equal(word, term) && !seen[string(word)] {
@@ -439,13 +440,18 @@ func nearWords(dict dictionary, term []byte, edits int) (words []nearWord, err e
 			words = append(words, nearWord{bytes.Clone(word), edits})
 		}
 	}
-	walks := []struct {
+	type walk struct {
 		pieces *[wordScripts][]*vellum.FST
-		a      *prefixedAutomaton
+		a      vellum.Automaton
 		back   bool
-	}{
-		{&dict.forward, newPrefixedAutomaton(whole, newEditAutomaton([]byte(string(runes[:half])), edits-1)), false},
-		{&dict.backward, newPrefixedAutomaton(newEditAutomaton(reversed, edits), newEditAutomaton(appendReversed(nil, []byte(string(runes[half:]))), edits-1)), true},
+	}
+	walks := []walk{{&dict.forward, whole, false}}
+	if edits == 2 {
+		half := len(runes) / 2
+		walks = []walk{
+			{&dict.forward, newPrefixedAutomaton(whole, newEditAutomaton([]byte(string(runes[:half])), 1)), false},
+			{&dict.backward, newPrefixedAutomaton(newEditAutomaton(appendReversed(nil, term), 2), newEditAutomaton(appendReversed(nil, []byte(string(runes[half:]))), 1)), true},
+		}
 	}
 	// The words of the term's scripts, and of none.
 	var pieces []*vellum.FST
@@ -474,18 +480,6 @@ func nearWords(dict dictionary, term []byte, edits int) (words []nearWord, err e
 			}
 			if err != vellum.ErrIteratorDone {
 				return nil, damagef("dictionary damaged: %v; import the catalogue again", err)
-			}
-		}
-	}
-	if edits == 1 && half > 0 {
-		swapped := slices.Clone(runes)
-		swapped[half-1], swapped[half] = swapped[half], swapped[half-1]
-		word = []byte(string(swapped))
-		for _, p := range scriptsOf(&dict.forward) {
-			if ok, err := p.Contains(word); err != nil {
-				return nil, damagef("dictionary damaged: %v; import the catalogue again", err)
-			} else if ok {
-				add(word)
 			}
 		}
 	}
