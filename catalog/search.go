@@ -393,4 +393,3 @@ func inSets(sets []storedSet, e *indexEntry) bool {
 	}
 	return false
 }
-
