@@ -13,10 +13,7 @@ func TestEachShortGramAgreesWithEachGram(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	alphabet := []rune("ab ピカ丘 é\u0301")
 	for range 2000 {
-		text := make([]rune, rng.IntN(12))
-		for i := range text {
-			text[i] = alphabet[rng.IntN(len(alphabet))]
-		}
+		text := randomText(rng, alphabet, 12)
 		var want, got []string
 		for n := 1; n <= 3; n++ {
 			eachGram([]byte(string(text)), n, func(gram []byte) { want = append(want, string(gram)) })

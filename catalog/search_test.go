@@ -296,30 +296,13 @@ func worstCaseGroups(cards []Card) [][]string {
 // character or more) and of numbers, with and without a zone
 // and a set filter, at random limits.
 func TestSearchAgreesWithScan(t *testing.T) {
-	sampleSets, sampleCards := sampleSnapshot(t)
-	worstSets, worstCards := worstCaseSnapshot(2, 4000)
-	for _, c := range []struct {
-		name   string
-		sets   []Set
-		cards  []Card
-		groups [][]string
-	}{
-		{"Sample", sampleSets, sampleCards, sampleGroups},
-		{"WorstCase", worstSets, worstCards, worstCaseGroups(worstCards)},
-	} {
+	for _, c := range oracleCatalogues(t, 4000) {
 		for _, walk := range []struct {
 			name  string
 			dense uint64
 		}{{"", math.MaxUint64}, {"Windowed", 1}} {
 			t.Run(c.name+walk.name, func(t *testing.T) {
-				db := openCatalogue(t, writeCatalogue(t, c.sets, c.cards, func(w *Writer) {
-					w.postingLimit = 16 << 10
-					for _, g := range c.groups {
-						if err := w.AddNames(g); err != nil {
-							t.Fatal(err)
-						}
-					}
-				}))
+				db := c.open(t)
 				db.denseList = walk.dense
 				ordered := scanOrder(c.cards, c.groups)
 				rng := rand.New(rand.NewPCG(3, 4))
@@ -400,6 +383,48 @@ func TestSearchAgreesWithScan(t *testing.T) {
 			})
 		}
 	}
+}
+
+// oracleCatalogue is a catalogue the search oracles compare on: its
+// records and name groups.
+type oracleCatalogue struct {
+	name   string
+	sets   []Set
+	cards  []Card
+	groups [][]string
+}
+
+// oracleCatalogues returns the sample with the groups of its Pokémon, and
+// a worst case of worstCards cards in several scripts, with groups.
+func oracleCatalogues(t *testing.T, worstCards int) []oracleCatalogue {
+	sampleSets, sampleCards := sampleSnapshot(t)
+	worstSets, worst := worstCaseSnapshot(2, worstCards)
+	return []oracleCatalogue{
+		{"Sample", sampleSets, sampleCards, sampleGroups},
+		{"WorstCase", worstSets, worst, worstCaseGroups(worst)},
+	}
+}
+
+// open writes the catalogue, its posting lists in many runs, and opens
+// it.
+func (c oracleCatalogue) open(t *testing.T) *DB {
+	return openCatalogue(t, writeCatalogue(t, c.sets, c.cards, func(w *Writer) {
+		w.postingLimit = 16 << 10
+		for _, g := range c.groups {
+			if err := w.AddNames(g); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}))
+}
+
+// randomText returns up to max-1 characters drawn from alphabet.
+func randomText(rng *rand.Rand, alphabet []rune, max int) []rune {
+	text := make([]rune, rng.IntN(max))
+	for i := range text {
+		text[i] = alphabet[rng.IntN(len(alphabet))]
+	}
+	return text
 }
 
 // cardIDOf reads the id of a card's canonical JSON, which starts with it.

@@ -16,26 +16,9 @@ import (
 // with name groups, words of the cards mistyped at random, the answers
 // are the same cards in the same order.
 func TestFuzzySearchAgreesWithScan(t *testing.T) {
-	sampleSets, sampleCards := sampleSnapshot(t)
-	worstSets, worstCards := worstCaseSnapshot(2, 3000)
-	for _, c := range []struct {
-		name   string
-		sets   []Set
-		cards  []Card
-		groups [][]string
-	}{
-		{"Sample", sampleSets, sampleCards, sampleGroups},
-		{"WorstCase", worstSets, worstCards, worstCaseGroups(worstCards)},
-	} {
+	for _, c := range oracleCatalogues(t, 3000) {
 		t.Run(c.name, func(t *testing.T) {
-			db := openCatalogue(t, writeCatalogue(t, c.sets, c.cards, func(w *Writer) {
-				w.postingLimit = 16 << 10
-				for _, g := range c.groups {
-					if err := w.AddNames(g); err != nil {
-						t.Fatal(err)
-					}
-				}
-			}))
+			db := c.open(t)
 			ordered := scanOrder(c.cards, c.groups)
 			rng := rand.New(rand.NewPCG(5, 6))
 			// A word of a card's forms (its name, romanized form or a
@@ -296,10 +279,7 @@ func TestEachWord(t *testing.T) {
 	rng := rand.New(rand.NewPCG(9, 10))
 	chars := []rune("ab1 .-♀アカ火é")
 	for range 2000 {
-		text := make([]rune, rng.IntN(12))
-		for i := range text {
-			text[i] = chars[rng.IntN(len(chars))]
-		}
+		text := randomText(rng, chars, 12)
 		var words, runs []string
 		eachWord([]byte(string(text)), func(w []byte) { words = append(words, string(w)) })
 		eachWholeWords([]byte(string(text)), 100, func(w []byte) {
