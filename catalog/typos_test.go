@@ -380,3 +380,26 @@ func TestWordScripts(t *testing.T) {
 		t.Fatalf("wordScripts is %d; scriptOf returns 0 to %d", wordScripts, len(scripts)+1)
 	}
 }
+
+// TestFuzzySearchOfOddTerms searches with terms a client may send that no
+// word is like: nothing panics, nothing fails, and what is found is what
+// the scan finds.
+func TestFuzzySearchOfOddTerms(t *testing.T) {
+	c := oracleCatalogues(t, 500)[0]
+	db := c.open(t)
+	ordered := scanOrder(c.cards, c.groups)
+	for _, q := range []string{
+		"\xff\xfe\xfd\xfc\xfb", "pika\xffchu", strings.Repeat("ピ", 200), strings.Repeat("abcdefghij", 20),
+		"e\u0301e\u0301e\u0301e\u0301e\u0301", "!!!!! ?????", "ー ー ー ー ー", "ｐｉｋａｃｈｕｕ", "𠀋𠀋𠀋𠀋𠀋𠀋𠀋𠀋𠀋",
+		"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", "ababababab", strings.TrimSpace(strings.Repeat("pikac ", 33)),
+	} {
+		sq := SearchQuery{Q: q, Limit: 100, Fuzzy: true}
+		var got []string
+		if err := db.Search(sq, func(card []byte) { got = append(got, cardIDOf(t, card)) }); err != nil {
+			t.Fatalf("%q: %v", q, err)
+		}
+		if want, _ := scanFuzzy(ordered, sq); !slices.Equal(got, want) {
+			t.Errorf("%q:\n index %q\n  scan %q", q, got, want)
+		}
+	}
+}

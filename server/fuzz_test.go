@@ -49,6 +49,7 @@ func FuzzParseQuery(f *testing.F) {
 		"q=pikachu&q=raichu", "q=%20a%20", "q=%FF%FE", "q=" + strings.Repeat("x", 201), "zone=mars&q=ab",
 		"set=&q=ab", "set=" + strings.Repeat("é", 51) + "&q=ab", "limit=0&limit=101", "a=%zz", "page=%", "x=1;y=2",
 		"q=charizard+4&zone=intl&set=base1&limit=100", "q=%E3%81%B4%E3%81%8B&zone=jp",
+		"q=charzard&fuzzy=true", "q=charzard&fuzzy=false&fuzzy=true", "q=ab&fuzzy=yes", "q=ab&fuzzy=",
 	} {
 		f.Add(q)
 	}
@@ -116,13 +117,17 @@ func FuzzParseQuery(f *testing.F) {
 		if !limitOK {
 			bad = append(bad, "limit")
 		}
+		fuzzy := first(values, "fuzzy")
+		if fs := values["fuzzy"]; len(fs) > 1 || len(fs) == 1 && fuzzy != "true" && fuzzy != "false" {
+			bad = append(bad, "fuzzy")
+		}
 		checkParamErrors(t, raw, err, bad)
 		checkRendered(t, srv, raw, err, bad)
 		if err != nil {
 			return
 		}
-		if sq.Q != strings.TrimSpace(qv) || sq.Zone != zone || sq.Set != set || sq.Limit != int(wantLimit) {
-			t.Fatalf("%q: search %+v, want q %q zone %q set %q limit %d", raw, sq, strings.TrimSpace(qv), zone, set, wantLimit)
+		if sq.Q != strings.TrimSpace(qv) || sq.Zone != zone || sq.Set != set || sq.Limit != int(wantLimit) || sq.Fuzzy != (fuzzy == "true") {
+			t.Fatalf("%q: search %+v, want q %q zone %q set %q limit %d fuzzy %q", raw, sq, strings.TrimSpace(qv), zone, set, wantLimit, fuzzy)
 		}
 	})
 }
