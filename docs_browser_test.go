@@ -287,6 +287,17 @@ func TestAPIReferenceInBrowser(t *testing.T) {
 		t.Errorf("Try it out on getCard: GET %s answered %d; the page shows %q and %q; want 200 and the card ピカチュウ",
 			cardURL, status, shown, body)
 	}
+	// The search's parameters, fuzzy among them.
+	const searchOp = "#operations-catalogue-searchCards"
+	page.poll(t, "searchCards", `!!document.querySelector("`+searchOp+` .opblock-summary-control")`)
+	if err := chromedp.Do(page.ctx, chromedp.Click(searchOp+" .opblock-summary-control")); err != nil {
+		t.Fatalf("click searchCards: %v", err)
+	}
+	page.poll(t, "searchCards' parameters", `!!document.querySelector("`+searchOp+` tr[data-param-name]")`)
+	params := page.eval(t, `[...document.querySelectorAll("`+searchOp+` tr[data-param-name]")].map(r => r.dataset.paramName).join(" ")`)
+	if params != "q zone set limit fuzzy" {
+		t.Errorf("the page shows the parameters %q of searchCards, want q zone set limit fuzzy", params)
+	}
 	if *updateScreenshot {
 		takeScreenshot(t, page, docsURL+"#/catalogue/getCard")
 	}
