@@ -195,8 +195,8 @@ func appendRarestApart(dst []listRef, grams []gramList, n int) []listRef {
 func abs(n int) int { return max(n, -n) }
 
 // driver returns new lists, read with cursors from c, that walk the plan:
-// with typos, the cards of the words near the terms too, and, when the
-// query is the one term (nearOnly), those alone.
+// with typos, the cards of the words near one of the terms too, and, when
+// the query is that one term (nearOnly), those alone.
 func (p *searchPlan) driver(c *cursorPool, dense uint64, typos, nearOnly bool) ordinals {
 	n := len(p.sets)
 	for i := range p.terms {
@@ -221,8 +221,22 @@ func (p *searchPlan) driver(c *cursorPool, dense uint64, typos, nearOnly bool) o
 		}
 		in = append(in, sets)
 	}
+	// With typos, one term's words walk: the unions of several terms'
+	// words, each a union of dozens of lists, cost a seek in each of
+	// them for every candidate, and the check tells the others' typos.
+	pick := -1
+	if typos {
+		for i := range p.terms {
+			if t := &p.terms[i]; len(t.near) > 0 && (pick < 0 || t.count() < p.terms[pick].count()) {
+				pick = i
+			}
+		}
+	}
 	for i := range p.terms {
 		t := &p.terms[i]
+		if typos && len(t.near) > 0 && i != pick {
+			continue
+		}
 		if typos && nearOnly {
 			near := make(union, len(t.near))
 			for i := range t.near {
