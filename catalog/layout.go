@@ -33,7 +33,8 @@ import (
 //	postings   posting lists, each under its list key: a kind byte ("t"
 //	           a trigram of search texts, "g" a bigram of them, "r" one
 //	           character of them, "n" a NumberKey, "s" a zone byte and set
-//	           code, "m" a 4-byte big-endian group index, "T", "B", "R" a
+//	           code, "p" a run of a short pattern (runs.go), "m" a 4-byte
+//	           big-endian group index, "T", "B", "R" a
 //	           trigram, bigram or character of the texts of more than
 //	           maxGroupLists name groups: their cards), then that term,
 //	           uvarint-length-prefixed. The list key -> uvarint count of
@@ -101,8 +102,9 @@ const indexBlockSize = 16
 // catalogd/5 searches a name by its romanized form too (SearchText), and
 // by the names of its name groups, which it keeps (names.go); catalogd/6
 // indexes each name group once (groupindex.go); catalogd/7 adds the
-// dictionary of a fuzzy search's words (words.go).
-const formatVersion = "catalogd/7"
+// dictionary of a fuzzy search's words (words.go); catalogd/8 adds the
+// lists of runs of short patterns (runs.go).
+const formatVersion = "catalogd/8"
 
 // Errors of the catalogue. Callers compare with errors.Is.
 var (

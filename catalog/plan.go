@@ -131,7 +131,16 @@ func appendNameLists(dst []listRef, text []byte, longestName int, ref func(key [
 	if none {
 		return append(dst, listRef{}) // an empty list
 	}
-	return appendRarestApart(dst, grams, n)
+	from := len(dst)
+	dst = appendRarestApart(dst, grams, n)
+	// A run of a short pattern has few grams, whose lists hold every run
+	// of three: its own list is shorter (see runs.go).
+	if key, ok := termRunKey(text); ok {
+		if run := ref(key); run.count < dst[from].count {
+			dst = slices.Insert(dst, from, run)
+		}
+	}
+	return dst
 }
 
 // termGrams appends to grams the lists of the grams of n characters of

@@ -204,6 +204,7 @@ func (b *postingBuilder) addCard(ord uint32, e *indexEntry) error {
 		eachShortGram(e.name, func(n int, gram []byte) {
 			lists = append(lists, b.charList(gramKinds[n], gram))
 		})
+		eachRunKey(e.name, func(key []byte) { lists = append(lists, b.list(key)) })
 		if len(b.names) >= nameCacheSize {
 			clear(b.names)
 		}

@@ -86,6 +86,19 @@ var searchCases = []struct {
 	{"hostile-100-distinct-terms", catalog.SearchQuery{Q: hundredTerms()}},
 	{"hostile-200-character-term", catalog.SearchQuery{Q: strings.Repeat("ar", 100)}},
 	{"hostile-repeated-bigrams", catalog.SearchQuery{Q: strings.Repeat("ar", 8)}},
+	// Terms whose grams repeat: one distinct trigram (a character or a
+	// digit repeated) or a few (a short period), whose lists hold every
+	// name with such a run.
+	{"hostile-repeated-digit-5", catalog.SearchQuery{Q: strings.Repeat("8", 5)}},
+	{"hostile-repeated-digit-7", catalog.SearchQuery{Q: strings.Repeat("1", 7)}},
+	{"hostile-repeated-digit-10", catalog.SearchQuery{Q: strings.Repeat("8", 10)}},
+	{"hostile-repeated-digit-20", catalog.SearchQuery{Q: strings.Repeat("1", 20)}},
+	{"hostile-repeated-letter-5", catalog.SearchQuery{Q: strings.Repeat("a", 5)}},
+	{"hostile-repeated-letter-20", catalog.SearchQuery{Q: strings.Repeat("a", 20)}},
+	{"hostile-repeated-kana-10", catalog.SearchQuery{Q: strings.Repeat("ア", 10)}},
+	{"hostile-period-2-digits", catalog.SearchQuery{Q: strings.Repeat("12", 5)}},
+	{"hostile-period-3-digits", catalog.SearchQuery{Q: strings.Repeat("123", 4)}},
+	{"hostile-period-3-letters", catalog.SearchQuery{Q: strings.Repeat("abc", 4)}},
 	{"hostile-number-in-other-zones", catalog.SearchQuery{Q: "1", Zone: "chn", Set: "chn-SV1a"}},
 	{"hostile-number-zone-jp", catalog.SearchQuery{Q: "25", Zone: "jp"}},
 	{"hostile-common-term-other-set", catalog.SearchQuery{Q: "on", Set: "jp-SV1a"}},
