@@ -11,15 +11,18 @@ import "unicode/utf8"
 // minRun long, is posted under its pattern, rotated to its least form,
 // once for each of runLengths up to its length. A term with such a run
 // walks the list of the longest length its run reaches, which holds only
-// the cards with a run of that pattern nearly as long as the term's.
+// the cards with a run of that pattern as long as the term's (up to 12
+// characters) or nearly.
 const postingRun byte = 'p' // + a pattern's UTF-8 and a byte: the index of a length in runLengths
 
-// runLengths are the lengths of runs that lists are kept for, each about
-// half again the last.
-var runLengths = [...]int{4, 6, 9, 14, 21, 32, 48, 72, 108, 162}
+// runLengths are the lengths of runs that lists are kept for: every
+// length up to 12, so that a term of a run that short reads the runs at
+// least as long as its own, then each about a quarter longer than the
+// last: a longer run is rarer still.
+var runLengths = [...]int{4, 5, 6, 7, 8, 9, 10, 11, 12, 15, 19, 24, 30, 38, 48, 60, 75, 94, 118, 148, 185}
 
 // minRun returns the shortest run of a pattern of p characters posted:
-// shorter ones have enough distinct grams.
+// shorter ones have enough distinct grams. Each is one of runLengths.
 func minRun(p int) int { return [...]int{0, 4, 6, 9}[p] }
 
 // maxRunPattern is the longest pattern a run is posted for.
