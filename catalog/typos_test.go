@@ -11,7 +11,7 @@ import (
 )
 
 // TestFuzzySearchAgreesWithScan checks fuzzy search against a plain scan
-// of every card that applies the rules of docs/SEARCH.md, Typos, with an
+// of every card that applies the rules of docs/CONTRACT.md, Typos, with an
 // edit distance of its own: on generated catalogues in several scripts
 // with name groups, words of the cards mistyped at random, the answers
 // are the same cards in the same order.

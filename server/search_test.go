@@ -213,7 +213,7 @@ func TestSearchParameterRules(t *testing.T) {
 
 // TestFuzzySearch searches the real catalogue with typos: a term of five
 // to eight characters one edit from a word of a name, of nine or more two
-// edits (docs/SEARCH.md, Typos).
+// edits (docs/CONTRACT.md, Typos).
 func TestFuzzySearch(t *testing.T) {
 	f := newFixtureAt(t, realCatalogue(t), nil)
 	for _, c := range []struct{ query, meant string }{
