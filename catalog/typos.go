@@ -6,13 +6,13 @@ import (
 	bolt "go.etcd.io/bbolt"
 )
 
-// A fuzzy search (docs/SEARCH.md, Typos). A term of MinFuzzyTerm code
-// points or more, with no digit, may be a word of a card's texts (its
-// search text, or a name group's) mistyped: one edit away, or two from
-// TwoEditsFrom code points. The plan walks, besides the term's own lists,
-// those of every word of the dictionary near it (planTypo); the check
-// counts the edits each result takes (matchesWithin), and the results are
-// ranked by them (rankByEdits).
+// A fuzzy search (docs/CONTRACT.md, Typos; docs/SEARCH.md). A term of
+// MinFuzzyTerm code points or more, with no digit, may be a word of a
+// card's texts (its search text, or a name group's) mistyped: one edit
+// away, or two from TwoEditsFrom code points. The plan walks, besides the
+// term's own lists, those of every word of the dictionary near it
+// (planTypo); the check counts the edits each result takes
+// (matchesWithin), and the results are ranked by them (rankByEdits).
 
 // typo is what a fuzzy search knows of a term that may be mistyped.
 type typo struct {

@@ -14,13 +14,14 @@ import (
 )
 
 // The dictionary of words a fuzzy search finds a mistyped term's words in
-// (docs/SEARCH.md, Typos): every word of the cards' search texts and of
-// the name groups' texts that a term may be a few edits from, sorted and
-// stored as finite-state transducers (vellum), in pieces of at most
-// wordPieceBytes; and the same words written backwards, sorted likewise.
-// A term's words are those its edit automaton accepts, found by walking
-// the pieces with it (see nearWords); each word is then looked up in the
-// index as a term would be.
+// (docs/CONTRACT.md, Typos; docs/SEARCH.md): every word of the cards'
+// search texts and of the name groups' texts that a term may be a few
+// edits from, sorted and stored as finite-state transducers (vellum), by
+// script, in pieces of at most wordPieceBytes; and the words a term of two
+// edits may be near written backwards, sorted likewise. A term's words are
+// those its edit automaton accepts, found by walking the pieces with it
+// (see nearWords); each word is then looked up in the index as a term
+// would be.
 
 const (
 	// MinFuzzyTerm is the code points of the shortest term that may be a
