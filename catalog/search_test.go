@@ -362,18 +362,7 @@ func TestSearchAgreesWithScan(t *testing.T) {
 					if rng.IntN(3) == 0 {
 						q.Set = setRefs[rng.IntN(len(setRefs))]
 					}
-					var got []string
-					err := db.Search(q, func(card []byte) {
-						got = append(got, cardIDOf(t, card))
-					})
-					if err != nil {
-						t.Fatal(err)
-					}
-					want := scanSearch(ordered, c.sets, q)
-					if !slices.Equal(got, want) {
-						t.Fatalf("%+v:\n index %q\n  scan %q", q, got, want)
-					}
-					if len(want) > 0 {
+					if agreesWithScan(t, db, ordered, c.sets, q) {
 						found++
 					}
 				}
@@ -383,6 +372,21 @@ func TestSearchAgreesWithScan(t *testing.T) {
 			})
 		}
 	}
+}
+
+// agreesWithScan searches q, fails the test unless the index finds what
+// scanSearch finds, and reports whether that is a card or more.
+func agreesWithScan(t *testing.T, db *DB, ordered []scanCard, sets []Set, q SearchQuery) bool {
+	t.Helper()
+	var got []string
+	if err := db.Search(q, func(card []byte) { got = append(got, cardIDOf(t, card)) }); err != nil {
+		t.Fatal(err)
+	}
+	want := scanSearch(ordered, sets, q)
+	if !slices.Equal(got, want) {
+		t.Fatalf("%+v:\n index %q\n  scan %q", q, got, want)
+	}
+	return len(want) > 0
 }
 
 // oracleCatalogue is a catalogue the search oracles compare on: its
