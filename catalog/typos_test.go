@@ -157,10 +157,14 @@ func scanFuzzy(cards []scanCard, q SearchQuery) ([]string, int) {
 				}
 			}
 			best := allowed + 1
+			t := []rune(term)
 			for _, f := range c.forms {
 				eachWord([]byte(f), func(w []byte) {
-					if len([]rune(string(w))) >= 4 && !strings.ContainsAny(string(w), "0123456789") {
-						best = min(best, osaDistance([]rune(term), []rune(string(w))))
+					word := []rune(string(w))
+					// A word more characters longer or shorter than the
+					// edits allowed is further than them: not measured.
+					if len(word) >= 4 && abs(len(word)-len(t)) <= allowed && !strings.ContainsAny(string(w), "0123456789") {
+						best = min(best, osaDistance(t, word))
 					}
 				})
 			}
