@@ -47,7 +47,7 @@ func (t *term) automaton() *editAutomaton {
 // planTypo returns the lists of the words of the dictionary near the
 // term, as the term's own are found: their names' grams and their groups.
 func planTypo(r *reader, t *term, words dictionary, longestName int, refIn func(*bolt.Cursor, []byte) listRef) ([]termRef, error) {
-	near, err := nearWords(words, t.text, t.typo.edits)
+	near, err := nearWords(words, t.automaton())
 	if err != nil || len(near) == 0 {
 		return nil, err
 	}

@@ -354,7 +354,7 @@ func TestNearWordsAgreesWithScan(t *testing.T) {
 		if edits == 0 {
 			continue
 		}
-		near, err := nearWords(dict, []byte(string(term)), edits)
+		near, err := nearWords(dict, newEditAutomaton([]byte(string(term)), edits))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -407,8 +407,9 @@ type nearWord struct {
 	edits int
 }
 
-// nearWords returns the words of the dictionary within edits of term,
-// other than the term itself, whose own lists are the term's.
+// nearWords returns the words of the dictionary that whole, a term's
+// automaton, accepts, other than the term itself, whose own lists are the
+// term's.
 //
 // With one edit, the forward pieces of the term's scripts are walked
 // with its automaton. With two, that walk would reach every prefix of two
@@ -425,14 +426,14 @@ type nearWord struct {
 // has minBackwardWord or more, which the backward pieces hold.
 //
 // A damaged piece makes vellum panic: it is told as a damaged file.
-func nearWords(dict dictionary, term []byte, edits int) (words []nearWord, err error) {
+func nearWords(dict dictionary, whole *editAutomaton) (words []nearWord, err error) {
 	defer func() {
 		if v := recover(); v != nil {
 			err = damagef("dictionary damaged: %v; import the catalogue again", v)
 		}
 	}()
-	runes := []rune(string(term))
-	whole := newEditAutomaton(term, edits)
+	runes, edits := whole.term, whole.edits
+	term := []byte(string(runes))
 	seen := make(map[string]bool)
 	add := func(word []byte) {
 		if !bytes.Equal(word, term) && !seen[string(word)] {
