@@ -66,6 +66,10 @@ type reader struct {
 	listCursors   cursorPool      // postings, for the walk of long lists
 	postingCursor *bolt.Cursor    // postings
 	groupCursor   *bolt.Cursor    // groups
+	completions   *bolt.Cursor    // completions, for runs
+	// completionRecords reads the records of names and the runs of
+	// groups while completions walks a range of runs.
+	completionRecords *bolt.Cursor
 	// groupListCursors walk the lists of groups, groupTexts reads their
 	// texts (see groupindex.go).
 	groupListCursors cursorPool
@@ -118,6 +122,9 @@ func (db *DB) getReader() (*reader, error) {
 		listCursors:   cursorPool{bucket: tx.Bucket(bucketPostings)},
 		postingCursor: tx.Bucket(bucketPostings).Cursor(),
 		groupCursor:   tx.Bucket(bucketGroups).Cursor(),
+		completions:   tx.Bucket(bucketCompletions).Cursor(),
+
+		completionRecords: tx.Bucket(bucketCompletions).Cursor(),
 
 		groupListCursors: cursorPool{bucket: tx.Bucket(bucketGroups)},
 		groupTexts:       groupTexts{c: tx.Bucket(bucketGroups).Cursor()},
@@ -224,7 +231,7 @@ func (db *DB) load(tx *bolt.Tx) error {
 		return errors.New("read the longest name: missing or malformed")
 	}
 	db.longestName = int(min(longest, math.MaxInt32))
-	for _, name := range [][]byte{bucketSets, bucketSetCodes, bucketSetOrder, bucketSetLists, bucketCards, bucketNumbers, bucketPostings, bucketGroups} {
+	for _, name := range [][]byte{bucketSets, bucketSetCodes, bucketSetOrder, bucketSetLists, bucketCards, bucketNumbers, bucketPostings, bucketGroups, bucketCompletions} {
 		if tx.Bucket(name) == nil {
 			return fmt.Errorf("bucket %s missing", name)
 		}

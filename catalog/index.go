@@ -122,7 +122,8 @@ func appendSortedEntry(dst []byte, c *Card, numberKey []byte, t searchText) []by
 
 // appendStoredEntry appends the entry the index stores for an entry of the
 // sort: the same fields, then the card's name groups (appendGroupIDs), then
-// the text with no length (decodeIndexEntry reads it).
+// the bytes of the folded name and the text with no length
+// (decodeIndexEntry reads it).
 func (w *Writer) appendStoredEntry(dst, sorted []byte) ([]byte, error) {
 	fields := sorted[1:]
 	for range 3 {
@@ -138,5 +139,6 @@ func (w *Writer) appendStoredEntry(dst, sorted []byte) ([]byte, error) {
 	}
 	text := fields[w8:]
 	dst = w.groups.appendGroupIDs(append(dst, head...), text[:folded])
+	dst = binary.AppendUvarint(dst, folded)
 	return append(dst, text...), nil
 }

@@ -28,7 +28,8 @@ import (
 //	           a 4-byte big-endian offset, then the entries back to back. An
 //	           entry is the zone byte, then the card id, the set code,
 //	           NumberKey(number) and the card's name groups (uvarint group
-//	           indexes), each uvarint-prefixed, then the search text
+//	           indexes), each uvarint-prefixed, then the bytes of the
+//	           folded name as a uvarint, then the search text
 //	           (SearchText: the folded name and its romanized form)
 //	postings   posting lists, each under its list key: a kind byte ("t"
 //	           a trigram of search texts, "g" a bigram of them, "r" one
@@ -58,6 +59,14 @@ import (
 //	           postings stores lists of ordinals; "x" + 4-byte big-endian
 //	           group index -> the group's text: its names, folded, and
 //	           their romanized forms, joined by spaces
+//	completions autocomplete's index (completions.go): "n" + 4-byte
+//	           big-endian block number -> a block of name records (as
+//	           numbers blocks entries), in rank order; "s" -> where each
+//	           namespace's ordinals start; "a" + 4-byte group index,
+//	           "f" + a form + 0, "w" + a word + 0 -> a run: the names
+//	           (ordinals) of each namespace and the groups that have it;
+//	           "h" + "f" or "w" + a prefix + 0 -> the first names of each
+//	           namespace whose forms or words start so
 //
 // Each card's JSON is stored once, grouped by set and in printed-number
 // order within its set: a page of a set is one contiguous range of
@@ -66,16 +75,17 @@ import (
 // one set never holds a card of another; it starts with a zone byte, below
 // keyCardID, so no set's range holds a locator either.
 var (
-	bucketMeta     = []byte("meta")
-	bucketSets     = []byte("sets")
-	bucketSetCodes = []byte("setCodes")
-	bucketSetOrder = []byte("setOrder")
-	bucketSetLists = []byte("setLists")
-	bucketCards    = []byte("cards")
-	bucketNumbers  = []byte("numbers")
-	bucketPostings = []byte("postings")
-	bucketNames    = []byte("names")
-	bucketGroups   = []byte("groups")
+	bucketMeta        = []byte("meta")
+	bucketSets        = []byte("sets")
+	bucketSetCodes    = []byte("setCodes")
+	bucketSetOrder    = []byte("setOrder")
+	bucketSetLists    = []byte("setLists")
+	bucketCards       = []byte("cards")
+	bucketNumbers     = []byte("numbers")
+	bucketPostings    = []byte("postings")
+	bucketNames       = []byte("names")
+	bucketGroups      = []byte("groups")
+	bucketCompletions = []byte("completions")
 
 	keyFormat      = []byte("format")
 	keyInfo        = []byte("info")
@@ -103,8 +113,10 @@ const indexBlockSize = 16
 // by the names of its name groups, which it keeps (names.go); catalogd/6
 // indexes each name group once (groupindex.go); catalogd/7 adds the
 // dictionary of a fuzzy search's words (words.go); catalogd/8 adds the
-// lists of runs of short patterns (runs.go).
-const formatVersion = "catalogd/8"
+// lists of runs of short patterns (runs.go); catalogd/9 adds the index of
+// autocomplete (completions.go) and the folded name's length to each
+// search index entry.
+const formatVersion = "catalogd/9"
 
 // Errors of the catalogue. Callers compare with errors.Is.
 var (

@@ -82,6 +82,7 @@ func (w *Writer) AddNames(names []string) error {
 type nameGroups struct {
 	byName  map[string][]uint32 // a folded name -> the groups that have it
 	texts   []string            // each group's names, folded, and their romanized forms
+	folded  [][]string          // each group's distinct names, folded
 	longest int                 // bytes of the longest folded name
 	lengths []bool              // whether a folded name has that many bytes
 	bytes   int                 // of the names as given
@@ -125,6 +126,13 @@ func (g *nameGroups) add(names []string) (uint32, error) {
 		}
 	}
 	g.texts = append(g.texts, strings.Join(forms, " "))
+	var folded []string
+	for _, n := range names {
+		if f := Fold(n); !slices.Contains(folded, f) {
+			folded = append(folded, f)
+		}
+	}
+	g.folded = append(g.folded, folded)
 	g.bytes += size
 	return id, nil
 }

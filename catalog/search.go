@@ -65,6 +65,7 @@ type indexEntry struct {
 	number  []byte // the key of the normalized printed number
 	groups  []byte // the card's name groups, uvarint group indexes
 	name    []byte // the search text: SearchText of the name
+	folded  int    // bytes of name that are the folded name
 	edits   int    // of a result of a fuzzy search: the sum of its terms'
 }
 
@@ -84,7 +85,11 @@ func decodeIndexEntry(v []byte) (indexEntry, error) {
 	if !ok1 || !ok2 || !ok3 || !ok4 {
 		return e, errBadEntry
 	}
-	e.name = v
+	folded, w := binary.Uvarint(v)
+	if w <= 0 || folded > uint64(len(v)-w) {
+		return e, errBadEntry
+	}
+	e.name, e.folded = v[w:], int(folded)
 	return e, nil
 }
 

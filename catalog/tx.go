@@ -20,7 +20,7 @@ func (w *Writer) begin() error {
 		return fmt.Errorf("write catalogue %s: %w", w.path, err)
 	}
 	w.tx = tx
-	for _, name := range [][]byte{bucketMeta, bucketSets, bucketSetCodes, bucketSetOrder, bucketSetLists, bucketCards, bucketNumbers, bucketPostings, bucketPageMarks, bucketSetBytes, bucketChanges, bucketNames, bucketGroups, bucketWords} {
+	for _, name := range [][]byte{bucketMeta, bucketSets, bucketSetCodes, bucketSetOrder, bucketSetLists, bucketCards, bucketNumbers, bucketPostings, bucketPageMarks, bucketSetBytes, bucketChanges, bucketNames, bucketGroups, bucketWords, bucketCompletions} {
 		b, err := tx.CreateBucketIfNotExists(name)
 		if err != nil {
 			return fmt.Errorf("write catalogue %s: bucket %s: %w", w.path, name, err)

@@ -72,6 +72,10 @@ type Writer struct {
 	unfollowed error // why prev could not be compared after all
 
 	numbers *sorter
+	// cardNames holds each card's name, zone and romanization, which
+	// autocomplete's index counts (completions.go).
+	cardNames *sorter
+	nameKey   []byte
 	// The dictionary's words, forward and backward (words.go).
 	words, wordsBackward *sorter
 	sortKey              []byte // of the card being added in numbers
@@ -177,6 +181,7 @@ func Create(path string) (*Writer, error) {
 		setOrder:      newSorter(filepath.Dir(path), setSortMemory),
 		cardKeys:      newSorter(filepath.Dir(path), setSortMemory),
 		numbers:       newSorter(filepath.Dir(path), sortMemory),
+		cardNames:     newSorter(filepath.Dir(path), sortMemory),
 		words:         newSorter(filepath.Dir(path), wordSortMemory),
 		wordsBackward: newSorter(filepath.Dir(path), wordSortMemory),
 		folded:        make(map[string]searchText),
@@ -294,6 +299,10 @@ func (w *Writer) AddCard(c *Card) error {
 	w.sortKey = append(append(w.sortKey[:0], key[0]), key[setLen:]...)
 	if err := w.numbers.add(w.sortKey, w.entry); err != nil {
 		return fmt.Errorf("write catalogue %s: search index: %w", w.path, err)
+	}
+	w.nameKey = appendCardNameKey(w.nameKey[:0], c.Name, byte(ZoneIndex(c.Zone)), romanizeClass(c.Language))
+	if err := w.cardNames.add(w.nameKey, nil); err != nil {
+		return fmt.Errorf("write catalogue %s: names: %w", w.path, err)
 	}
 	return w.maybeCommit()
 }
@@ -441,6 +450,9 @@ func (w *Writer) Finish(info Info) (_ Info, err error) {
 	if err := w.writeIndex(); err != nil {
 		return info, err
 	}
+	if err := w.writeCompletions(); err != nil {
+		return info, err
+	}
 	if err := w.endRun(); err != nil {
 		return info, err
 	}
@@ -503,6 +515,7 @@ func (w *Writer) Abort() {
 
 func (w *Writer) closeSorters() {
 	w.numbers.close()
+	w.cardNames.close()
 	w.words.close()
 	w.wordsBackward.close()
 	w.runCounts.close()

@@ -97,6 +97,16 @@ func catalogSchemas() map[string]*jsonschema.Schema {
 		"Set":  object("A card set of one release zone.", catalog.SetMembers[:]),
 		"Card": object("A printed card.", catalog.CardMembers[:]),
 		"Page": object("Pagination metadata of a list of cards.", catalog.PageMembers[:]),
+		"NameCount": {
+			Type: "object", Description: "A card name and how many cards bear it.",
+			Properties: map[string]*jsonschema.Schema{
+				"name":  {Type: "string", Description: "A card name, as printed."},
+				"cards": {Type: "integer", Minimum: floatPtr(1), Description: "How many cards bear that name, in the zone asked or in every zone."},
+			},
+			PropertyOrder:        []string{"name", "cards"},
+			Required:             []string{"name", "cards"},
+			AdditionalProperties: falseSchema(),
+		},
 	}
 }
 

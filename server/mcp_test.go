@@ -185,8 +185,9 @@ func TestMCPToolsList(t *testing.T) {
 		"get_cards":               {"id"},
 		"search_cards":            {"q", "zone", "set", "limit", "fuzzy"},
 		"get_set_cards_by_number": {"code", "number"},
+		"autocomplete_names":      {"q", "zone", "limit"},
 	}
-	required := map[string][]string{"list_set_cards": {"code"}, "get_card": {"cardId"}, "search_cards": {"q"},
+	required := map[string][]string{"list_set_cards": {"code"}, "get_card": {"cardId"}, "search_cards": {"q"}, "autocomplete_names": {"q"},
 		"get_cards": {"id"}, "get_set_cards_by_number": {"code", "number"}}
 	if got := slices.Sorted(mapKeys(tools)); !slices.Equal(got, slices.Sorted(mapKeys(want))) {
 		t.Fatalf("tools %q, want %q", got, slices.Sorted(mapKeys(want)))
@@ -250,6 +251,7 @@ func TestMCPSchemasMatchOpenAPI(t *testing.T) {
 		"get_cards":               "/catalog/cards",
 		"search_cards":            "/catalog/search",
 		"get_set_cards_by_number": "/catalog/sets/{code}/cards/{number}",
+		"autocomplete_names":      "/catalog/autocomplete",
 	}
 	if len(operations) != len(tools) {
 		t.Errorf("%d tools, %d of them compared with openapi.yaml", len(tools), len(operations))

@@ -16,7 +16,7 @@ import (
 // of the REST route that asks the same question, with its definition for
 // agents and a one-line summary of its answer.
 func catalogTools() []catalogTool {
-	return []catalogTool{listSetsTool(), listSetCardsTool(), getCardTool(), getCardsTool(), getSetCardsByNumberTool(), searchCardsTool()}
+	return []catalogTool{listSetsTool(), listSetCardsTool(), getCardTool(), getCardsTool(), getSetCardsByNumberTool(), searchCardsTool(), autocompleteNamesTool()}
 }
 
 func listSetsTool() catalogTool {
@@ -247,4 +247,41 @@ func counted(n int64, thing string) string {
 		return "1 " + thing
 	}
 	return strconv.FormatInt(n, 10) + " " + thing + "s"
+}
+
+func autocompleteNamesTool() catalogTool {
+	return toolOf(&mcp.Tool{
+		Name:  "autocomplete_names",
+		Title: "Autocomplete card names",
+		Description: "Suggests the card names that complete what a person has typed so far, in any script or language, " +
+			"with how many cards bear each. The last term of q is the start of a word of the name, of its romanized form " +
+			"(Hepburn romaji for kana, toneless pinyin for a Chinese name) or of its name in another language (the " +
+			"catalogue's name groups); every other term must be part of one of these, as in search_cards. So pika suggests " +
+			"Pikachu and ピカチュウ, and charizard with zone jp suggests リザードン. Names equal to q come first, then those " +
+			"that start with q, then those with a word that starts with its last term; within each, more cards first, then " +
+			"by name. Pass a name it suggests to search_cards to find its cards.",
+		InputSchema: objectSchema([]string{"q"},
+			"q", &jsonschema.Schema{
+				Type: "string", MinLength: intPtr(op.MinPrefixLen), MaxLength: intPtr(op.MaxQueryLen),
+				Description: fmt.Sprintf("What was typed: %d to %d characters (Unicode code points) once leading and trailing white space is trimmed.", op.MinPrefixLen, op.MaxQueryLen),
+			},
+			"zone", zoneSchema("Only names of cards of this release zone, counting only those cards."),
+			"limit", integerSchema("The largest number of names to return.", 1, catalog.MaxAutocompleteLimit, op.DefaultAutocompleteLimit),
+		),
+		OutputSchema: outputSchema([]string{"NameCount"}, "data", arrayOf("NameCount")),
+		Annotations:  readOnlyHints("Autocomplete card names"),
+	}, op.AutocompleteNames, func(_ *catalog.DB, req op.AutocompleteRequest, a op.Answer) (string, error) {
+		summary := fmt.Sprintf("%s complete %s", counted(int64(a.N), "name"), catalog.Quote(req.Q))
+		if a.N == 1 {
+			summary = fmt.Sprintf("1 name completes %s", catalog.Quote(req.Q))
+		}
+		if req.Zone != "" {
+			summary += " in zone " + req.Zone
+		}
+		summary += ", best first, with the cards that bear each."
+		if a.N == req.Limit {
+			summary += fmt.Sprintf(" That is the limit of %d: more may complete it.", req.Limit)
+		}
+		return summary, nil
+	})
 }

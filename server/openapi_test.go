@@ -462,6 +462,7 @@ func TestOpenAPIDocumentIsValid(t *testing.T) {
 		"GET /catalog/cards":                      "getCards",
 		"GET /catalog/sets/{code}/cards/{number}": "getSetCardsByNumber",
 		"GET /catalog/search":                     "searchCards",
+		"GET /catalog/autocomplete":               "autocompleteNames",
 		"GET /catalog/export":                     "exportCatalog",
 		"GET /catalog/changes":                    "listChanges",
 	}

@@ -42,8 +42,8 @@ func TestEveryOperationRejectsBadInputAlike(t *testing.T) {
 			t.Errorf("%s: detail %q, another route said %q", target, p.Errors[0].Detail, detail)
 		}
 	}
-	if routes != 8 {
-		t.Errorf("%d catalogue routes in openapi.yaml, want 8", routes)
+	if routes != 9 {
+		t.Errorf("%d catalogue routes in openapi.yaml, want 9", routes)
 	}
 
 	// Every tool with an argument that breaks a rule its REST twin has.
@@ -58,6 +58,7 @@ func TestEveryOperationRejectsBadInputAlike(t *testing.T) {
 		{"get_cards", map[string]any{"id": []string{"a", ""}}, "/catalog/cards?id=a&id="},
 		{"get_set_cards_by_number", map[string]any{"code": "SV2a", "number": "  "}, "/catalog/sets/SV2a/cards/%20%20"},
 		{"search_cards", map[string]any{"q": "x"}, "/catalog/search?q=x"},
+		{"autocomplete_names", map[string]any{"q": "pika", "limit": 21}, "/catalog/autocomplete?q=pika&limit=21"},
 	}
 	cs := f.mcp(t, "")
 	tools := mcpTools(t, cs)

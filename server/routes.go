@@ -34,6 +34,7 @@ func (s *Server) routes(docs map[string]*staticFile) *httprouter.Router {
 	s.get(r, "getCard", api+"/catalog/cards/*cardId", true, handleOp(s, op.GetCard, false))
 	s.get(r, "getCards", api+"/catalog/cards", true, handleOp(s, op.GetCards, false))
 	s.get(r, "search", api+"/catalog/search", true, handleOp(s, op.SearchCards, true))
+	s.get(r, "autocompleteNames", api+"/catalog/autocomplete", true, handleOp(s, op.AutocompleteNames, true))
 	s.get(r, "exportCatalog", api+"/catalog/export", true, s.handleExport)
 	s.get(r, "listChanges", api+"/catalog/changes", true, handleOp(s, op.ListChanges, true))
 	// Stateless MCP takes POST only; the router answers other methods 405.

@@ -39,6 +39,7 @@ var (
 	GetCards            = Operation[GetCardsRequest]{ParseGetCards, getCards}
 	GetSetCardsByNumber = Operation[GetSetCardsByNumberRequest]{ParseGetSetCardsByNumber, getSetCardsByNumber}
 	SearchCards         = Operation[SearchRequest]{ParseSearch, searchCards}
+	AutocompleteNames   = Operation[AutocompleteRequest]{ParseAutocomplete, autocompleteNames}
 	ListChanges         = Operation[ChangesRequest]{ParseChanges, listChanges}
 )
 

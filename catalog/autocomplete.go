@@ -1,0 +1,356 @@
+package catalog
+
+import (
+	"bytes"
+	"cmp"
+	"encoding/binary"
+	"fmt"
+	"slices"
+	"strings"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// AutocompleteQuery is one autocomplete (docs/CONTRACT.md, As you type),
+// already validated.
+type AutocompleteQuery struct {
+	// Q is what was typed: its last term is a prefix of a word.
+	Q string
+	// Zone limits the names and their cards to one zone; "" is every zone.
+	Zone string
+	// Limit is the most names answered, at most MaxAutocompleteLimit.
+	Limit int
+}
+
+// NameCount is a card name as printed and how many cards bear it.
+type NameCount struct {
+	Name  string
+	Cards uint64
+}
+
+// Autocomplete returns the names that complete q.Q, best first: those
+// with a form (the folded name, its romanized form, a name of one of its
+// groups) equal to what was typed, then those with a form that starts
+// with it, then those with a word that starts with its last term; within
+// each, more cards first, then the folded name.
+func (db *DB) Autocomplete(q AutocompleteQuery) ([]NameCount, error) {
+	fields := Terms(q.Q)
+	if len(fields) == 0 || q.Limit <= 0 {
+		return nil, nil
+	}
+	ns := 0
+	if q.Zone != "" {
+		z := ZoneIndex(q.Zone)
+		if z < 0 {
+			return nil, fmt.Errorf("autocomplete: unknown zone %q", q.Zone)
+		}
+		ns = 1 + z
+	}
+	var names []NameCount
+	err := db.read(func(r *reader) error {
+		a := completer{c: r.completions, other: r.completionRecords, ns: ns, limit: min(q.Limit, MaxAutocompleteLimit)}
+		whole := []byte(strings.Join(fields, " "))
+		equal, err := a.run(completeForm, whole, nil)
+		if err != nil {
+			return err
+		}
+		starting, err := a.prefix(completeForm, whole)
+		if err != nil {
+			return err
+		}
+		last := []byte(fields[len(fields)-1])
+		var words []uint32
+		if len(fields) == 1 {
+			words, err = a.prefix(completeWord, last)
+		} else {
+			words, err = db.wordsWithOthers(r, &a, searchTerms(strings.Join(fields[:len(fields)-1], " ")), last)
+		}
+		if err != nil {
+			return err
+		}
+		names, err = a.names(r, firstOfTiers(a.limit, equal, starting, words))
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("autocomplete %q: %w", q.Q, err)
+	}
+	return names, nil
+}
+
+// firstOfTiers returns the first limit names of the tiers, in order, each
+// name once: each tier holds the first limit names of its kind, so those
+// after the names of the tiers before it are among them.
+func firstOfTiers(limit int, tiers ...[]uint32) []uint32 {
+	var out []uint32
+	for _, t := range tiers {
+		for _, ord := range t {
+			if len(out) == limit {
+				return out
+			}
+			if !slices.Contains(out, ord) {
+				out = append(out, ord)
+			}
+		}
+	}
+	return out
+}
+
+// completer reads the runs of the completions bucket for one namespace.
+type completer struct {
+	c     *bolt.Cursor // of the runs
+	other *bolt.Cursor // of the records and groups' runs
+	ns    int
+	limit int
+	key   []byte
+	runs  int // read by the query so far
+}
+
+// run returns the first names of the namespace in the run of kind+term,
+// its groups' included; with all, every name of the run.
+func (a *completer) run(kind byte, term []byte, all *[]uint32) ([]uint32, error) {
+	a.key = append(append(append(a.key[:0], kind), term...), 0)
+	k, v := a.c.Seek(a.key)
+	if !bytes.Equal(k, a.key) {
+		return nil, nil
+	}
+	return a.readRun(k, v, all)
+}
+
+// readRun returns the first names of the namespace in the run v, under
+// key k, its groups' included (or every name, into all).
+func (a *completer) readRun(k, v []byte, all *[]uint32) ([]uint32, error) {
+	a.runs++
+	n := a.limit
+	if all != nil {
+		n = -1
+	}
+	first, err := runOrdinals(nil, v, a.ns, n)
+	if err != nil {
+		return nil, damagef("autocomplete index damaged: run %q: %v; import the catalogue again", k, err)
+	}
+	groups, err := runOrdinals(nil, v, namespaces, -1)
+	if err != nil {
+		return nil, damagef("autocomplete index damaged: run %q: %v; import the catalogue again", k, err)
+	}
+	var gkey [5]byte
+	gkey[0] = completeGroup
+	c := a.other
+	for _, g := range groups {
+		a.runs++
+		binary.BigEndian.PutUint32(gkey[1:], g)
+		gk, gv := c.Seek(gkey[:])
+		if !bytes.Equal(gk, gkey[:]) {
+			continue // a group none of the catalogue's names is in
+		}
+		names, err := runOrdinals(nil, gv, a.ns, n)
+		if err != nil {
+			return nil, damagef("autocomplete index damaged: group %d: %v; import the catalogue again", g, err)
+		}
+		first = mergeFirst(nil, first, names, max(n, len(first)+len(names)))
+	}
+	if all != nil {
+		*all = mergeFirst((*all)[:0:0], *all, first, len(*all)+len(first))
+	}
+	return first, nil
+}
+
+// prefix returns the first names of the namespace in the runs of kind
+// whose terms start with term: stored once for a prefix of many runs,
+// else merged from each.
+func (a *completer) prefix(kind byte, term []byte) ([]uint32, error) {
+	a.key = append(append(append(a.key[:0], completeTop, kind), term...), 0)
+	if k, v := a.c.Seek(a.key); bytes.Equal(k, a.key) {
+		top, err := runOrdinals(nil, v, a.ns, a.limit)
+		if err != nil {
+			return nil, damagef("autocomplete index damaged: %q: %v; import the catalogue again", k, err)
+		}
+		return top, nil
+	}
+	from := append([]byte{kind}, term...)
+	var best []uint32
+	runs := a.runs
+	for k, v := a.c.Seek(from); bytes.HasPrefix(k, from); k, v = a.c.Next() {
+		first, err := a.readRun(k, v, nil)
+		if err != nil {
+			return nil, err
+		}
+		best = mergeFirst(nil, best, first, a.limit)
+		if a.runs-runs > topPrefixRuns {
+			return nil, damagef("autocomplete index damaged: %q starts more than %d runs and has no first names; import the catalogue again", term, topPrefixRuns)
+		}
+	}
+	return best, nil
+}
+
+// runOrdinals appends the ordinals of segment seg of run v, at most n of
+// them (all when n < 0).
+func runOrdinals(dst []uint32, v []byte, seg, n int) ([]uint32, error) {
+	var lens [runSegments]uint64
+	for i := range lens {
+		l, w := binary.Uvarint(v)
+		if w <= 0 {
+			return dst, errBadEntry
+		}
+		lens[i], v = l, v[w:]
+	}
+	var off uint64
+	for _, l := range lens[:seg] {
+		off += l
+	}
+	if off+lens[seg] > uint64(len(v)) {
+		return dst, errBadEntry
+	}
+	s := v[off : off+lens[seg]]
+	var ord uint32
+	for i := 0; len(s) > 0 && (n < 0 || i < n); i++ {
+		d, w := binary.Uvarint(s)
+		if w <= 0 {
+			return dst, errBadEntry
+		}
+		if i == 0 {
+			ord = uint32(d)
+		} else {
+			ord += uint32(d)
+		}
+		dst, s = append(dst, ord), s[w:]
+	}
+	return dst, nil
+}
+
+// names reads the records of ords.
+func (a *completer) names(r *reader, ords []uint32) ([]NameCount, error) {
+	out := make([]NameCount, 0, len(ords))
+	var n nameRecord
+	for _, ord := range ords {
+		if err := a.record(ord, &n); err != nil {
+			return nil, err
+		}
+		out = append(out, NameCount{Name: string(n.printed), Cards: n.count(a.ns)})
+	}
+	return out, nil
+}
+
+// record decodes the record of name ord into n.
+func (a *completer) record(ord uint32, n *nameRecord) error {
+	var key [5]byte
+	key[0] = completeNames
+	binary.BigEndian.PutUint32(key[1:], ord/nameBlockSize)
+	k, v := a.other.Seek(key[:])
+	if !bytes.Equal(k, key[:]) {
+		return damagef("autocomplete index damaged: name %d is missing; import the catalogue again", ord)
+	}
+	b, err := readIndexBlock(v)
+	if err != nil || int(ord%nameBlockSize) >= b.len() {
+		return damagef("autocomplete index damaged: name %d is missing; import the catalogue again", ord)
+	}
+	if err := decodeNameRecord(n, b.entry(int(ord%nameBlockSize))); err != nil {
+		return damagef("autocomplete index damaged: name %d: %v; import the catalogue again", ord, err)
+	}
+	return nil
+}
+
+// hasWordStarting reports whether a word of the name's forms or of its
+// groups' texts starts with prefix.
+func (n *nameRecord) hasWordStarting(prefix []byte, groups *groupTexts) bool {
+	found := false
+	check := func(text []byte) {
+		if !found {
+			eachWord(text, func(w []byte) { found = found || bytes.HasPrefix(w, prefix) })
+		}
+	}
+	for _, f := range n.forms {
+		check(f)
+	}
+	eachGroupID(n.groups, func(id uint32) bool {
+		check(groups.text(id))
+		return !found
+	})
+	return found
+}
+
+// holds reports whether every term is a substring of one of the name's
+// forms or of its groups' texts: a name has no number.
+func (n *nameRecord) holds(terms []term, groups *groupTexts) bool {
+	for i := range terms {
+		t := terms[i].text
+		if !slices.ContainsFunc(n.forms, func(f []byte) bool { return bytes.Contains(f, t) }) && !groups.anyHolds(n.groups, t) {
+			return false
+		}
+	}
+	return true
+}
+
+// wordsWithOthers returns the first names of the namespace with a word
+// that starts with last and that hold every one of others. The first
+// names of last's prefix serve when enough of them hold the others;
+// otherwise the names of the cards that a search of every term finds are
+// checked, ranked.
+func (db *DB) wordsWithOthers(r *reader, a *completer, others []term, last []byte) ([]uint32, error) {
+	first, err := a.prefix(completeWord, last)
+	if err != nil {
+		return nil, err
+	}
+	var n nameRecord
+	var found []uint32
+	for _, ord := range first {
+		if err := a.record(ord, &n); err != nil {
+			return nil, err
+		}
+		if n.holds(others, &r.groupTexts) {
+			found = append(found, ord)
+		}
+	}
+	if len(found) == a.limit || len(first) < a.limit {
+		return found, r.groupTexts.damaged
+	}
+	return db.namesOfCards(r, a, append(slices.Clone(others), term{text: last}), last)
+}
+
+// namesOfCards returns the first names of the namespace of the cards a
+// search of terms finds whose name has a word that starts with last.
+func (db *DB) namesOfCards(r *reader, a *completer, terms []term, last []byte) ([]uint32, error) {
+	for i := range terms {
+		terms[i].number = "\x00" // a name has no number
+	}
+	r.listCursors.reset()
+	r.groupListCursors.reset()
+	r.groupTexts.damaged = nil
+	p := planSearch(r, nil, terms, db.longestName, db.words)
+	if p.damaged == nil {
+		p.damaged = cmp.Or(r.groupListCursors.damaged, r.groupTexts.damaged)
+	}
+	if p.damaged != nil {
+		return nil, p.damaged
+	}
+	var walks []*zoneWalk
+	for z, zr := range db.zoneOrdinals {
+		if (a.ns == 0 || z == a.ns-1) && zr.lo < zr.hi {
+			walks = append(walks, &zoneWalk{driver: p.driver(&r.listCursors, db.denseList, false, len(terms) == 1), entries: indexBlocks{c: r.entryCursors[z]}, next: zr.lo, hi: zr.hi})
+		}
+	}
+	folded := make(map[string]bool)
+	err := merge(walks, func(e *indexEntry) bool { return e.matches(terms, &r.groupTexts) }, func(e *indexEntry) (bool, error) {
+		folded[string(e.name[:e.folded])] = true
+		return true, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	var best, all []uint32
+	var n nameRecord
+	for f := range folded {
+		if _, err := a.run(completeForm, []byte(f), &all); err != nil {
+			return nil, err
+		}
+		for _, ord := range all {
+			if err := a.record(ord, &n); err != nil {
+				return nil, err
+			}
+			if string(n.forms[0]) == f && n.hasWordStarting(last, &r.groupTexts) {
+				best = mergeFirst(nil, best, []uint32{ord}, a.limit)
+			}
+		}
+		all = all[:0]
+	}
+	return best, cmp.Or(r.listCursors.damaged, r.groupTexts.damaged)
+}

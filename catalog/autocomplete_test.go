@@ -1,0 +1,178 @@
+package catalog
+
+import (
+	"cmp"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// scanName is a distinct name as the scan of autocomplete sees it.
+type scanName struct {
+	printed, folded string
+	cards           [3]uint64
+	forms           []string // its own: folded, romanized
+	groupForms      []string // of its groups: their names folded, romanized
+}
+
+// scanNames returns the distinct names of cards with their forms and the
+// forms of their groups (those one of whose names stands in the folded
+// name as whole words).
+func scanNames(cards []Card, groups [][]string) []scanName {
+	byName := map[string]*scanName{}
+	var out []*scanName
+	for _, c := range cards {
+		n, ok := byName[c.Name]
+		if !ok {
+			f := Fold(c.Name)
+			n = &scanName{printed: c.Name, folded: f, forms: []string{f}}
+			for g := range groups {
+				folded := make([]string, 0, len(groups[g]))
+				for _, name := range groups[g] {
+					folded = append(folded, Fold(name))
+				}
+				if slices.ContainsFunc(folded, func(name string) bool { return holdsWholeWords(f, name) }) {
+					for _, name := range folded {
+						n.groupForms = append(n.groupForms, name)
+						if r := Romanize(name, "zh"); r != "" {
+							n.groupForms = append(n.groupForms, r)
+						}
+					}
+				}
+			}
+			byName[c.Name] = n
+			out = append(out, n)
+		}
+		n.cards[ZoneIndex(c.Zone)]++
+		if r := Romanize(n.folded, c.Language); r != "" && !slices.Contains(n.forms, r) {
+			n.forms = append(n.forms, r)
+		}
+	}
+	names := make([]scanName, len(out))
+	for i, n := range out {
+		names[i] = *n
+	}
+	return names
+}
+
+// scanAutocomplete is what Autocomplete must answer, by a plain scan of
+// every name.
+func scanAutocomplete(names []scanName, q AutocompleteQuery) []NameCount {
+	fields := Terms(q.Q)
+	if len(fields) == 0 {
+		return nil
+	}
+	whole, last, others := strings.Join(fields, " "), fields[len(fields)-1], fields[:len(fields)-1]
+	type ranked struct {
+		tier  int
+		count uint64
+		name  *scanName
+	}
+	var found []ranked
+	for i := range names {
+		n := &names[i]
+		count := n.cards[0] + n.cards[1] + n.cards[2]
+		if q.Zone != "" {
+			count = n.cards[ZoneIndex(q.Zone)]
+		}
+		if count == 0 {
+			continue
+		}
+		all := append(slices.Clone(n.forms), n.groupForms...)
+		tier := 3
+		switch {
+		case slices.Contains(all, whole):
+			tier = 0
+		case slices.ContainsFunc(all, func(f string) bool { return strings.HasPrefix(f, whole) }):
+			tier = 1
+		default:
+			holds := !slices.ContainsFunc(others, func(t string) bool {
+				return !slices.ContainsFunc(all, func(f string) bool { return strings.Contains(f, t) })
+			})
+			word := slices.ContainsFunc(all, func(f string) bool {
+				starts := false
+				eachWord([]byte(f), func(w []byte) { starts = starts || strings.HasPrefix(string(w), last) })
+				return starts
+			})
+			if holds && word {
+				tier = 2
+			}
+		}
+		if tier < 3 {
+			found = append(found, ranked{tier, count, n})
+		}
+	}
+	slices.SortFunc(found, func(a, b ranked) int {
+		return cmp.Or(cmp.Compare(a.tier, b.tier), cmp.Compare(b.count, a.count),
+			strings.Compare(a.name.folded, b.name.folded), strings.Compare(a.name.printed, b.name.printed))
+	})
+	var out []NameCount
+	for _, r := range found[:min(len(found), q.Limit)] {
+		out = append(out, NameCount{Name: r.name.printed, Cards: r.count})
+	}
+	return out
+}
+
+// autocompleteQuery returns what a person may type: the start of a name,
+// of a word of it, of its romanized form or of a name of its groups,
+// after now and then a few other terms from the names or from nowhere.
+func autocompleteQuery(rng *rand.Rand, names []scanName) string {
+	n := &names[rng.IntN(len(names))]
+	all := append(slices.Clone(n.forms), n.groupForms...)
+	form := []rune(all[rng.IntN(len(all))])
+	var words []string
+	eachWord([]byte(string(form)), func(w []byte) { words = append(words, string(w)) })
+	var q string
+	switch rng.IntN(4) {
+	case 0: // the start of the whole form
+		q = string(form[:1+rng.IntN(len(form))])
+	case 1, 2: // the start of a word
+		if len(words) == 0 {
+			return string(form)
+		}
+		w := []rune(words[rng.IntN(len(words))])
+		q = string(w[:1+rng.IntN(len(w))])
+	default: // one character of anything
+		q = string(form[rng.IntN(len(form))])
+	}
+	for range rng.IntN(3) {
+		other := &names[rng.IntN(len(names))]
+		if rng.IntN(2) == 0 {
+			other = n
+		}
+		o := []rune(other.forms[0])
+		i := rng.IntN(len(o))
+		q = string(o[i:i+1+rng.IntN(min(4, len(o)-i))]) + " " + q
+	}
+	return q
+}
+
+// TestAutocompleteAgreesWithScan compares the index's answers with a plain
+// scan of the names, on the real sample and on a worst-case catalogue:
+// random queries of starts of names, words, romanized forms and groups'
+// names, after up to two other terms, in every zone and in each, at
+// random limits.
+func TestAutocompleteAgreesWithScan(t *testing.T) {
+	for _, c := range oracleCatalogues(t, 4000) {
+		t.Run(c.name, func(t *testing.T) {
+			db := c.open(t)
+			names := scanNames(c.cards, c.groups)
+			rng := rand.New(rand.NewPCG(3, 4))
+			zones := append([]string{""}, Zones()...)
+			for i := range 3000 {
+				q := AutocompleteQuery{Q: autocompleteQuery(rng, names), Zone: zones[rng.IntN(len(zones))], Limit: 1 + rng.IntN(MaxAutocompleteLimit)}
+				got, err := db.Autocomplete(q)
+				if err != nil {
+					t.Fatalf("%+v: %v", q, err)
+				}
+				if want := scanAutocomplete(names, q); !slices.Equal(got, want) {
+					t.Fatalf("query %d %+v:\n got %v\nwant %v", i, q, got, want)
+				}
+			}
+		})
+	}
+}
+
+func (n NameCount) String() string { return fmt.Sprintf("%s×%d", n.Name, n.Cards) }

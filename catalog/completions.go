@@ -1,0 +1,611 @@
+package catalog
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"math"
+	"path/filepath"
+	"slices"
+	"unicode/utf8"
+)
+
+// The index of autocomplete (docs/SEARCH.md, Autocomplete), in the
+// completions bucket. The import counts the cards of every distinct name
+// as printed and ranks the names in each of four namespaces (every zone,
+// then each zone alone): more cards first, then the folded name. A name's
+// ordinal is its place in that order, each namespace one range of them,
+// so a list of names in ordinal order is in rank order and its first
+// names in a namespace are the best there.
+//
+// Every form (a folded name, a romanized form, a name of a group) and every
+// word of one has a run: the names that have it, in ordinal order, and
+// the groups that have it, whose names are in their own run. The forms or
+// words that start with what was typed are one range of keys: a query
+// reads the first names of each run in the range. A prefix that starts
+// more than topPrefixRuns of them has its first names in each namespace
+// stored once, so that no query reads more than that many runs.
+const (
+	completeNames byte = 'n' // + 4-byte block number -> a block of name records
+	completeGroup byte = 'a' // + 4-byte group index -> the run of the group's names
+	completeForm  byte = 'f' // + a form + 0 -> the run of that form
+	completeTop   byte = 'h' // + 'f' or 'w' + a prefix + 0 -> the first names that start so
+	completeSpans byte = 's' // -> where each namespace's ordinals start, and where the last ends
+	completeWord  byte = 'w' // + a word + 0 -> the run of that word
+)
+
+// namespaces is how many rankings of the names there are: every zone
+// (namespace 0), then each zone alone (1 + its ZoneIndex).
+const namespaces = 1 + 3
+
+// runSegments is the segments of a run: the names of each namespace, then
+// the groups.
+const runSegments = namespaces + 1
+
+// MaxAutocompleteLimit is the most names one autocomplete answers.
+const MaxAutocompleteLimit = 20
+
+// topPrefixRuns is the most runs a prefix may start before its first
+// names are stored: a query reads at most this many runs of the prefix
+// and as many of groups.
+const topPrefixRuns = 32
+
+// nameBlockSize is the name records to a value of the completions bucket.
+const nameBlockSize = 64
+
+// appendCardNameKey appends what the sort of card names holds of a card:
+// its name, the zone and the romanization its language takes.
+func appendCardNameKey(dst []byte, name string, zone, class byte) []byte {
+	dst = binary.AppendUvarint(dst, uint64(len(name)))
+	dst = append(dst, name...)
+	return append(dst, zone, class)
+}
+
+// nameRecord is a distinct name: how it is printed, its cards in each
+// zone, its groups (uvarint indexes) and its forms: the folded name, then
+// the romanized form of each romanization its cards take that changes it.
+type nameRecord struct {
+	printed []byte
+	cards   [3]uint64
+	groups  []byte
+	forms   [][]byte
+}
+
+func (n *nameRecord) append(dst []byte) []byte {
+	dst = binary.AppendUvarint(dst, uint64(len(n.printed)))
+	dst = append(dst, n.printed...)
+	for _, c := range n.cards {
+		dst = binary.AppendUvarint(dst, c)
+	}
+	dst = binary.AppendUvarint(dst, uint64(len(n.groups)))
+	dst = append(dst, n.groups...)
+	for _, f := range n.forms {
+		dst = binary.AppendUvarint(dst, uint64(len(f)))
+		dst = append(dst, f...)
+	}
+	return dst
+}
+
+// decodeNameRecord decodes a record into n, reusing its forms.
+func decodeNameRecord(n *nameRecord, v []byte) error {
+	var ok bool
+	if n.printed, v, ok = lengthPrefixed(v); !ok {
+		return errBadEntry
+	}
+	for i := range n.cards {
+		c, w := binary.Uvarint(v)
+		if w <= 0 {
+			return errBadEntry
+		}
+		n.cards[i], v = c, v[w:]
+	}
+	if n.groups, v, ok = lengthPrefixed(v); !ok {
+		return errBadEntry
+	}
+	n.forms = n.forms[:0]
+	for len(v) > 0 {
+		var f []byte
+		if f, v, ok = lengthPrefixed(v); !ok || len(f) == 0 {
+			return errBadEntry
+		}
+		n.forms = append(n.forms, f)
+	}
+	if len(n.forms) == 0 {
+		return errBadEntry
+	}
+	return nil
+}
+
+// count is the cards of the name in namespace ns.
+func (n *nameRecord) count(ns int) uint64 {
+	if ns == 0 {
+		return n.cards[0] + n.cards[1] + n.cards[2]
+	}
+	return n.cards[ns-1]
+}
+
+// writeCompletions writes the completions bucket from the sort of the
+// cards' names: first the names, ranked, then the runs, then the first
+// names of the prefixes that start many runs.
+func (w *Writer) writeCompletions() error {
+	dir := filepath.Dir(w.path)
+	ranked := newSorter(dir, sortMemory)
+	defer ranked.close()
+	if err := w.rankNames(ranked); err != nil {
+		return fmt.Errorf("write catalogue %s: names: %w", w.path, err)
+	}
+	keys := newSorter(dir, sortMemory)
+	defer keys.close()
+	spans, err := w.writeNames(ranked, keys)
+	if err != nil {
+		return fmt.Errorf("write catalogue %s: names: %w", w.path, err)
+	}
+	if err := w.addGroupForms(keys); err != nil {
+		return fmt.Errorf("write catalogue %s: names: %w", w.path, err)
+	}
+	tops := newSorter(dir, wordSortMemory)
+	defer tops.close()
+	if err := w.writeRuns(keys, spans, tops); err != nil {
+		return fmt.Errorf("write catalogue %s: names: %w", w.path, err)
+	}
+	return tops.each(func(key, value []byte) error { return w.putOrdered(bucketCompletions, key, value) })
+}
+
+// rankNames counts the cards of each distinct name and adds it to ranked
+// once for every namespace it has cards in, under the key that ranks it
+// there.
+func (w *Writer) rankNames(ranked *sorter) error {
+	var cur nameRecord
+	var classes []byte
+	var key, value []byte
+	flush := func() error {
+		if cur.printed == nil {
+			return nil
+		}
+		folded := Fold(string(cur.printed))
+		cur.forms = append(cur.forms[:0], []byte(folded))
+		for _, class := range classes {
+			r := Romanize(folded, classLanguage(class))
+			if r != "" && r != folded && !slices.ContainsFunc(cur.forms, func(f []byte) bool { return string(f) == r }) {
+				cur.forms = append(cur.forms, []byte(r))
+			}
+		}
+		ids := w.groups.appendGroupIDs(cur.groups[:0], cur.forms[0])
+		cur.groups, _, _ = lengthPrefixed(ids)
+		value = cur.append(value[:0])
+		for ns := range namespaces {
+			n := cur.count(ns)
+			if n == 0 {
+				continue
+			}
+			key = append(key[:0], byte(ns))
+			key = binary.BigEndian.AppendUint32(key, uint32(math.MaxUint32-min(n, math.MaxUint32)))
+			key = append(append(key, folded...), 0)
+			key = append(key, cur.printed...)
+			if err := ranked.add(key, value); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	err := w.cardNames.each(func(k, _ []byte) error {
+		name, rest, ok := lengthPrefixed(k)
+		if !ok || len(rest) != 2 || int(rest[0]) >= len(cur.cards) {
+			return errBadEntry
+		}
+		if !bytes.Equal(name, cur.printed) {
+			if err := flush(); err != nil {
+				return err
+			}
+			cur = nameRecord{printed: append(cur.printed[:0:0], name...), groups: cur.groups, forms: cur.forms}
+			classes = classes[:0]
+		}
+		cur.cards[rest[0]]++
+		if !slices.Contains(classes, rest[1]) {
+			classes = append(classes, rest[1])
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	return flush()
+}
+
+// classLanguage is a language of the romanization class.
+func classLanguage(class byte) string {
+	if class == romanizeClass("zh") {
+		return "zh"
+	}
+	return ""
+}
+
+// nameSpans are where each namespace's ordinals start, then where the last
+// ends.
+type nameSpans [namespaces + 1]uint32
+
+func (s *nameSpans) namespaceOf(ord uint32) int {
+	ns := 0
+	for ns+1 < namespaces && ord >= s[ns+1] {
+		ns++
+	}
+	return ns
+}
+
+// writeNames numbers the names in rank order, writes their records in
+// blocks and adds to keys an entry for each of their groups, forms and
+// words, under which writeRuns finds their runs.
+func (w *Writer) writeNames(ranked, keys *sorter) (nameSpans, error) {
+	var spans nameSpans
+	var ord uint32
+	ns := -1
+	var ends []uint32
+	var data, value, key []byte
+	var block [5]byte
+	block[0] = completeNames
+	flush := func() error {
+		binary.BigEndian.PutUint32(block[1:], (ord-1)/nameBlockSize)
+		value = appendIndexBlock(value[:0], ends, data)
+		ends, data = ends[:0], data[:0]
+		return w.putOrdered(bucketCompletions, block[:], value)
+	}
+	var n nameRecord
+	err := ranked.each(func(k, v []byte) error {
+		for ; ns < int(k[0]); ns++ {
+			spans[ns+1] = ord
+		}
+		if err := decodeNameRecord(&n, v); err != nil {
+			return err
+		}
+		if ord == math.MaxUint32 {
+			return fmt.Errorf("more than %d names", uint32(math.MaxUint32))
+		}
+		ok := eachGroupID(n.groups, func(id uint32) bool {
+			key = binary.BigEndian.AppendUint32(binary.BigEndian.AppendUint32(append(key[:0], completeGroup), id), ord)
+			return keys.add(key, nil) == nil
+		})
+		if !ok {
+			return errBadEntry
+		}
+		if err := addFormKeys(keys, n.forms, 0, ord); err != nil {
+			return err
+		}
+		data = append(data, v...)
+		ends = append(ends, uint32(len(data)))
+		ord++
+		if ord%nameBlockSize == 0 {
+			return flush()
+		}
+		return nil
+	})
+	if err != nil {
+		return spans, err
+	}
+	if len(ends) > 0 {
+		if err := flush(); err != nil {
+			return spans, err
+		}
+	}
+	for ns++; ns <= namespaces; ns++ {
+		spans[ns] = ord
+	}
+	value = value[:0]
+	for _, s := range spans {
+		value = binary.BigEndian.AppendUint32(value, s)
+	}
+	return spans, w.putOrdered(bucketCompletions, []byte{completeSpans}, value)
+}
+
+// addFormKeys adds to keys the entries of the forms of a name (kind 0,
+// id its ordinal) or of a group (kind 1, id its index): each form, and
+// each distinct word of them.
+func addFormKeys(keys *sorter, forms [][]byte, kind byte, id uint32) error {
+	var key []byte
+	add := func(k byte, term []byte) error {
+		if len(term) == 0 || bytes.IndexByte(term, 0) >= 0 {
+			return nil // no query holds a zero byte
+		}
+		key = append(append(append(key[:0], k), term...), 0, kind)
+		return keys.add(binary.BigEndian.AppendUint32(key, id), nil)
+	}
+	var err error
+	seen := make(map[string]bool, 8)
+	for i, f := range forms {
+		if slices.ContainsFunc(forms[:i], func(g []byte) bool { return bytes.Equal(f, g) }) {
+			continue
+		}
+		if err == nil {
+			err = add(completeForm, f)
+		}
+		eachWord(f, func(word []byte) {
+			if err == nil && !seen[string(word)] {
+				seen[string(word)] = true
+				err = add(completeWord, word)
+			}
+		})
+	}
+	return err
+}
+
+// addGroupForms adds to keys the entries of the forms of every group: its
+// names, folded, and their romanized forms.
+func (w *Writer) addGroupForms(keys *sorter) error {
+	var forms [][]byte
+	for id, names := range w.groups.folded {
+		forms = forms[:0]
+		for _, f := range names {
+			forms = append(forms, []byte(f))
+			if r := Romanize(f, "zh"); r != "" && r != f {
+				forms = append(forms, []byte(r))
+			}
+		}
+		if err := addFormKeys(keys, forms, 1, uint32(id)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// runBuilder builds one run, its names in ordinal order and then its
+// groups, and the first names of each namespace it holds, its groups'
+// included.
+type runBuilder struct {
+	seg  [runSegments][]byte
+	last [runSegments]uint32
+	any  [runSegments]bool
+	top  [namespaces][]uint32
+	runs int // the runs a query of it reads: its own and its groups'
+}
+
+func (b *runBuilder) reset() {
+	for i := range b.seg {
+		b.seg[i], b.any[i] = b.seg[i][:0], false
+	}
+	for i := range b.top {
+		b.top[i] = b.top[i][:0]
+	}
+	b.runs = 1
+}
+
+func (b *runBuilder) add(seg int, id uint32) {
+	delta := id
+	if b.any[seg] {
+		delta = id - b.last[seg]
+	}
+	b.seg[seg] = binary.AppendUvarint(b.seg[seg], uint64(delta))
+	b.last[seg], b.any[seg] = id, true
+	if seg < namespaces && len(b.top[seg]) < MaxAutocompleteLimit {
+		b.top[seg] = append(b.top[seg], id)
+	}
+}
+
+// appendRun appends the value of a run: the length of each segment, then
+// the segments.
+func appendRun(dst []byte, segs *[runSegments][]byte) []byte {
+	for _, s := range segs {
+		dst = binary.AppendUvarint(dst, uint64(len(s)))
+	}
+	for _, s := range segs {
+		dst = append(dst, s...)
+	}
+	return dst
+}
+
+// topNames is the first names of each namespace of a run or a prefix.
+type topNames [namespaces][]uint32
+
+// mergeTops returns the first names of both, which it does not change.
+func mergeTops(a, b *topNames) *topNames {
+	if a == nil {
+		return b
+	}
+	if b == nil {
+		return a
+	}
+	m := new(topNames)
+	for ns := range m {
+		m[ns] = mergeFirst(make([]uint32, 0, MaxAutocompleteLimit), a[ns], b[ns], MaxAutocompleteLimit)
+	}
+	return m
+}
+
+// mergeFirst appends the first n distinct ordinals of a and b, both in
+// increasing order.
+func mergeFirst(dst, a, b []uint32, n int) []uint32 {
+	for len(dst) < n && (len(a) > 0 || len(b) > 0) {
+		var next uint32
+		switch {
+		case len(b) == 0 || (len(a) > 0 && a[0] < b[0]):
+			next, a = a[0], a[1:]
+		case len(a) == 0 || b[0] < a[0]:
+			next, b = b[0], b[1:]
+		default:
+			next, a, b = a[0], a[1:], b[1:]
+		}
+		dst = append(dst, next)
+	}
+	return dst
+}
+
+// prefixNode is a prefix of the term whose run was written last, with
+// what the runs that start with it hold so far.
+type prefixNode struct {
+	end  int // bytes of the term
+	runs int
+	top  *topNames
+}
+
+// prefixTops finds the prefixes that start more than topPrefixRuns runs,
+// as the runs come in key order, and adds their first names to tops.
+type prefixTops struct {
+	kind  byte
+	term  []byte
+	stack []prefixNode
+	tops  *sorter
+	key   []byte
+	value []byte
+	segs  [runSegments][]byte
+}
+
+// add takes the run of term, of kind, holding runs runs and top.
+func (p *prefixTops) add(kind byte, term []byte, runs int, top *topNames) error {
+	lcp := 0
+	if kind == p.kind {
+		for lcp < len(term) && lcp < len(p.term) && term[lcp] == p.term[lcp] {
+			lcp++
+		}
+		for lcp > 0 && lcp < len(term) && !utf8.RuneStart(term[lcp]) {
+			lcp--
+		}
+	}
+	if err := p.closeTo(lcp); err != nil {
+		return err
+	}
+	p.kind, p.term = kind, append(p.term[:0], term...)
+	for i := lcp; i < len(term); {
+		_, w := utf8.DecodeRune(term[i:])
+		i += w
+		p.stack = append(p.stack, prefixNode{end: i})
+	}
+	if n := len(p.stack); n > 0 {
+		last := &p.stack[n-1]
+		last.runs += runs
+		last.top = mergeTops(last.top, top)
+	}
+	return nil
+}
+
+// closeTo ends the prefixes longer than end bytes, deepest first, each
+// adding what it holds to the one it extends.
+func (p *prefixTops) closeTo(end int) error {
+	for n := len(p.stack); n > 0 && p.stack[n-1].end > end; n = len(p.stack) {
+		node := p.stack[n-1]
+		p.stack = p.stack[:n-1]
+		if node.runs > topPrefixRuns {
+			p.key = append(append(append(p.key[:0], completeTop, p.kind), p.term[:node.end]...), 0)
+			for ns := range namespaces {
+				p.segs[ns] = appendOrdinals(p.segs[ns][:0], node.top[ns])
+			}
+			p.value = appendRun(p.value[:0], &p.segs)
+			if err := p.tops.add(p.key, p.value); err != nil {
+				return err
+			}
+		}
+		if n > 1 {
+			parent := &p.stack[n-2]
+			parent.runs += node.runs
+			parent.top = mergeTops(parent.top, node.top)
+		}
+	}
+	return nil
+}
+
+// appendOrdinals appends ordinals in increasing order as a segment of a
+// run: the first, then the gaps.
+func appendOrdinals(dst []byte, ords []uint32) []byte {
+	var last uint32
+	for i, o := range ords {
+		if i == 0 {
+			dst = binary.AppendUvarint(dst, uint64(o))
+		} else {
+			dst = binary.AppendUvarint(dst, uint64(o-last))
+		}
+		last = o
+	}
+	return dst
+}
+
+// writeRuns writes the run of every group, form and word from the sorted
+// keys, and adds to tops the first names of the prefixes of forms and
+// words that start many runs.
+func (w *Writer) writeRuns(keys *sorter, spans nameSpans, tops *sorter) error {
+	groupTops := make([]*topNames, len(w.groups.texts))
+	prefixes := &prefixTops{tops: tops}
+	var b runBuilder
+	b.reset()
+	var runKey, value []byte
+	var runKind byte
+	held := false
+	end := func() error {
+		if !held {
+			return nil
+		}
+		value = appendRun(value[:0], &b.seg)
+		if err := w.putOrdered(bucketCompletions, runKey, value); err != nil {
+			return err
+		}
+		top := new(topNames)
+		for ns := range top {
+			top[ns] = slices.Clone(b.top[ns])
+		}
+		if runKind == completeGroup {
+			groupTops[binary.BigEndian.Uint32(runKey[1:])] = top
+			return nil
+		}
+		var gid uint32 // the run's groups, as add wrote them
+		for g := b.seg[namespaces]; len(g) > 0; {
+			delta, n := binary.Uvarint(g)
+			if n <= 0 {
+				return errBadEntry
+			}
+			gid, g = gid+uint32(delta), g[n:]
+			if int(gid) < len(groupTops) {
+				top = mergeTops(top, groupTops[gid])
+			}
+		}
+		return prefixes.add(runKind, runKey[1:len(runKey)-1], b.runs, top)
+	}
+	err := keys.each(func(k, _ []byte) error {
+		kind, isGroup, id, ok := parseCompletionKey(k)
+		if !ok {
+			return errBadEntry
+		}
+		var head []byte
+		if kind == completeGroup {
+			head = k[:5]
+		} else {
+			head = k[:len(k)-5]
+		}
+		if !held || !bytes.Equal(head, runKey) {
+			if err := end(); err != nil {
+				return err
+			}
+			runKey, runKind, held = append(runKey[:0], head...), kind, true
+			b.reset()
+		}
+		if isGroup {
+			b.add(namespaces, id)
+			b.runs++
+		} else {
+			b.add(spans.namespaceOf(id), id)
+		}
+		return nil
+	})
+	if err == nil {
+		err = end()
+	}
+	if err == nil {
+		err = prefixes.closeTo(0)
+	}
+	return err
+}
+
+// parseCompletionKey splits a key of the sort of completions: a group's
+// (kind, then the group index and a name's ordinal), or a form's or a
+// word's (kind, the term, 0, whether the id is a group's, the id).
+func parseCompletionKey(k []byte) (kind byte, isGroup bool, id uint32, ok bool) {
+	if len(k) == 0 {
+		return 0, false, 0, false
+	}
+	switch kind = k[0]; kind {
+	case completeGroup:
+		return kind, false, binary.BigEndian.Uint32(k[len(k)-4:]), len(k) == 9
+	case completeForm, completeWord:
+		n := len(k)
+		if n < 7 || k[n-6] != 0 || k[n-5] > 1 {
+			return kind, false, 0, false
+		}
+		return kind, k[n-5] == 1, binary.BigEndian.Uint32(k[n-4:]), true
+	}
+	return kind, false, 0, false
+}
