@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"cmp"
 	"encoding/binary"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -48,7 +49,7 @@ func (db *DB) Autocomplete(q AutocompleteQuery) ([]NameCount, error) {
 	}
 	var names []NameCount
 	err := db.read(func(r *reader) error {
-		a := completer{c: r.completions, other: r.completionRecords, ns: ns, limit: min(q.Limit, MaxAutocompleteLimit)}
+		a := completer{c: r.completions, other: r.completionRecords, cards: indexBlocks{c: r.tx.Bucket(bucketNumbers).Cursor()}, ns: ns, limit: min(q.Limit, MaxAutocompleteLimit)}
 		whole := []byte(strings.Join(fields, " "))
 		equal, err := a.run(completeForm, whole, nil)
 		if err != nil {
@@ -99,6 +100,7 @@ func firstOfTiers(limit int, tiers ...[]uint32) []uint32 {
 type completer struct {
 	c     *bolt.Cursor // of the runs
 	other *bolt.Cursor // of the records and groups' runs
+	cards indexBlocks  // the cards' index entries
 	ns    int
 	limit int
 	key   []byte
@@ -217,63 +219,113 @@ func runOrdinals(dst []uint32, v []byte, seg, n int) ([]uint32, error) {
 	return dst, nil
 }
 
-// names reads the records of ords.
+// names returns the names of ords as printed, with their cards.
 func (a *completer) names(r *reader, ords []uint32) ([]NameCount, error) {
 	out := make([]NameCount, 0, len(ords))
-	var n nameRecord
+	var n nameView
+	var key []byte
 	for _, ord := range ords {
-		if err := a.record(ord, &n); err != nil {
+		if err := a.name(ord, &n); err != nil {
 			return nil, err
 		}
-		out = append(out, NameCount{Name: string(n.printed), Cards: n.count(a.ns)})
+		card, err := r.cardOf(&n.entries[0], &key)
+		if err != nil {
+			return nil, err
+		}
+		var named struct {
+			Name string `json:"name"`
+		}
+		if err := json.Unmarshal(card, &named); err != nil {
+			return nil, fmt.Errorf("card %q: %w", n.entries[0].id, err)
+		}
+		out = append(out, NameCount{Name: named.Name, Cards: n.record.count(a.ns)})
 	}
 	return out, nil
 }
 
+// nameView is a name as a query reads it: its record, and the index
+// entry of a card that bears it for each romanization its cards take.
+type nameView struct {
+	record  nameRecord
+	entries []indexEntry
+}
+
+// folded is the folded name.
+func (n *nameView) folded() []byte { return n.entries[0].name[:n.entries[0].folded] }
+
+// name reads name ord into n.
+func (a *completer) name(ord uint32, n *nameView) error {
+	in, inZone, err := a.record(ord, &n.record)
+	if err == nil && inZone {
+		_, inZone, err = a.record(in, &n.record)
+		if err == nil && inZone {
+			err = errBadEntry
+		}
+	}
+	if err != nil {
+		return damagef("autocomplete index damaged: name %d: %v; import the catalogue again", ord, err)
+	}
+	n.entries = n.entries[:0]
+	for _, card := range n.record.ords {
+		v, err := a.cards.entry(card)
+		if err == nil && v == nil {
+			err = errBadEntry
+		}
+		var e indexEntry
+		if err == nil {
+			e, err = decodeIndexEntry(v)
+		}
+		if err != nil {
+			return damagef("autocomplete index damaged: name %d: card %d: %v; import the catalogue again", ord, card, err)
+		}
+		n.entries = append(n.entries, e)
+	}
+	return nil
+}
+
 // record decodes the record of name ord into n.
-func (a *completer) record(ord uint32, n *nameRecord) error {
+func (a *completer) record(ord uint32, n *nameRecord) (in uint32, inZone bool, err error) {
 	var key [5]byte
 	key[0] = completeNames
 	binary.BigEndian.PutUint32(key[1:], ord/nameBlockSize)
 	k, v := a.other.Seek(key[:])
 	if !bytes.Equal(k, key[:]) {
-		return damagef("autocomplete index damaged: name %d is missing; import the catalogue again", ord)
+		return 0, false, errBadEntry
 	}
 	b, err := readIndexBlock(v)
 	if err != nil || int(ord%nameBlockSize) >= b.len() {
-		return damagef("autocomplete index damaged: name %d is missing; import the catalogue again", ord)
+		return 0, false, errBadEntry
 	}
-	if err := decodeNameRecord(n, b.entry(int(ord%nameBlockSize))); err != nil {
-		return damagef("autocomplete index damaged: name %d: %v; import the catalogue again", ord, err)
-	}
-	return nil
+	return decodeNameRecord(n, b.entry(int(ord%nameBlockSize)))
 }
 
-// hasWordStarting reports whether a word of the name's forms or of its
-// groups' texts starts with prefix.
-func (n *nameRecord) hasWordStarting(prefix []byte, groups *groupTexts) bool {
+// hasWordStarting reports whether a word of the name's search texts or of
+// its groups' texts starts with prefix.
+func (n *nameView) hasWordStarting(prefix []byte, groups *groupTexts) bool {
 	found := false
 	check := func(text []byte) {
 		if !found {
 			eachWord(text, func(w []byte) { found = found || bytes.HasPrefix(w, prefix) })
 		}
 	}
-	for _, f := range n.forms {
-		check(f)
+	for i := range n.entries {
+		check(n.entries[i].name)
+		eachGroupID(n.entries[i].groups, func(id uint32) bool {
+			check(groups.text(id))
+			return !found
+		})
 	}
-	eachGroupID(n.groups, func(id uint32) bool {
-		check(groups.text(id))
-		return !found
-	})
 	return found
 }
 
 // holds reports whether every term is a substring of one of the name's
-// forms or of its groups' texts: a name has no number.
-func (n *nameRecord) holds(terms []term, groups *groupTexts) bool {
+// search texts or of its groups' texts: a name has no number.
+func (n *nameView) holds(terms []term, groups *groupTexts) bool {
 	for i := range terms {
 		t := terms[i].text
-		if !slices.ContainsFunc(n.forms, func(f []byte) bool { return bytes.Contains(f, t) }) && !groups.anyHolds(n.groups, t) {
+		if !slices.ContainsFunc(n.entries, func(e indexEntry) bool {
+			return bytes.Contains(e.name, t) || groups.anyHolds(e.groups, t)
+		}) {
 			return false
 		}
 	}
@@ -290,10 +342,10 @@ func (db *DB) wordsWithOthers(r *reader, a *completer, others []term, last []byt
 	if err != nil {
 		return nil, err
 	}
-	var n nameRecord
+	var n nameView
 	var found []uint32
 	for _, ord := range first {
-		if err := a.record(ord, &n); err != nil {
+		if err := a.name(ord, &n); err != nil {
 			return nil, err
 		}
 		if n.holds(others, &r.groupTexts) {
@@ -337,16 +389,16 @@ func (db *DB) namesOfCards(r *reader, a *completer, terms []term, last []byte) (
 		return nil, err
 	}
 	var best, all []uint32
-	var n nameRecord
+	var n nameView
 	for f := range folded {
 		if _, err := a.run(completeForm, []byte(f), &all); err != nil {
 			return nil, err
 		}
 		for _, ord := range all {
-			if err := a.record(ord, &n); err != nil {
+			if err := a.name(ord, &n); err != nil {
 				return nil, err
 			}
-			if string(n.forms[0]) == f && n.hasWordStarting(last, &r.groupTexts) {
+			if string(n.folded()) == f && n.hasWordStarting(last, &r.groupTexts) {
 				best = mergeFirst(nil, best, []uint32{ord}, a.limit)
 			}
 		}

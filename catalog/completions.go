@@ -55,28 +55,95 @@ const nameBlockSize = 64
 
 // appendCardNameKey appends what the sort of card names holds of a card:
 // its name, the zone and the romanization its language takes.
-func appendCardNameKey(dst []byte, name string, zone, class byte) []byte {
+func appendCardNameKey(dst, name []byte, zone, class byte) []byte {
 	dst = binary.AppendUvarint(dst, uint64(len(name)))
 	dst = append(dst, name...)
 	return append(dst, zone, class)
 }
 
-// nameRecord is a distinct name: how it is printed, its cards in each
-// zone, its groups (uvarint indexes) and its forms: the folded name, then
-// the romanized form of each romanization its cards take that changes it.
+// nameRecord is a distinct name as the completions bucket holds it: its
+// cards in each zone, and the ordinal of a card that bears it for each
+// romanization its cards take (almost always one), whose index entry
+// holds its search text and groups, and whose record its name as printed.
 type nameRecord struct {
-	printed []byte
-	cards   [3]uint64
-	groups  []byte
-	forms   [][]byte
+	cards [3]uint64
+	ords  []uint32
+}
+
+// Name records of the completions bucket: a name's own, or, in the range
+// of a zone, its ordinal in every zone's range, where its record is.
+const (
+	recordOfName byte = 1
+	recordInZone byte = 0
+)
+
+func (n *nameRecord) count(ns int) uint64 {
+	if ns == 0 {
+		return n.cards[0] + n.cards[1] + n.cards[2]
+	}
+	return n.cards[ns-1]
 }
 
 func (n *nameRecord) append(dst []byte) []byte {
-	dst = binary.AppendUvarint(dst, uint64(len(n.printed)))
-	dst = append(dst, n.printed...)
+	dst = append(dst, recordOfName)
 	for _, c := range n.cards {
 		dst = binary.AppendUvarint(dst, c)
 	}
+	for _, o := range n.ords {
+		dst = binary.AppendUvarint(dst, uint64(o))
+	}
+	return dst
+}
+
+// decodeNameRecord decodes the record of a name into n; for a name in a
+// zone's range, it returns the name's ordinal in every zone's range.
+func decodeNameRecord(n *nameRecord, v []byte) (in uint32, inZone bool, err error) {
+	if len(v) == 0 {
+		return 0, false, errBadEntry
+	}
+	kind, v := v[0], v[1:]
+	if kind == recordInZone {
+		o, w := binary.Uvarint(v)
+		if w <= 0 || w != len(v) || o > math.MaxUint32 {
+			return 0, false, errBadEntry
+		}
+		return uint32(o), true, nil
+	}
+	for i := range n.cards {
+		c, w := binary.Uvarint(v)
+		if w <= 0 {
+			return 0, false, errBadEntry
+		}
+		n.cards[i], v = c, v[w:]
+	}
+	n.ords = n.ords[:0]
+	for len(v) > 0 {
+		o, w := binary.Uvarint(v)
+		if w <= 0 || o > math.MaxUint32 {
+			return 0, false, errBadEntry
+		}
+		n.ords, v = append(n.ords, uint32(o)), v[w:]
+	}
+	if kind != recordOfName || len(n.ords) == 0 {
+		return 0, false, errBadEntry
+	}
+	return 0, false, nil
+}
+
+// pendingName is a name while the import ranks it: its record, and what
+// its runs are made of, its forms and groups.
+type pendingName struct {
+	nameRecord
+	folded []byte
+	forms  [][]byte
+	groups []byte // uvarint group indexes
+}
+
+// appendPending appends what the sorts of ranked names hold of a name: its
+// record (or its ordinal in every zone's range), its groups, its forms.
+func appendPending(dst, record []byte, n *pendingName) []byte {
+	dst = binary.AppendUvarint(dst, uint64(len(record)))
+	dst = append(dst, record...)
 	dst = binary.AppendUvarint(dst, uint64(len(n.groups)))
 	dst = append(dst, n.groups...)
 	for _, f := range n.forms {
@@ -86,42 +153,35 @@ func (n *nameRecord) append(dst []byte) []byte {
 	return dst
 }
 
-// decodeNameRecord decodes a record into n, reusing its forms.
-func decodeNameRecord(n *nameRecord, v []byte) error {
+func decodePending(n *pendingName, v []byte) (record []byte, err error) {
 	var ok bool
-	if n.printed, v, ok = lengthPrefixed(v); !ok {
-		return errBadEntry
-	}
-	for i := range n.cards {
-		c, w := binary.Uvarint(v)
-		if w <= 0 {
-			return errBadEntry
-		}
-		n.cards[i], v = c, v[w:]
+	if record, v, ok = lengthPrefixed(v); !ok {
+		return nil, errBadEntry
 	}
 	if n.groups, v, ok = lengthPrefixed(v); !ok {
-		return errBadEntry
+		return nil, errBadEntry
 	}
 	n.forms = n.forms[:0]
 	for len(v) > 0 {
 		var f []byte
 		if f, v, ok = lengthPrefixed(v); !ok || len(f) == 0 {
-			return errBadEntry
+			return nil, errBadEntry
 		}
 		n.forms = append(n.forms, f)
 	}
 	if len(n.forms) == 0 {
-		return errBadEntry
+		return nil, errBadEntry
 	}
-	return nil
+	return record, nil
 }
 
-// count is the cards of the name in namespace ns.
-func (n *nameRecord) count(ns int) uint64 {
-	if ns == 0 {
-		return n.cards[0] + n.cards[1] + n.cards[2]
-	}
-	return n.cards[ns-1]
+// rankKey appends the key that ranks a name in namespace ns: more cards
+// first, then the folded name, then the name as printed.
+func rankKey(dst []byte, ns int, cards uint64, folded, printed []byte) []byte {
+	dst = append(dst, byte(ns))
+	dst = binary.BigEndian.AppendUint32(dst, uint32(math.MaxUint32-min(cards, math.MaxUint32)))
+	dst = append(append(dst, folded...), 0)
+	return append(dst, printed...)
 }
 
 // writeCompletions writes the completions bucket from the sort of the
@@ -152,17 +212,17 @@ func (w *Writer) writeCompletions() error {
 }
 
 // rankNames counts the cards of each distinct name and adds it to ranked
-// once for every namespace it has cards in, under the key that ranks it
-// there.
+// under the key that ranks it among every zone's names.
 func (w *Writer) rankNames(ranked *sorter) error {
-	var cur nameRecord
+	var cur pendingName
+	var printed []byte
 	var classes []byte
-	var key, value []byte
+	var key, value, record []byte
 	flush := func() error {
-		if cur.printed == nil {
+		if printed == nil {
 			return nil
 		}
-		folded := Fold(string(cur.printed))
+		folded := Fold(string(printed))
 		cur.forms = append(cur.forms[:0], []byte(folded))
 		for _, class := range classes {
 			r := Romanize(folded, classLanguage(class))
@@ -172,37 +232,29 @@ func (w *Writer) rankNames(ranked *sorter) error {
 		}
 		ids := w.groups.appendGroupIDs(cur.groups[:0], cur.forms[0])
 		cur.groups, _, _ = lengthPrefixed(ids)
-		value = cur.append(value[:0])
-		for ns := range namespaces {
-			n := cur.count(ns)
-			if n == 0 {
-				continue
-			}
-			key = append(key[:0], byte(ns))
-			key = binary.BigEndian.AppendUint32(key, uint32(math.MaxUint32-min(n, math.MaxUint32)))
-			key = append(append(key, folded...), 0)
-			key = append(key, cur.printed...)
-			if err := ranked.add(key, value); err != nil {
-				return err
-			}
-		}
-		return nil
+		record = cur.append(record[:0])
+		value = appendPending(value[:0], record, &cur)
+		return ranked.add(rankKey(key[:0], 0, cur.count(0), cur.forms[0], printed), value)
 	}
-	err := w.cardNames.each(func(k, _ []byte) error {
+	err := w.cardNames.each(func(k, v []byte) error {
 		name, rest, ok := lengthPrefixed(k)
-		if !ok || len(rest) != 2 || int(rest[0]) >= len(cur.cards) {
+		if !ok || len(rest) != 2 || int(rest[0]) >= len(cur.cards) || len(v) != 4 {
 			return errBadEntry
 		}
-		if !bytes.Equal(name, cur.printed) {
+		if printed == nil || !bytes.Equal(name, printed) {
 			if err := flush(); err != nil {
 				return err
 			}
-			cur = nameRecord{printed: append(cur.printed[:0:0], name...), groups: cur.groups, forms: cur.forms}
-			classes = classes[:0]
+			printed = append(printed[:0], name...)
+			cur.cards, cur.ords, classes = [3]uint64{}, cur.ords[:0], classes[:0]
 		}
 		cur.cards[rest[0]]++
-		if !slices.Contains(classes, rest[1]) {
+		ord := binary.BigEndian.Uint32(v)
+		if i := bytes.IndexByte(classes, rest[1]); i < 0 {
 			classes = append(classes, rest[1])
+			cur.ords = append(cur.ords, ord)
+		} else {
+			cur.ords[i] = min(cur.ords[i], ord)
 		}
 		return nil
 	})
@@ -232,68 +284,121 @@ func (s *nameSpans) namespaceOf(ord uint32) int {
 	return ns
 }
 
-// writeNames numbers the names in rank order, writes their records in
-// blocks and adds to keys an entry for each of their groups, forms and
-// words, under which writeRuns finds their runs.
+// writeNames numbers the names in rank order, first among every zone's,
+// then among each zone's, writes their records in blocks and adds to keys
+// an entry for each of their groups, forms and words, under which
+// writeRuns finds their runs.
 func (w *Writer) writeNames(ranked, keys *sorter) (nameSpans, error) {
-	var spans nameSpans
-	var ord uint32
-	ns := -1
-	var ends []uint32
-	var data, value, key []byte
-	var block [5]byte
-	block[0] = completeNames
-	flush := func() error {
-		binary.BigEndian.PutUint32(block[1:], (ord-1)/nameBlockSize)
-		value = appendIndexBlock(value[:0], ends, data)
-		ends, data = ends[:0], data[:0]
-		return w.putOrdered(bucketCompletions, block[:], value)
-	}
-	var n nameRecord
+	inZones := newSorter(filepath.Dir(w.path), sortMemory)
+	defer inZones.close()
+	nw := nameWriter{w: w, keys: keys}
+	var n pendingName
+	var key, value, record []byte
 	err := ranked.each(func(k, v []byte) error {
-		for ; ns < int(k[0]); ns++ {
-			spans[ns+1] = ord
-		}
-		if err := decodeNameRecord(&n, v); err != nil {
+		rec, err := decodePending(&n, v)
+		if err != nil {
 			return err
 		}
-		if ord == math.MaxUint32 {
-			return fmt.Errorf("more than %d names", uint32(math.MaxUint32))
-		}
-		ok := eachGroupID(n.groups, func(id uint32) bool {
-			key = binary.BigEndian.AppendUint32(binary.BigEndian.AppendUint32(append(key[:0], completeGroup), id), ord)
-			return keys.add(key, nil) == nil
-		})
-		if !ok {
-			return errBadEntry
-		}
-		if err := addFormKeys(keys, n.forms, 0, ord); err != nil {
+		if _, _, err := decodeNameRecord(&n.nameRecord, rec); err != nil {
 			return err
 		}
-		data = append(data, v...)
-		ends = append(ends, uint32(len(data)))
-		ord++
-		if ord%nameBlockSize == 0 {
-			return flush()
+		ord := nw.ord
+		if err := nw.add(0, rec, &n); err != nil {
+			return err
+		}
+		record = binary.AppendUvarint(append(record[:0], recordInZone), uint64(ord))
+		value = appendPending(value[:0], record, &n)
+		printed := k[bytes.IndexByte(k[5:], 0)+6:]
+		for z, c := range n.cards {
+			if c > 0 {
+				if err := inZones.add(rankKey(key[:0], 1+z, c, n.forms[0], printed), value); err != nil {
+					return err
+				}
+			}
 		}
 		return nil
 	})
 	if err != nil {
-		return spans, err
+		return nw.spans, err
 	}
-	if len(ends) > 0 {
-		if err := flush(); err != nil {
-			return spans, err
+	err = inZones.each(func(k, v []byte) error {
+		rec, err := decodePending(&n, v)
+		if err != nil {
+			return err
+		}
+		return nw.add(int(k[0]), rec, &n)
+	})
+	if err != nil {
+		return nw.spans, err
+	}
+	return nw.spans, nw.end()
+}
+
+// nameWriter numbers names and writes their records in blocks.
+type nameWriter struct {
+	w           *Writer
+	keys        *sorter
+	ord         uint32
+	ns          int
+	spans       nameSpans
+	ends        []uint32
+	data, value []byte
+	key         []byte
+}
+
+// add writes the record of the next name, of namespace ns, and adds the
+// entries of its runs to keys.
+func (nw *nameWriter) add(ns int, record []byte, n *pendingName) error {
+	for ; nw.ns < ns; nw.ns++ {
+		nw.spans[nw.ns+1] = nw.ord
+	}
+	if nw.ord == math.MaxUint32 {
+		return fmt.Errorf("more than %d names", uint32(math.MaxUint32))
+	}
+	ord := nw.ord
+	ok := eachGroupID(n.groups, func(id uint32) bool {
+		nw.key = binary.BigEndian.AppendUint32(binary.BigEndian.AppendUint32(append(nw.key[:0], completeGroup), id), ord)
+		return nw.keys.add(nw.key, nil) == nil
+	})
+	if !ok {
+		return errBadEntry
+	}
+	if err := addFormKeys(nw.keys, n.forms, 0, ord); err != nil {
+		return err
+	}
+	nw.data = append(nw.data, record...)
+	nw.ends = append(nw.ends, uint32(len(nw.data)))
+	nw.ord++
+	if nw.ord%nameBlockSize == 0 {
+		return nw.flush()
+	}
+	return nil
+}
+
+func (nw *nameWriter) flush() error {
+	var block [5]byte
+	block[0] = completeNames
+	binary.BigEndian.PutUint32(block[1:], (nw.ord-1)/nameBlockSize)
+	nw.value = appendIndexBlock(nw.value[:0], nw.ends, nw.data)
+	nw.ends, nw.data = nw.ends[:0], nw.data[:0]
+	return nw.w.putOrdered(bucketCompletions, block[:], nw.value)
+}
+
+// end writes the last block and the spans of the namespaces.
+func (nw *nameWriter) end() error {
+	if len(nw.ends) > 0 {
+		if err := nw.flush(); err != nil {
+			return err
 		}
 	}
-	for ns++; ns <= namespaces; ns++ {
-		spans[ns] = ord
+	for ; nw.ns < namespaces; nw.ns++ {
+		nw.spans[nw.ns+1] = nw.ord
 	}
-	value = value[:0]
-	for _, s := range spans {
+	var value []byte
+	for _, s := range nw.spans {
 		value = binary.BigEndian.AppendUint32(value, s)
 	}
-	return spans, w.putOrdered(bucketCompletions, []byte{completeSpans}, value)
+	return nw.w.putOrdered(bucketCompletions, []byte{completeSpans}, value)
 }
 
 // addFormKeys adds to keys the entries of the forms of a name (kind 0,

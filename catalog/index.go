@@ -60,7 +60,9 @@ func (w *Writer) writeIndex() error {
 	var entry []byte
 	err = w.numbers.each(func(_, sorted []byte) error {
 		var err error
-		if entry, err = w.appendStoredEntry(entry[:0], sorted); err != nil {
+		var name []byte
+		var class byte
+		if entry, name, class, err = w.appendStoredEntry(entry[:0], sorted); err != nil {
 			return fmt.Errorf("write catalogue %s: search index: %w", w.path, err)
 		}
 		e, err := decodeIndexEntry(entry)
@@ -68,6 +70,11 @@ func (w *Writer) writeIndex() error {
 			return fmt.Errorf("write catalogue %s: search index: %w", w.path, err)
 		}
 		w.longestName = max(w.longestName, len(e.name))
+		w.nameKey = appendCardNameKey(w.nameKey[:0], name, e.zone, class)
+		binary.BigEndian.PutUint32(key[:], ord)
+		if err := w.cardNames.add(w.nameKey, key[:]); err != nil {
+			return fmt.Errorf("write catalogue %s: names: %w", w.path, err)
+		}
 		words.add(e.name)
 		if err := postings.addCard(ord, &e); err != nil {
 			return fmt.Errorf("write catalogue %s: search index: %w", w.path, err)
@@ -106,8 +113,10 @@ func (w *Writer) writeIndex() error {
 
 // appendSortedEntry encodes what search needs of a card without reading
 // the card, as the sort of the index holds it: zone, id, set code, the key
-// of its normalized number, the bytes of its folded name, and the text its
-// name is searched by (SearchText), which starts with the folded name.
+// of its normalized number, its name as printed and the romanization its
+// language takes (for autocomplete's names, not stored), the bytes of its
+// folded name, and the text its name is searched by (SearchText), which
+// starts with the folded name.
 func appendSortedEntry(dst []byte, c *Card, numberKey []byte, t searchText) []byte {
 	dst = append(dst, zoneByte(c.Zone))
 	dst = binary.AppendUvarint(dst, uint64(len(c.ID)))
@@ -116,29 +125,36 @@ func appendSortedEntry(dst []byte, c *Card, numberKey []byte, t searchText) []by
 	dst = append(dst, c.SetCode...)
 	dst = binary.AppendUvarint(dst, uint64(len(numberKey)))
 	dst = append(dst, numberKey...)
+	dst = binary.AppendUvarint(dst, uint64(len(c.Name)))
+	dst = append(append(dst, c.Name...), romanizeClass(c.Language))
 	dst = binary.AppendUvarint(dst, uint64(t.folded))
 	return append(dst, t.text...)
 }
 
 // appendStoredEntry appends the entry the index stores for an entry of the
-// sort: the same fields, then the card's name groups (appendGroupIDs), then
-// the bytes of the folded name and the text with no length
-// (decodeIndexEntry reads it).
-func (w *Writer) appendStoredEntry(dst, sorted []byte) ([]byte, error) {
+// sort: the same fields but the name and its romanization, which it
+// returns, then the card's name groups (appendGroupIDs), then the bytes of
+// the folded name and the text with no length (decodeIndexEntry reads it).
+func (w *Writer) appendStoredEntry(dst, sorted []byte) (entry, name []byte, class byte, err error) {
 	fields := sorted[1:]
 	for range 3 {
 		var ok bool
 		if _, fields, ok = lengthPrefixed(fields); !ok {
-			return dst, errBadEntry
+			return dst, nil, 0, errBadEntry
 		}
 	}
 	head := sorted[:len(sorted)-len(fields)]
+	name, fields, ok := lengthPrefixed(fields)
+	if !ok || len(fields) == 0 {
+		return dst, nil, 0, errBadEntry
+	}
+	class, fields = fields[0], fields[1:]
 	folded, w8 := binary.Uvarint(fields)
 	if w8 <= 0 || folded > uint64(len(fields)-w8) {
-		return dst, errBadEntry
+		return dst, nil, 0, errBadEntry
 	}
 	text := fields[w8:]
 	dst = w.groups.appendGroupIDs(append(dst, head...), text[:folded])
 	dst = binary.AppendUvarint(dst, folded)
-	return append(dst, text...), nil
+	return append(dst, text...), name, class, nil
 }

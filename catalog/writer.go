@@ -72,8 +72,8 @@ type Writer struct {
 	unfollowed error // why prev could not be compared after all
 
 	numbers *sorter
-	// cardNames holds each card's name, zone and romanization, which
-	// autocomplete's index counts (completions.go).
+	// cardNames holds each card's name, zone, romanization and ordinal,
+	// from which autocomplete's index counts the names (completions.go).
 	cardNames *sorter
 	nameKey   []byte
 	// The dictionary's words, forward and backward (words.go).
@@ -299,10 +299,6 @@ func (w *Writer) AddCard(c *Card) error {
 	w.sortKey = append(append(w.sortKey[:0], key[0]), key[setLen:]...)
 	if err := w.numbers.add(w.sortKey, w.entry); err != nil {
 		return fmt.Errorf("write catalogue %s: search index: %w", w.path, err)
-	}
-	w.nameKey = appendCardNameKey(w.nameKey[:0], c.Name, byte(ZoneIndex(c.Zone)), romanizeClass(c.Language))
-	if err := w.cardNames.add(w.nameKey, nil); err != nil {
-		return fmt.Errorf("write catalogue %s: names: %w", w.path, err)
 	}
 	return w.maybeCommit()
 }

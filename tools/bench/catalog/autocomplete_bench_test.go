@@ -1,0 +1,119 @@
+package catalogbench
+
+import (
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/catalogd/catalogd/catalog"
+)
+
+// autocompleteCases are what a search box sends as a person types: one
+// character, a common prefix, a name, in each script, with a zone, and
+// the hostile ones: a hundred terms, terms whose names rarely meet, the
+// longest prefix.
+var autocompleteCases = []struct {
+	name string
+	q    catalog.AutocompleteQuery
+}{
+	{"one-character-p", catalog.AutocompleteQuery{Q: "p"}},
+	{"one-character-kana", catalog.AutocompleteQuery{Q: "ピ"}},
+	{"one-character-han", catalog.AutocompleteQuery{Q: "皮"}},
+	{"one-character-digit", catalog.AutocompleteQuery{Q: "1"}},
+	{"common-prefix-pika", catalog.AutocompleteQuery{Q: "pika"}},
+	{"common-prefix-char-zone-jp", catalog.AutocompleteQuery{Q: "char", Zone: "jp"}},
+	{"common-prefix-ex", catalog.AutocompleteQuery{Q: "ex"}},
+	{"name-pikachu", catalog.AutocompleteQuery{Q: "pikachu"}},
+	{"kana-pika", catalog.AutocompleteQuery{Q: "ピカ"}},
+	{"two-terms-charizard-e", catalog.AutocompleteQuery{Q: "charizard e"}},
+	{"nothing", catalog.AutocompleteQuery{Q: "zzqxv"}},
+	{"hostile-100-distinct-terms", catalog.AutocompleteQuery{Q: hundredTerms()}},
+	{"hostile-100-terms", catalog.AutocompleteQuery{Q: strings.TrimSpace(strings.Repeat("a e ", 50))}},
+	{"hostile-rare-then-common", catalog.AutocompleteQuery{Q: "qj a"}},
+	{"hostile-kana-then-latin", catalog.AutocompleteQuery{Q: "ピ a"}},
+	{"hostile-200-character-prefix", catalog.AutocompleteQuery{Q: strings.Repeat("a", 200)}},
+	{"hostile-repeated-digit", catalog.AutocompleteQuery{Q: "11111"}},
+}
+
+func benchmarkAutocomplete(b *testing.B, db *catalog.DB) {
+	for _, c := range autocompleteCases {
+		b.Run(c.name, func(b *testing.B) {
+			q := c.q
+			q.Limit = 10
+			n := 0
+			b.ReportAllocs()
+			report := reportCPU(b)
+			for b.Loop() {
+				names, err := db.Autocomplete(q)
+				if err != nil {
+					b.Fatal(err)
+				}
+				n = len(names)
+			}
+			report()
+			b.ReportMetric(float64(n), "names")
+		})
+	}
+	prefixes := typedPrefixes(typicalQueries(b, db, 2000))
+	b.Run("typical-distinct-prefixes", func(b *testing.B) {
+		found, i := 0, 0
+		report := reportCPU(b)
+		for b.Loop() {
+			names, err := db.Autocomplete(catalog.AutocompleteQuery{Q: prefixes[i%len(prefixes)], Limit: 10})
+			if err != nil {
+				b.Fatal(err)
+			}
+			found += len(names)
+			i++
+		}
+		report()
+		b.ReportMetric(float64(found)/float64(b.N), "names")
+		b.ReportMetric(float64(len(prefixes)), "queries")
+	})
+	// The long tail: each prefix once, its own time kept, and the dearest
+	// reported, so that no query hides behind the mean.
+	b.Run("every-prefix-once", func(b *testing.B) {
+		var slowest time.Duration
+		var which string
+		for b.Loop() {
+			for _, q := range prefixes {
+				start := time.Now()
+				if _, err := db.Autocomplete(catalog.AutocompleteQuery{Q: q, Limit: 10}); err != nil {
+					b.Fatal(err)
+				}
+				if d := time.Since(start); d > slowest {
+					slowest, which = d, q
+				}
+			}
+		}
+		b.ReportMetric(float64(slowest.Nanoseconds()), "slowest-ns")
+		b.ReportMetric(float64(len(prefixes)), "queries")
+		b.Logf("slowest %q: %v", which, slowest)
+	})
+}
+
+// typedPrefixes returns what a person has typed on the way to each query:
+// its terms before the last, and the first one to all characters of the
+// last, each prefix once.
+func typedPrefixes(queries []string) []string {
+	rng := rand.New(rand.NewPCG(11, 12))
+	var out []string
+	for _, q := range queries {
+		terms := strings.Fields(q)
+		last := []rune(terms[len(terms)-1])
+		typed := strings.Join(append(terms[:len(terms)-1:len(terms)-1], string(last[:1+rng.IntN(len(last))])), " ")
+		out = append(out, typed)
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+func BenchmarkAutocompleteReal(b *testing.B) { benchmarkAutocomplete(b, openReal(b)) }
+
+// BenchmarkAutocompleteGenerated runs the same queries on a generated
+// catalogue, or on one already imported, with -bench-db FILE:
+//
+//	go test -C tools ./bench/catalog -run '^$' -bench AutocompleteGenerated -args -bench-db FILE
+func BenchmarkAutocompleteGenerated(b *testing.B) { benchmarkAutocomplete(b, openGenerated(b)) }
