@@ -110,41 +110,38 @@ type completer struct {
 // run returns the first names of the namespace in the run of kind+term,
 // its groups' included; with all, every name of the run.
 func (a *completer) run(kind byte, term []byte, all *[]uint32) ([]uint32, error) {
-	a.key = append(append(append(a.key[:0], kind), term...), 0)
-	k, v := a.c.Seek(a.key)
-	if !bytes.Equal(k, a.key) {
-		return nil, nil
+	run, err := findRun(a.c, kind, term)
+	if run == nil || err != nil {
+		return nil, err
 	}
-	return a.readRun(k, v, all)
+	return a.readRun(term, run, all)
 }
 
-// readRun returns the first names of the namespace in the run v, under
-// key k, its groups' included (or every name, into all).
-func (a *completer) readRun(k, v []byte, all *[]uint32) ([]uint32, error) {
+// readRun returns the first names of the namespace in run, the run of
+// term, its groups' included (or every name, into all).
+func (a *completer) readRun(term, run []byte, all *[]uint32) ([]uint32, error) {
 	a.runs++
 	n := a.limit
 	if all != nil {
 		n = -1
 	}
-	first, err := runOrdinals(nil, v, a.ns, n)
+	first, err := runOrdinals(nil, run, a.ns, n)
 	if err != nil {
-		return nil, damagef("autocomplete index damaged: run %q: %v; import the catalogue again", k, err)
+		return nil, damagef("autocomplete index damaged: run %q: %v; import the catalogue again", term, err)
 	}
-	groups, err := runOrdinals(nil, v, namespaces, -1)
+	groups, err := runOrdinals(nil, run, namespaces, -1)
 	if err != nil {
-		return nil, damagef("autocomplete index damaged: run %q: %v; import the catalogue again", k, err)
+		return nil, damagef("autocomplete index damaged: run %q: %v; import the catalogue again", term, err)
 	}
-	var gkey [5]byte
-	gkey[0] = completeGroup
-	c := a.other
+	var gid [4]byte
 	for _, g := range groups {
 		a.runs++
-		binary.BigEndian.PutUint32(gkey[1:], g)
-		gk, gv := c.Seek(gkey[:])
-		if !bytes.Equal(gk, gkey[:]) {
-			continue // a group none of the catalogue's names is in
+		binary.BigEndian.PutUint32(gid[:], g)
+		grun, err := findRun(a.other, completeGroup, gid[:])
+		if err != nil {
+			return nil, err
 		}
-		names, err := runOrdinals(nil, gv, a.ns, n)
+		names, err := runOrdinals(nil, grun, a.ns, n)
 		if err != nil {
 			return nil, damagef("autocomplete index damaged: group %d: %v; import the catalogue again", g, err)
 		}
@@ -154,6 +151,76 @@ func (a *completer) readRun(k, v []byte, all *[]uint32) ([]uint32, error) {
 		*all = mergeFirst((*all)[:0:0], *all, first, len(*all)+len(first))
 	}
 	return first, nil
+}
+
+// blockRuns reads the runs of a block (see runBlocks).
+type blockRuns struct {
+	v    []byte
+	term []byte
+}
+
+// next returns the next run and its term, valid until the next call, or
+// ok false at the end of the block.
+func (b *blockRuns) next() (term, run []byte, ok bool, err error) {
+	if len(b.v) == 0 {
+		return nil, nil, false, nil
+	}
+	shared, w := binary.Uvarint(b.v)
+	if w <= 0 || shared > uint64(len(b.term)) {
+		return nil, nil, false, errBadEntry
+	}
+	suffix, rest, ok := lengthPrefixed(b.v[w:])
+	if !ok {
+		return nil, nil, false, errBadEntry
+	}
+	if run, b.v, ok = lengthPrefixed(rest); !ok {
+		return nil, nil, false, errBadEntry
+	}
+	b.term = append(b.term[:shared], suffix...)
+	return b.term, run, true, nil
+}
+
+// blockBefore places c on the block that holds the first run of kind at
+// or after term (or the block after it, when none does), and returns it.
+func blockBefore(c *bolt.Cursor, kind byte, term []byte) (k, v []byte) {
+	from := append([]byte{kind}, term...)
+	k, v = c.Seek(from)
+	if bytes.HasPrefix(k, append(from, 0)) {
+		return k, v // the block starts with term itself
+	}
+	if k == nil {
+		k, v = c.Last()
+	} else {
+		k, v = c.Prev()
+	}
+	if k == nil || k[0] != kind {
+		return c.Seek(from)
+	}
+	return k, v
+}
+
+// findRun returns the run of kind+term, nil when there is none.
+func findRun(c *bolt.Cursor, kind byte, term []byte) ([]byte, error) {
+	k, v := blockBefore(c, kind, term)
+	for ; k != nil && k[0] == kind; k, v = c.Next() {
+		b := blockRuns{v: v}
+		for {
+			t, run, ok, err := b.next()
+			if err != nil {
+				return nil, damagef("autocomplete index damaged: block %q: %v; import the catalogue again", k, err)
+			}
+			if !ok {
+				break
+			}
+			switch bytes.Compare(t, term) {
+			case 0:
+				return run, nil
+			case 1:
+				return nil, nil
+			}
+		}
+	}
+	return nil, nil
 }
 
 // prefix returns the first names of the namespace in the runs of kind
@@ -168,41 +235,57 @@ func (a *completer) prefix(kind byte, term []byte) ([]uint32, error) {
 		}
 		return top, nil
 	}
-	from := append([]byte{kind}, term...)
 	var best []uint32
 	runs := a.runs
-	for k, v := a.c.Seek(from); bytes.HasPrefix(k, from); k, v = a.c.Next() {
-		first, err := a.readRun(k, v, nil)
-		if err != nil {
-			return nil, err
-		}
-		best = mergeFirst(nil, best, first, a.limit)
-		if a.runs-runs > topPrefixRuns {
-			return nil, damagef("autocomplete index damaged: %q starts more than %d runs and has no first names; import the catalogue again", term, topPrefixRuns)
+	for k, v := blockBefore(a.c, kind, term); k != nil && k[0] == kind; k, v = a.c.Next() {
+		b := blockRuns{v: v}
+		for {
+			t, run, ok, err := b.next()
+			if err != nil {
+				return nil, damagef("autocomplete index damaged: block %q: %v; import the catalogue again", k, err)
+			}
+			if !ok {
+				break
+			}
+			if !bytes.HasPrefix(t, term) {
+				if bytes.Compare(t, term) > 0 {
+					return best, nil
+				}
+				continue
+			}
+			first, err := a.readRun(t, run, nil)
+			if err != nil {
+				return nil, err
+			}
+			best = mergeFirst(nil, best, first, a.limit)
+			if a.runs-runs > topPrefixRuns {
+				return nil, damagef("autocomplete index damaged: %q starts more than %d runs and has no first names; import the catalogue again", term, topPrefixRuns)
+			}
 		}
 	}
 	return best, nil
 }
 
-// runOrdinals appends the ordinals of segment seg of run v, at most n of
-// them (all when n < 0).
-func runOrdinals(dst []uint32, v []byte, seg, n int) ([]uint32, error) {
-	var lens [runSegments]uint64
-	for i := range lens {
-		l, w := binary.Uvarint(v)
-		if w <= 0 {
+// runOrdinals appends the ordinals of segment seg of run, at most n of
+// them (all when n < 0). A nil run has none.
+func runOrdinals(dst []uint32, run []byte, seg, n int) ([]uint32, error) {
+	if len(run) == 0 {
+		return dst, nil
+	}
+	mask, v := run[0], run[1:]
+	var s []byte
+	for i := 0; i <= seg; i++ {
+		if mask&(1<<i) == 0 {
+			continue
+		}
+		var ok bool
+		if s, v, ok = lengthPrefixed(v); !ok {
 			return dst, errBadEntry
 		}
-		lens[i], v = l, v[w:]
 	}
-	var off uint64
-	for _, l := range lens[:seg] {
-		off += l
+	if mask&(1<<seg) == 0 {
+		return dst, nil
 	}
-	if off+lens[seg] > uint64(len(v)) {
-		return dst, errBadEntry
-	}
-	s := v[off : off+lens[seg]]
 	var ord uint32
 	for i := 0; len(s) > 0 && (n < 0 || i < n); i++ {
 		d, w := binary.Uvarint(s)

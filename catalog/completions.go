@@ -484,16 +484,75 @@ func (b *runBuilder) add(seg int, id uint32) {
 	}
 }
 
-// appendRun appends the value of a run: the length of each segment, then
-// the segments.
+// appendRun appends a run: a byte whose bit i tells whether segment i
+// has ordinals (most runs are of one name, in two namespaces), then each
+// such segment, uvarint-length-prefixed.
 func appendRun(dst []byte, segs *[runSegments][]byte) []byte {
-	for _, s := range segs {
-		dst = binary.AppendUvarint(dst, uint64(len(s)))
+	var mask byte
+	for i, s := range segs {
+		if len(s) > 0 {
+			mask |= 1 << i
+		}
 	}
+	dst = append(dst, mask)
 	for _, s := range segs {
-		dst = append(dst, s...)
+		if len(s) > 0 {
+			dst = binary.AppendUvarint(dst, uint64(len(s)))
+			dst = append(dst, s...)
+		}
 	}
 	return dst
+}
+
+// runsPerBlock is the most runs in one value of the completions bucket:
+// their terms share prefixes, written once, and a key of bbolt costs
+// about as much as a run of one name.
+const runsPerBlock = 32
+
+// runBlocks writes runs in blocks, in key order: a block is stored under
+// the key of its first run (kind + term + 0), and holds each run's term,
+// after the bytes it shares with the term before it, then the run,
+// each uvarint-length-prefixed.
+type runBlocks struct {
+	w     *Writer
+	key   []byte
+	prev  []byte
+	value []byte
+	n     int
+}
+
+func (rb *runBlocks) add(kind byte, term, run []byte) error {
+	if rb.n == runsPerBlock || (rb.n > 0 && kind != rb.key[0]) {
+		if err := rb.flush(); err != nil {
+			return err
+		}
+	}
+	if rb.n == 0 {
+		rb.key = append(append(append(rb.key[:0], kind), term...), 0)
+		rb.prev = rb.prev[:0]
+	}
+	shared := 0
+	for shared < len(term) && shared < len(rb.prev) && term[shared] == rb.prev[shared] {
+		shared++
+	}
+	rb.value = binary.AppendUvarint(rb.value, uint64(shared))
+	rb.value = binary.AppendUvarint(rb.value, uint64(len(term)-shared))
+	rb.value = append(rb.value, term[shared:]...)
+	rb.value = binary.AppendUvarint(rb.value, uint64(len(run)))
+	rb.value = append(rb.value, run...)
+	rb.prev = append(rb.prev[:0], term...)
+	rb.n++
+	return nil
+}
+
+func (rb *runBlocks) flush() error {
+	if rb.n == 0 {
+		return nil
+	}
+	rb.n = 0
+	err := rb.w.putOrdered(bucketCompletions, rb.key, rb.value)
+	rb.value = rb.value[:0]
+	return err
 }
 
 // topNames is the first names of each namespace of a run or a prefix.
@@ -628,6 +687,7 @@ func (w *Writer) writeRuns(keys *sorter, spans nameSpans, tops *sorter) error {
 	prefixes := &prefixTops{tops: tops}
 	var b runBuilder
 	b.reset()
+	blocks := runBlocks{w: w}
 	var runKey, value []byte
 	var runKind byte
 	held := false
@@ -636,7 +696,11 @@ func (w *Writer) writeRuns(keys *sorter, spans nameSpans, tops *sorter) error {
 			return nil
 		}
 		value = appendRun(value[:0], &b.seg)
-		if err := w.putOrdered(bucketCompletions, runKey, value); err != nil {
+		term := runKey[1:]
+		if runKind != completeGroup {
+			term = runKey[1 : len(runKey)-1]
+		}
+		if err := blocks.add(runKind, term, value); err != nil {
 			return err
 		}
 		top := new(topNames)
@@ -688,6 +752,9 @@ func (w *Writer) writeRuns(keys *sorter, spans nameSpans, tops *sorter) error {
 	})
 	if err == nil {
 		err = end()
+	}
+	if err == nil {
+		err = blocks.flush()
 	}
 	if err == nil {
 		err = prefixes.closeTo(0)
