@@ -194,13 +194,14 @@ func (w *Writer) writeCompletions() error {
 	if err := w.rankNames(ranked); err != nil {
 		return fmt.Errorf("write catalogue %s: names: %w", w.path, err)
 	}
-	keys := newSorter(dir, sortMemory)
+	keys := newPostingBuilder(dir, w.postingLimit)
+	keys.runs.fanIn = w.mergeFanIn
 	defer keys.close()
 	spans, err := w.writeNames(ranked, keys)
 	if err != nil {
 		return fmt.Errorf("write catalogue %s: names: %w", w.path, err)
 	}
-	if err := w.addGroupForms(keys); err != nil {
+	if err := w.addGroupForms(keys, spans.end()); err != nil {
 		return fmt.Errorf("write catalogue %s: names: %w", w.path, err)
 	}
 	tops := newSorter(dir, wordSortMemory)
@@ -215,37 +216,41 @@ func (w *Writer) writeCompletions() error {
 // under the key that ranks it among every zone's names.
 func (w *Writer) rankNames(ranked *sorter) error {
 	var cur pendingName
-	var printed []byte
+	var printed, folded []byte
 	var classes []byte
 	var key, value, record []byte
 	flush := func() error {
 		if printed == nil {
 			return nil
 		}
-		folded := Fold(string(printed))
-		cur.forms = append(cur.forms[:0], []byte(folded))
+		cur.forms = append(cur.forms[:0], folded)
 		for _, class := range classes {
-			r := Romanize(folded, classLanguage(class))
-			if r != "" && r != folded && !slices.ContainsFunc(cur.forms, func(f []byte) bool { return string(f) == r }) {
+			r := Romanize(string(folded), classLanguage(class))
+			if r != "" && r != string(folded) && !slices.ContainsFunc(cur.forms, func(f []byte) bool { return string(f) == r }) {
 				cur.forms = append(cur.forms, []byte(r))
 			}
 		}
-		ids := w.groups.appendGroupIDs(cur.groups[:0], cur.forms[0])
+		ids := w.groups.appendGroupIDs(cur.groups[:0], folded)
 		cur.groups, _, _ = lengthPrefixed(ids)
 		record = cur.append(record[:0])
 		value = appendPending(value[:0], record, &cur)
-		return ranked.add(rankKey(key[:0], 0, cur.count(0), cur.forms[0], printed), value)
+		return ranked.add(rankKey(key[:0], 0, cur.count(0), folded, printed), value)
 	}
 	err := w.cardNames.each(func(k, v []byte) error {
 		name, rest, ok := lengthPrefixed(k)
-		if !ok || len(rest) != 2 || int(rest[0]) >= len(cur.cards) || len(v) != 4 {
+		if !ok || len(rest) != 2 || int(rest[0]) >= len(cur.cards) || len(v) < 5 {
 			return errBadEntry
 		}
 		if printed == nil || !bytes.Equal(name, printed) {
 			if err := flush(); err != nil {
 				return err
 			}
+			n, w := binary.Uvarint(v[4:])
+			if w <= 0 || n > uint64(len(v)-4-w) {
+				return errBadEntry
+			}
 			printed = append(printed[:0], name...)
+			folded = append(folded[:0], v[4+w:4+w+int(n)]...)
 			cur.cards, cur.ords, classes = [3]uint64{}, cur.ords[:0], classes[:0]
 		}
 		cur.cards[rest[0]]++
@@ -276,6 +281,10 @@ func classLanguage(class byte) string {
 // ends.
 type nameSpans [namespaces + 1]uint32
 
+// end is where the last namespace's ordinals end: groups are numbered
+// from there in the runs being built.
+func (s *nameSpans) end() uint32 { return s[namespaces] }
+
 func (s *nameSpans) namespaceOf(ord uint32) int {
 	ns := 0
 	for ns+1 < namespaces && ord >= s[ns+1] {
@@ -288,7 +297,7 @@ func (s *nameSpans) namespaceOf(ord uint32) int {
 // then among each zone's, writes their records in blocks and adds to keys
 // an entry for each of their groups, forms and words, under which
 // writeRuns finds their runs.
-func (w *Writer) writeNames(ranked, keys *sorter) (nameSpans, error) {
+func (w *Writer) writeNames(ranked *sorter, keys *postingBuilder) (nameSpans, error) {
 	inZones := newSorter(filepath.Dir(w.path), sortMemory)
 	defer inZones.close()
 	nw := nameWriter{w: w, keys: keys}
@@ -337,7 +346,7 @@ func (w *Writer) writeNames(ranked, keys *sorter) (nameSpans, error) {
 // nameWriter numbers names and writes their records in blocks.
 type nameWriter struct {
 	w           *Writer
-	keys        *sorter
+	keys        *postingBuilder
 	ord         uint32
 	ns          int
 	spans       nameSpans
@@ -357,13 +366,13 @@ func (nw *nameWriter) add(ns int, record []byte, n *pendingName) error {
 	}
 	ord := nw.ord
 	ok := eachGroupID(n.groups, func(id uint32) bool {
-		nw.key = binary.BigEndian.AppendUint32(binary.BigEndian.AppendUint32(append(nw.key[:0], completeGroup), id), ord)
-		return nw.keys.add(nw.key, nil) == nil
+		nw.key = binary.BigEndian.AppendUint32(append(nw.key[:0], completeGroup), id)
+		return nw.keys.add(nw.key, ord) == nil
 	})
 	if !ok {
 		return errBadEntry
 	}
-	if err := addFormKeys(nw.keys, n.forms, 0, ord); err != nil {
+	if err := addFormKeys(nw.keys, n.forms, ord); err != nil {
 		return err
 	}
 	nw.data = append(nw.data, record...)
@@ -401,20 +410,20 @@ func (nw *nameWriter) end() error {
 	return nw.w.putOrdered(bucketCompletions, []byte{completeSpans}, value)
 }
 
-// addFormKeys adds to keys the entries of the forms of a name (kind 0,
-// id its ordinal) or of a group (kind 1, id its index): each form, and
-// each distinct word of them.
-func addFormKeys(keys *sorter, forms [][]byte, kind byte, id uint32) error {
+// addFormKeys adds ord, a name's ordinal or a group's, to the runs of its
+// forms and of each distinct word of them.
+func addFormKeys(keys *postingBuilder, forms [][]byte, ord uint32) error {
 	var key []byte
 	add := func(k byte, term []byte) error {
 		if len(term) == 0 || bytes.IndexByte(term, 0) >= 0 {
 			return nil // no query holds a zero byte
 		}
-		key = append(append(append(key[:0], k), term...), 0, kind)
-		return keys.add(binary.BigEndian.AppendUint32(key, id), nil)
+		key = append(append(append(key[:0], k), term...), 0)
+		return keys.add(key, ord)
 	}
 	var err error
-	seen := make(map[string]bool, 8)
+	var seen [16][]byte
+	words := seen[:0]
 	for i, f := range forms {
 		if slices.ContainsFunc(forms[:i], func(g []byte) bool { return bytes.Equal(f, g) }) {
 			continue
@@ -423,8 +432,8 @@ func addFormKeys(keys *sorter, forms [][]byte, kind byte, id uint32) error {
 			err = add(completeForm, f)
 		}
 		eachWord(f, func(word []byte) {
-			if err == nil && !seen[string(word)] {
-				seen[string(word)] = true
+			if err == nil && !slices.ContainsFunc(words, func(w []byte) bool { return bytes.Equal(w, word) }) {
+				words = append(words, word)
 				err = add(completeWord, word)
 			}
 		})
@@ -432,9 +441,9 @@ func addFormKeys(keys *sorter, forms [][]byte, kind byte, id uint32) error {
 	return err
 }
 
-// addGroupForms adds to keys the entries of the forms of every group: its
-// names, folded, and their romanized forms.
-func (w *Writer) addGroupForms(keys *sorter) error {
+// addGroupForms adds every group, as the ordinal groups+id, to the runs
+// of its forms: its names, folded, and their romanized forms.
+func (w *Writer) addGroupForms(keys *postingBuilder, groups uint32) error {
 	var forms [][]byte
 	for id, names := range w.groups.folded {
 		forms = forms[:0]
@@ -444,7 +453,10 @@ func (w *Writer) addGroupForms(keys *sorter) error {
 				forms = append(forms, []byte(r))
 			}
 		}
-		if err := addFormKeys(keys, forms, 1, uint32(id)); err != nil {
+		if uint64(groups)+uint64(id) > math.MaxUint32 {
+			return fmt.Errorf("more than %d names and groups", uint32(math.MaxUint32))
+		}
+		if err := addFormKeys(keys, forms, groups+uint32(id)); err != nil {
 			return err
 		}
 	}
@@ -458,8 +470,9 @@ type runBuilder struct {
 	seg  [runSegments][]byte
 	last [runSegments]uint32
 	any  [runSegments]bool
-	top  [namespaces][]uint32
-	runs int // the runs a query of it reads: its own and its groups'
+	top    [namespaces][]uint32
+	groups []uint32
+	runs   int // the runs a query of it reads: its own and its groups'
 }
 
 func (b *runBuilder) reset() {
@@ -469,7 +482,15 @@ func (b *runBuilder) reset() {
 	for i := range b.top {
 		b.top[i] = b.top[i][:0]
 	}
+	b.groups = b.groups[:0]
 	b.runs = 1
+}
+
+// addGroup adds group id to the run.
+func (b *runBuilder) addGroup(id uint32) {
+	b.add(namespaces, id)
+	b.groups = append(b.groups, id)
+	b.runs++
 }
 
 func (b *runBuilder) add(seg int, id uint32) {
@@ -679,76 +700,62 @@ func appendOrdinals(dst []byte, ords []uint32) []byte {
 	return dst
 }
 
-// writeRuns writes the run of every group, form and word from the sorted
-// keys, and adds to tops the first names of the prefixes of forms and
+// writeRuns writes the run of every group, form and word from the lists
+// built, and adds to tops the first names of the prefixes of forms and
 // words that start many runs.
-func (w *Writer) writeRuns(keys *sorter, spans nameSpans, tops *sorter) error {
+func (w *Writer) writeRuns(keys *postingBuilder, spans nameSpans, tops *sorter) error {
 	groupTops := make([]*topNames, len(w.groups.texts))
 	prefixes := &prefixTops{tops: tops}
 	var b runBuilder
-	b.reset()
 	blocks := runBlocks{w: w}
 	var runKey, value []byte
-	var runKind byte
-	held := false
 	end := func() error {
-		if !held {
+		if len(runKey) == 0 {
 			return nil
 		}
-		value = appendRun(value[:0], &b.seg)
-		term := runKey[1:]
-		if runKind != completeGroup {
-			term = runKey[1 : len(runKey)-1]
+		kind, term := runKey[0], runKey[1:]
+		if kind != completeGroup {
+			term = term[:len(term)-1]
 		}
-		if err := blocks.add(runKind, term, value); err != nil {
+		value = appendRun(value[:0], &b.seg)
+		if err := blocks.add(kind, term, value); err != nil {
 			return err
 		}
 		top := new(topNames)
 		for ns := range top {
 			top[ns] = slices.Clone(b.top[ns])
 		}
-		if runKind == completeGroup {
-			groupTops[binary.BigEndian.Uint32(runKey[1:])] = top
-			return nil
-		}
-		var gid uint32 // the run's groups, as add wrote them
-		for g := b.seg[namespaces]; len(g) > 0; {
-			delta, n := binary.Uvarint(g)
-			if n <= 0 {
+		if kind == completeGroup {
+			if len(term) != 4 {
 				return errBadEntry
 			}
-			gid, g = gid+uint32(delta), g[n:]
-			if int(gid) < len(groupTops) {
-				top = mergeTops(top, groupTops[gid])
+			if id := binary.BigEndian.Uint32(term); int(id) < len(groupTops) {
+				groupTops[id] = top
+			}
+			return nil
+		}
+		for _, id := range b.groups {
+			if int(id) < len(groupTops) {
+				top = mergeTops(top, groupTops[id])
 			}
 		}
-		return prefixes.add(runKind, runKey[1:len(runKey)-1], b.runs, top)
+		return prefixes.add(kind, term, b.runs, top)
 	}
-	err := keys.each(func(k, _ []byte) error {
-		kind, isGroup, id, ok := parseCompletionKey(k)
-		if !ok {
-			return errBadEntry
-		}
-		var head []byte
-		if kind == completeGroup {
-			head = k[:5]
-		} else {
-			head = k[:len(k)-5]
-		}
-		if !held || !bytes.Equal(head, runKey) {
+	err := keys.each(func(key []byte, c *postingChunk) error {
+		if !bytes.Equal(key, runKey) {
 			if err := end(); err != nil {
 				return err
 			}
-			runKey, runKind, held = append(runKey[:0], head...), kind, true
+			runKey = append(runKey[:0], key...)
 			b.reset()
 		}
-		if isGroup {
-			b.add(namespaces, id)
-			b.runs++
-		} else {
-			b.add(spans.namespaceOf(id), id)
-		}
-		return nil
+		return c.each(func(ord uint32) {
+			if ord >= spans.end() {
+				b.addGroup(ord - spans.end())
+			} else {
+				b.add(spans.namespaceOf(ord), ord)
+			}
+		})
 	})
 	if err == nil {
 		err = end()
@@ -762,22 +769,3 @@ func (w *Writer) writeRuns(keys *sorter, spans nameSpans, tops *sorter) error {
 	return err
 }
 
-// parseCompletionKey splits a key of the sort of completions: a group's
-// (kind, then the group index and a name's ordinal), or a form's or a
-// word's (kind, the term, 0, whether the id is a group's, the id).
-func parseCompletionKey(k []byte) (kind byte, isGroup bool, id uint32, ok bool) {
-	if len(k) == 0 {
-		return 0, false, 0, false
-	}
-	switch kind = k[0]; kind {
-	case completeGroup:
-		return kind, false, binary.BigEndian.Uint32(k[len(k)-4:]), len(k) == 9
-	case completeForm, completeWord:
-		n := len(k)
-		if n < 7 || k[n-6] != 0 || k[n-5] > 1 {
-			return kind, false, 0, false
-		}
-		return kind, k[n-5] == 1, binary.BigEndian.Uint32(k[n-4:]), true
-	}
-	return kind, false, 0, false
-}

@@ -71,8 +71,9 @@ func (w *Writer) writeIndex() error {
 		}
 		w.longestName = max(w.longestName, len(e.name))
 		w.nameKey = appendCardNameKey(w.nameKey[:0], name, e.zone, class)
-		binary.BigEndian.PutUint32(key[:], ord)
-		if err := w.cardNames.add(w.nameKey, key[:]); err != nil {
+		w.nameValue = binary.BigEndian.AppendUint32(w.nameValue[:0], ord)
+		w.nameValue = append(binary.AppendUvarint(w.nameValue, uint64(e.folded)), e.name...)
+		if err := w.cardNames.add(w.nameKey, w.nameValue); err != nil {
 			return fmt.Errorf("write catalogue %s: names: %w", w.path, err)
 		}
 		words.add(e.name)

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"io"
 	"math/bits"
@@ -81,6 +82,24 @@ func (c *postingChunk) add(ord uint32) int {
 	}
 	c.last, c.n = ord, 1
 	return 0
+}
+
+// each calls fn with each ordinal of the chunk, in order.
+func (c *postingChunk) each(fn func(ord uint32)) error {
+	if c.n == 0 {
+		return nil
+	}
+	ord, d := c.first, c.deltas
+	fn(ord)
+	for len(d) > 0 {
+		delta, w := binary.Uvarint(d)
+		if w <= 0 {
+			return errors.New("a list in a temporary file is damaged")
+		}
+		ord, d = ord+uint32(delta), d[w:]
+		fn(ord)
+	}
+	return nil
 }
 
 // postingBuilder builds the lists from the cards in ordinal order, in
@@ -332,25 +351,42 @@ func (b *postingBuilder) close() {
 // write writes every list, in key order, through put.
 func (b *postingBuilder) write(put func(key, value []byte) error) error {
 	lw := listWriter{put: put}
+	if err := b.each(lw.chunk); err != nil {
+		return err
+	}
+	return lw.end()
+}
+
+// add adds ord to the list of key; a list's ordinals must come in
+// increasing order.
+func (b *postingBuilder) add(key []byte, ord uint32) error {
+	if b.mem >= b.limit {
+		if err := b.spill(); err != nil {
+			return err
+		}
+	}
+	b.mem += b.list(key).add(ord)
+	return nil
+}
+
+// each calls fn with the chunks of every list, in key order, and each
+// list's in ordinal order.
+func (b *postingBuilder) each(fn func(key []byte, c *postingChunk) error) error {
 	if len(b.runs.files) == 0 {
 		for _, kc := range b.sorted() {
-			if err := lw.chunk([]byte(kc.key), kc.chunk); err != nil {
+			if err := fn([]byte(kc.key), kc.chunk); err != nil {
 				return err
 			}
 		}
-		return lw.end()
+		return nil
 	}
 	if len(b.lists)+len(b.chars) > 0 {
 		if err := b.spill(); err != nil {
 			return err
 		}
 	}
-	err := mergeSortedRuns(b.runs.files, 64<<10, newChunkReader, lessChunk,
-		func(r *chunkReader) error { return lw.chunk(r.key, &r.chunk) })
-	if err != nil {
-		return err
-	}
-	return lw.end()
+	return mergeSortedRuns(b.runs.files, 64<<10, newChunkReader, lessChunk,
+		func(r *chunkReader) error { return fn(r.key, &r.chunk) })
 }
 
 // The blocks of a long list come in two forms, told by their first byte.

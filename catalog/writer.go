@@ -72,10 +72,12 @@ type Writer struct {
 	unfollowed error // why prev could not be compared after all
 
 	numbers *sorter
-	// cardNames holds each card's name, zone, romanization and ordinal,
-	// from which autocomplete's index counts the names (completions.go).
+	// cardNames holds each card's name, zone and romanization, with its
+	// ordinal and search text, from which autocomplete's index counts the
+	// names (completions.go).
 	cardNames *sorter
 	nameKey   []byte
+	nameValue []byte
 	// The dictionary's words, forward and backward (words.go).
 	words, wordsBackward *sorter
 	sortKey              []byte // of the card being added in numbers
