@@ -269,22 +269,9 @@ func (a *completer) prefix(kind byte, term []byte) ([]uint32, error) {
 // runOrdinals appends the ordinals of segment seg of run, at most n of
 // them (all when n < 0). A nil run has none.
 func runOrdinals(dst []uint32, run []byte, seg, n int) ([]uint32, error) {
-	if len(run) == 0 {
-		return dst, nil
-	}
-	mask, v := run[0], run[1:]
-	var s []byte
-	for i := 0; i <= seg; i++ {
-		if mask&(1<<i) == 0 {
-			continue
-		}
-		var ok bool
-		if s, v, ok = lengthPrefixed(v); !ok {
-			return dst, errBadEntry
-		}
-	}
-	if mask&(1<<seg) == 0 {
-		return dst, nil
+	s, err := runSegment(run, seg)
+	if err != nil {
+		return dst, err
 	}
 	var ord uint32
 	for i := 0; len(s) > 0 && (n < 0 || i < n); i++ {
@@ -415,28 +402,36 @@ func (n *nameView) holds(terms []term, groups *groupTexts) bool {
 	return true
 }
 
+// streamedNames is the most names a query of several terms reads in rank
+// order, checking each against the other terms, before it finds them
+// from the cards that hold every term instead: names that hold the other
+// terms are then rare among those the last term starts.
+const streamedNames = 256
+
 // wordsWithOthers returns the first names of the namespace with a word
-// that starts with last and that hold every one of others. The first
-// names of last's prefix serve when enough of them hold the others;
-// otherwise the names of the cards that a search of every term finds are
-// checked, ranked.
+// that starts with last and that hold every one of others: the first of
+// those names, in rank order, that hold the others, or the names of the
+// cards a search of every term finds.
 func (db *DB) wordsWithOthers(r *reader, a *completer, others []term, last []byte) ([]uint32, error) {
-	first, err := a.prefix(completeWord, last)
+	stream, err := newNameStream(a, completeWord, last)
 	if err != nil {
 		return nil, err
 	}
 	var n nameView
 	var found []uint32
-	for _, ord := range first {
+	for range streamedNames {
+		ord, ok, err := stream.next()
+		if err != nil || !ok {
+			return found, cmp.Or(err, r.groupTexts.damaged)
+		}
 		if err := a.name(ord, &n); err != nil {
 			return nil, err
 		}
 		if n.holds(others, &r.groupTexts) {
-			found = append(found, ord)
+			if found = append(found, ord); len(found) == a.limit {
+				return found, r.groupTexts.damaged
+			}
 		}
-	}
-	if len(found) == a.limit || len(first) < a.limit {
-		return found, r.groupTexts.damaged
 	}
 	return db.namesOfCards(r, a, append(slices.Clone(others), term{text: last}), last)
 }
