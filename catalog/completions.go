@@ -194,7 +194,7 @@ func (w *Writer) writeCompletions() error {
 	if err := w.rankNames(ranked); err != nil {
 		return fmt.Errorf("write catalogue %s: names: %w", w.path, err)
 	}
-	keys := newPostingBuilder(dir, w.postingLimit)
+	keys := newSorter(dir, w.runSortMemory)
 	keys.runs.fanIn = w.mergeFanIn
 	defer keys.close()
 	spans, err := w.writeNames(ranked, keys)
@@ -297,7 +297,7 @@ func (s *nameSpans) namespaceOf(ord uint32) int {
 // then among each zone's, writes their records in blocks and adds to keys
 // an entry for each of their groups, forms and words, under which
 // writeRuns finds their runs.
-func (w *Writer) writeNames(ranked *sorter, keys *postingBuilder) (nameSpans, error) {
+func (w *Writer) writeNames(ranked, keys *sorter) (nameSpans, error) {
 	inZones := newSorter(filepath.Dir(w.path), sortMemory)
 	defer inZones.close()
 	nw := nameWriter{w: w, keys: keys}
@@ -346,7 +346,7 @@ func (w *Writer) writeNames(ranked *sorter, keys *postingBuilder) (nameSpans, er
 // nameWriter numbers names and writes their records in blocks.
 type nameWriter struct {
 	w           *Writer
-	keys        *postingBuilder
+	keys        *sorter
 	ord         uint32
 	ns          int
 	spans       nameSpans
@@ -367,7 +367,7 @@ func (nw *nameWriter) add(ns int, record []byte, n *pendingName) error {
 	ord := nw.ord
 	ok := eachGroupID(n.groups, func(id uint32) bool {
 		nw.key = binary.BigEndian.AppendUint32(append(nw.key[:0], completeGroup), id)
-		return nw.keys.add(nw.key, ord) == nil
+		return addRunKey(nw.keys, nw.key, ord) == nil
 	})
 	if !ok {
 		return errBadEntry
@@ -410,16 +410,26 @@ func (nw *nameWriter) end() error {
 	return nw.w.putOrdered(bucketCompletions, []byte{completeSpans}, value)
 }
 
+// addRunKey adds ord to the run of key: the sort of the runs holds the
+// run's key, then the ordinal.
+func addRunKey(keys *sorter, key []byte, ord uint32) error {
+	n := len(key)
+	key = binary.BigEndian.AppendUint32(key, ord)
+	err := keys.add(key, nil)
+	key = key[:n]
+	return err
+}
+
 // addFormKeys adds ord, a name's ordinal or a group's, to the runs of its
 // forms and of each distinct word of them.
-func addFormKeys(keys *postingBuilder, forms [][]byte, ord uint32) error {
+func addFormKeys(keys *sorter, forms [][]byte, ord uint32) error {
 	var key []byte
 	add := func(k byte, term []byte) error {
 		if len(term) == 0 || bytes.IndexByte(term, 0) >= 0 {
 			return nil // no query holds a zero byte
 		}
 		key = append(append(append(key[:0], k), term...), 0)
-		return keys.add(key, ord)
+		return addRunKey(keys, key, ord)
 	}
 	var err error
 	var seen [16][]byte
@@ -443,7 +453,7 @@ func addFormKeys(keys *postingBuilder, forms [][]byte, ord uint32) error {
 
 // addGroupForms adds every group, as the ordinal groups+id, to the runs
 // of its forms: its names, folded, and their romanized forms.
-func (w *Writer) addGroupForms(keys *postingBuilder, groups uint32) error {
+func (w *Writer) addGroupForms(keys *sorter, groups uint32) error {
 	var forms [][]byte
 	for id, names := range w.groups.folded {
 		forms = forms[:0]
@@ -467,9 +477,9 @@ func (w *Writer) addGroupForms(keys *postingBuilder, groups uint32) error {
 // groups, and the first names of each namespace it holds, its groups'
 // included.
 type runBuilder struct {
-	seg  [runSegments][]byte
-	last [runSegments]uint32
-	any  [runSegments]bool
+	seg    [runSegments][]byte
+	last   [runSegments]uint32
+	any    [runSegments]bool
 	top    [namespaces][]uint32
 	groups []uint32
 	runs   int // the runs a query of it reads: its own and its groups'
@@ -700,10 +710,10 @@ func appendOrdinals(dst []byte, ords []uint32) []byte {
 	return dst
 }
 
-// writeRuns writes the run of every group, form and word from the lists
-// built, and adds to tops the first names of the prefixes of forms and
+// writeRuns writes the run of every group, form and word from their
+// sorted entries, and adds to tops the first names of the prefixes of forms and
 // words that start many runs.
-func (w *Writer) writeRuns(keys *postingBuilder, spans nameSpans, tops *sorter) error {
+func (w *Writer) writeRuns(keys *sorter, spans nameSpans, tops *sorter) error {
 	groupTops := make([]*topNames, len(w.groups.texts))
 	prefixes := &prefixTops{tops: tops}
 	var b runBuilder
@@ -741,7 +751,11 @@ func (w *Writer) writeRuns(keys *postingBuilder, spans nameSpans, tops *sorter) 
 		}
 		return prefixes.add(kind, term, b.runs, top)
 	}
-	err := keys.each(func(key []byte, c *postingChunk) error {
+	err := keys.each(func(k, _ []byte) error {
+		if len(k) < 6 {
+			return errBadEntry
+		}
+		key, ord := k[:len(k)-4], binary.BigEndian.Uint32(k[len(k)-4:])
 		if !bytes.Equal(key, runKey) {
 			if err := end(); err != nil {
 				return err
@@ -749,13 +763,12 @@ func (w *Writer) writeRuns(keys *postingBuilder, spans nameSpans, tops *sorter) 
 			runKey = append(runKey[:0], key...)
 			b.reset()
 		}
-		return c.each(func(ord uint32) {
-			if ord >= spans.end() {
-				b.addGroup(ord - spans.end())
-			} else {
-				b.add(spans.namespaceOf(ord), ord)
-			}
-		})
+		if ord >= spans.end() {
+			b.addGroup(ord - spans.end())
+		} else {
+			b.add(spans.namespaceOf(ord), ord)
+		}
+		return nil
 	})
 	if err == nil {
 		err = end()
@@ -768,4 +781,3 @@ func (w *Writer) writeRuns(keys *postingBuilder, spans nameSpans, tops *sorter) 
 	}
 	return err
 }
-

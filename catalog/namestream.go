@@ -140,7 +140,7 @@ func (s *nameStream) addPrefix(prefix []byte) error {
 	if err := s.terms.seek(prefix); err != nil {
 		return err
 	}
-	for ; s.terms.ok && bytes.HasPrefix(s.terms.term, prefix); {
+	for s.terms.ok && bytes.HasPrefix(s.terms.term, prefix) {
 		if err := s.addRun(s.terms.term, s.terms.run); err != nil {
 			return err
 		}

@@ -413,7 +413,7 @@ func oracleCatalogues(t *testing.T, worstCards int) []oracleCatalogue {
 // it.
 func (c oracleCatalogue) open(t *testing.T) *DB {
 	return openCatalogue(t, writeCatalogue(t, c.sets, c.cards, func(w *Writer) {
-		w.postingLimit = 16 << 10
+		w.postingLimit, w.runSortMemory = 16<<10, 16<<10
 		for _, g := range c.groups {
 			if err := w.AddNames(g); err != nil {
 				t.Fatal(err)

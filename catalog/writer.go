@@ -31,6 +31,7 @@ type Writer struct {
 	putsUncounted int   // puts since that count
 	commitAt      int   // txBytes that end a transaction: commitEvery, but for tests
 	postingLimit  int   // postingMemory, but for tests
+	runSortMemory int   // likewise
 	mergeFanIn    int   // of the posting lists' runs: mergeFanIn, but for tests
 	setListPiece  int   // setListPiece, but for tests
 
@@ -120,6 +121,11 @@ const setSortMemory = 4 << 20
 // it writes them to a temporary file (see postingBuilder).
 const postingMemory = 32 << 20
 
+// runSortMemory bounds the sort of the entries of autocomplete's runs, one
+// per word of every name (completions.go): the import's largest sort, and
+// the last, when the posting lists' memory is free again.
+const runSortMemory = 64 << 20
+
 // initialMmapSize is the address space the Writer maps at once. Each time
 // bbolt outgrows its mapping it copies every key and value of the open
 // transaction to the heap before it maps again, doubling from 32 KiB: a
@@ -175,6 +181,7 @@ func Create(path string) (*Writer, error) {
 		path:          path,
 		commitAt:      commitEvery,
 		postingLimit:  postingMemory,
+		runSortMemory: runSortMemory,
 		mergeFanIn:    mergeFanIn,
 		setListPiece:  setListPiece,
 		pendingIDs:    make(map[uint64]int32),

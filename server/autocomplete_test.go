@@ -208,3 +208,40 @@ func TestAutocompleteParameterRules(t *testing.T) {
 		f.get("/catalog/autocomplete?"+q).wantStatus(t, http.StatusOK)
 	}
 }
+
+// TestMCPAgentFindsTheJapaneseCharizard is an agent told "the Japanese
+// Charizard": it asks autocomplete_names for charizard in zone jp, then
+// search_cards for the name it is given, and gets リザードン's cards.
+func TestMCPAgentFindsTheJapaneseCharizard(t *testing.T) {
+	f := newFixtureAt(t, realCatalogue(t), nil)
+	cs := f.mcp(t, "")
+	res := callTool(t, cs, "autocomplete_names", map[string]any{"q": "charizard", "zone": "jp", "limit": 20})
+	if res.IsError {
+		t.Fatalf("autocomplete_names: %q", toolTexts(t, res))
+	}
+	b, _ := json.Marshal(res.StructuredContent)
+	var names struct{ Data []nameCount }
+	if err := json.Unmarshal(b, &names); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.ContainsFunc(names.Data, func(n nameCount) bool { return n.Name == "リザードン" }) {
+		t.Fatalf("autocomplete_names charizard in jp: %v, want リザードン", names.Data)
+	}
+	if text := toolTexts(t, res)[0]; !strings.HasPrefix(text, fmt.Sprintf("%d names complete \"charizard\" in zone jp", len(names.Data))) {
+		t.Errorf("summary %q", text)
+	}
+	res = callTool(t, cs, "search_cards", map[string]any{"q": "リザードン", "zone": "jp", "limit": 100})
+	b, _ = json.Marshal(res.StructuredContent)
+	var cards struct{ Data []cardJSON }
+	if err := json.Unmarshal(b, &cards); err != nil {
+		t.Fatal(err)
+	}
+	if len(cards.Data) == 0 {
+		t.Fatal("search_cards リザードン in jp: no card")
+	}
+	for _, c := range cards.Data {
+		if c.Zone != "jp" || !strings.Contains(c.Name, "リザードン") {
+			t.Errorf("search_cards リザードン in jp: %s %q in %s", c.ID, c.Name, c.Zone)
+		}
+	}
+}

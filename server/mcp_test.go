@@ -392,6 +392,10 @@ func TestMCPToolsAnswerLikeREST(t *testing.T) {
 		{"search_cards", map[string]any{"q": "zz no such card"}, "/catalog/search?q=zz+no+such+card"},
 		{"search_cards", map[string]any{"q": "charzard", "fuzzy": true}, "/catalog/search?q=charzard&fuzzy=true"},
 		{"search_cards", map[string]any{"q": "charzard", "fuzzy": false}, "/catalog/search?q=charzard"},
+		{"autocomplete_names", map[string]any{"q": "pika"}, "/catalog/autocomplete?q=pika"},
+		{"autocomplete_names", map[string]any{"q": "charizard", "zone": "jp", "limit": 3}, "/catalog/autocomplete?q=charizard&zone=jp&limit=3"},
+		{"autocomplete_names", map[string]any{"q": "p", "limit": 20}, "/catalog/autocomplete?q=p&limit=20"},
+		{"autocomplete_names", map[string]any{"q": "zzqx"}, "/catalog/autocomplete?q=zzqx"},
 		// Arguments the schema does not declare are ignored, as unknown
 		// query parameters are; null is an argument left out.
 		{"search_cards", map[string]any{"q": "one", "zone": nil, "page": 3}, "/catalog/search?q=one"},
@@ -500,6 +504,8 @@ func TestMCPBadArguments(t *testing.T) {
 		{"SetEmpty", "search_cards", map[string]any{"q": "pikachu", "set": ""}, []string{"set"}, "/catalog/search?q=pikachu&set=", 400},
 		{"SetTooLong", "search_cards", map[string]any{"q": "pikachu", "set": strings.Repeat("x", 51)}, []string{"set"}, "/catalog/search?q=pikachu&set=" + strings.Repeat("x", 51), 400},
 		{"Three", "search_cards", map[string]any{"q": "a", "zone": "mars", "limit": 0}, []string{"q", "zone", "limit"}, "/catalog/search?q=a&zone=mars&limit=0", 400},
+		{"PrefixBlank", "autocomplete_names", map[string]any{"q": "  "}, []string{"q"}, "/catalog/autocomplete?q=%20%20", 400},
+		{"PrefixLimitTooLarge", "autocomplete_names", map[string]any{"q": "p", "limit": 21}, []string{"limit"}, "/catalog/autocomplete?q=p&limit=21", 400},
 		{"IDsMissing", "get_cards", map[string]any{}, []string{"id", "is required"}, "/catalog/cards", 400},
 		{"IDsEmptyArray", "get_cards", map[string]any{"id": []string{}}, []string{"id", "got none"}, "", 0},
 		{"IDEmpty", "get_cards", map[string]any{"id": []string{"intl-base1-4", ""}}, []string{"id", "value 2 of 2 is empty"}, "/catalog/cards?id=intl-base1-4&id=", 400},

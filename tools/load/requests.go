@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/catalogd/catalogd/tools/internal/query"
@@ -42,11 +43,12 @@ const (
 	routeGetCard      = "getCard"
 	routeListSetCards = "listSetCards"
 	routeSearch       = "search"
+	routeAutocomplete = "autocomplete"
 	routeListSets     = "listSets"
 )
 
 // routeNames are the routes in the order they are measured.
-var routeNames = []string{routeGetCard, routeListSetCards, routeSearch, routeListSets}
+var routeNames = []string{routeGetCard, routeListSetCards, routeSearch, routeAutocomplete, routeListSets}
 
 // routeTargets are what catalogd must reach against the ceiling on each
 // route: in every closed-loop run, at least minRatio of its throughput;
@@ -58,6 +60,7 @@ var routeTargets = map[string]struct {
 	routeGetCard:      {minRatio: 0.85, maxP99: 5 * time.Millisecond},
 	routeListSetCards: {minRatio: 0.7},
 	routeSearch:       {minRatio: 0.5},
+	routeAutocomplete: {minRatio: 0.5},
 	routeListSets:     {minRatio: 0.7},
 }
 
@@ -220,6 +223,7 @@ func hotSpotURIs(smp sample, seed uint64) map[string][]string {
 		if q != "" && !seen[q] {
 			seen[q] = true
 			uris[routeSearch] = append(uris[routeSearch], searchURI(q))
+			uris[routeAutocomplete] = append(uris[routeAutocomplete], autocompleteURI(typed(q, rng)))
 		}
 	}
 	uris[routeListSets] = []string{apiPath + "/catalog/sets"}
@@ -244,8 +248,14 @@ func longTailURIs(smp sample, seed uint64) map[string][]string {
 	for i, c := range smp.cards {
 		named[i] = query.Card{Name: c.name, Number: c.number}
 	}
+	typedOnce := map[string]bool{}
 	for _, q := range query.Distinct(named, longTailQueries, rng) {
 		uris[routeSearch] = append(uris[routeSearch], searchURI(q))
+		// What was typed on the way to distinct queries may be the same.
+		if t := typed(q, rng); !typedOnce[t] {
+			typedOnce[t] = true
+			uris[routeAutocomplete] = append(uris[routeAutocomplete], autocompleteURI(t))
+		}
 	}
 	for _, name := range routeNames { // in a fixed order, for the same draws
 		u := uris[name]
@@ -261,6 +271,19 @@ func pageURI(code string, page int64) string {
 }
 
 func searchURI(q string) string { return apiPath + "/catalog/search?q=" + url.QueryEscape(q) }
+
+func autocompleteURI(q string) string {
+	return apiPath + "/catalog/autocomplete?q=" + url.QueryEscape(q)
+}
+
+// typed returns what a search box sends on the way to q: its terms but
+// the last, and the first one to all characters of the last.
+func typed(q string, rng *rand.Rand) string {
+	terms := strings.Fields(q)
+	last := []rune(terms[len(terms)-1])
+	terms[len(terms)-1] = string(last[:1+rng.IntN(len(last))])
+	return strings.Join(terms, " ")
+}
 
 // fetchTargets builds the requests of each kind of traffic in traffics for
 // the routes named in only (all four when it is empty), in their usual
