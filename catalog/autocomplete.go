@@ -61,7 +61,10 @@ func (db *DB) Autocomplete(q AutocompleteQuery) ([]NameCount, error) {
 		}
 		last := []byte(fields[len(fields)-1])
 		var words []uint32
-		if len(fields) == 1 {
+		if len(firstOfTiers(a.limit, equal, starting)) == a.limit {
+			// The names with a form that starts with what was typed are
+			// enough: none with a word that does comes before them.
+		} else if len(fields) == 1 {
 			words, err = a.prefix(completeWord, last)
 		} else {
 			words, err = db.wordsWithOthers(r, &a, searchTerms(strings.Join(fields[:len(fields)-1], " ")), last)
@@ -372,19 +375,23 @@ func (a *completer) record(ord uint32, n *nameRecord) (in uint32, inZone bool, e
 // hasWordStarting reports whether a word of the name's search texts or of
 // its groups' texts starts with prefix.
 func (n *nameView) hasWordStarting(prefix []byte, groups *groupTexts) bool {
+	return slices.ContainsFunc(n.entries, func(e indexEntry) bool { return hasWordStarting(&e, prefix, groups) })
+}
+
+// hasWordStarting reports whether a word of the entry's search text or of
+// its groups' texts starts with prefix.
+func hasWordStarting(e *indexEntry, prefix []byte, groups *groupTexts) bool {
 	found := false
 	check := func(text []byte) {
 		if !found {
 			eachWord(text, func(w []byte) { found = found || bytes.HasPrefix(w, prefix) })
 		}
 	}
-	for i := range n.entries {
-		check(n.entries[i].name)
-		eachGroupID(n.entries[i].groups, func(id uint32) bool {
-			check(groups.text(id))
-			return !found
-		})
-	}
+	check(e.name)
+	eachGroupID(e.groups, func(id uint32) bool {
+		check(groups.text(id))
+		return !found
+	})
 	return found
 }
 
@@ -459,7 +466,10 @@ func (db *DB) namesOfCards(r *reader, a *completer, terms []term, last []byte) (
 		}
 	}
 	folded := make(map[string]bool)
-	err := merge(walks, func(e *indexEntry) bool { return e.matches(terms, &r.groupTexts) }, func(e *indexEntry) (bool, error) {
+	check := func(e *indexEntry) bool {
+		return e.matches(terms, &r.groupTexts) && hasWordStarting(e, last, &r.groupTexts)
+	}
+	err := merge(walks, check, func(e *indexEntry) (bool, error) {
 		folded[string(e.name[:e.folded])] = true
 		return true, nil
 	})
