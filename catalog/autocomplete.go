@@ -5,6 +5,7 @@ import (
 	"cmp"
 	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -305,15 +306,53 @@ func (a *completer) names(r *reader, ords []uint32) ([]NameCount, error) {
 		if err != nil {
 			return nil, err
 		}
-		var named struct {
-			Name string `json:"name"`
-		}
-		if err := json.Unmarshal(card, &named); err != nil {
+		name, err := cardName(card)
+		if err != nil {
 			return nil, fmt.Errorf("card %q: %w", n.entries[0].id, err)
 		}
-		out = append(out, NameCount{Name: named.Name, Cards: n.record.count(a.ns)})
+		out = append(out, NameCount{Name: name, Cards: n.record.count(a.ns)})
 	}
 	return out, nil
+}
+
+// cardName returns the name of a card from its canonical JSON, where it
+// follows the id (Card.AppendJSON): a card's whole JSON need not be
+// decoded for it.
+func cardName(card []byte) (string, error) {
+	rest, ok := bytes.CutPrefix(card, []byte(`{"id":`))
+	if !ok {
+		return "", errors.New("not a card's canonical JSON")
+	}
+	end := jsonStringEnd(rest)
+	if rest, ok = bytes.CutPrefix(rest[end:], []byte(`,"name":`)); !ok || end == 0 {
+		return "", errors.New("not a card's canonical JSON")
+	}
+	quoted := rest[:jsonStringEnd(rest)]
+	if len(quoted) >= 2 && bytes.IndexByte(quoted, '\\') < 0 {
+		return string(quoted[1 : len(quoted)-1]), nil // as written: valid UTF-8, nothing escaped
+	}
+	var name string
+	if err := json.Unmarshal(quoted, &name); err != nil {
+		return "", err
+	}
+	return name, nil
+}
+
+// jsonStringEnd returns the length of the JSON string at the start of b,
+// quotes included, or 0 when b does not start with a whole one.
+func jsonStringEnd(b []byte) int {
+	if len(b) == 0 || b[0] != '"' {
+		return 0
+	}
+	for i := 1; i < len(b); i++ {
+		switch b[i] {
+		case '\\':
+			i++
+		case '"':
+			return i + 1
+		}
+	}
+	return 0
 }
 
 // nameView is a name as a query reads it: its record, and the index

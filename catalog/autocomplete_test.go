@@ -176,3 +176,23 @@ func TestAutocompleteAgreesWithScan(t *testing.T) {
 }
 
 func (n NameCount) String() string { return fmt.Sprintf("%s×%d", n.Name, n.Cards) }
+
+// TestCardName reads a card's name from its canonical JSON, whatever its
+// id and name hold.
+func TestCardName(t *testing.T) {
+	for _, c := range []Card{
+		{ID: "intl-base1-4", Name: "Charizard"},
+		{ID: `odd "id", "name": \`, Name: `Mr. "Mime" \ ピカ`},
+		{ID: "x", Name: "ニドラン♀\u2028"},
+	} {
+		got, err := cardName(c.AppendJSON(nil))
+		if err != nil || got != c.Name {
+			t.Errorf("%q: %q, %v; want %q", c.ID, got, err, c.Name)
+		}
+	}
+	for _, bad := range []string{"", `{"id":"x"}`, `{"id":"x","name":"y`, `{"name":"x"}`, `{"id":"x\`} {
+		if got, err := cardName([]byte(bad)); err == nil {
+			t.Errorf("%q: %q, want an error", bad, got)
+		}
+	}
+}
