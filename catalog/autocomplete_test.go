@@ -196,3 +196,23 @@ func TestCardName(t *testing.T) {
 		}
 	}
 }
+
+// TestAutocompleteOfOddQueries: what no name holds, bytes no term should
+// hold, the longest queries, answer without error and within the limit.
+func TestAutocompleteOfOddQueries(t *testing.T) {
+	db := oracleCatalogues(t, 500)[0].open(t)
+	for _, q := range []string{
+		"\x00", "a\x00b", "\xff\xfe", "!!!", "-", "ー", "mr.", "pika\xffchu", strings.Repeat("a", 200),
+		strings.Repeat("ア ", 100), strings.Repeat("pikachu ", 25), "\u200b", "ﾋﾟｶ", "P", "ピ", "皮",
+	} {
+		for _, zone := range []string{"", "jp"} {
+			got, err := db.Autocomplete(AutocompleteQuery{Q: q, Zone: zone, Limit: 20})
+			if err != nil || len(got) > 20 {
+				t.Errorf("%q in %q: %d names, %v", q, zone, len(got), err)
+			}
+		}
+	}
+	if _, err := db.Autocomplete(AutocompleteQuery{Q: "pika", Zone: "mars", Limit: 5}); err == nil {
+		t.Error("zone mars: no error")
+	}
+}

@@ -50,6 +50,7 @@ func FuzzParseQuery(f *testing.F) {
 		"set=&q=ab", "set=" + strings.Repeat("é", 51) + "&q=ab", "limit=0&limit=101", "a=%zz", "page=%", "x=1;y=2",
 		"q=charizard+4&zone=intl&set=base1&limit=100", "q=%E3%81%B4%E3%81%8B&zone=jp",
 		"q=charzard&fuzzy=true", "q=charzard&fuzzy=false&fuzzy=true", "q=ab&fuzzy=yes", "q=ab&fuzzy=",
+		"q=p", "q=p&limit=20", "q=pika&limit=21", "q=%20", "q=%E3%83%94&zone=jp&limit=01",
 	} {
 		f.Add(q)
 	}
@@ -123,11 +124,27 @@ func FuzzParseQuery(f *testing.F) {
 		}
 		checkParamErrors(t, raw, err, bad)
 		checkRendered(t, srv, raw, err, bad)
-		if err != nil {
-			return
-		}
-		if sq.Q != strings.TrimSpace(qv) || sq.Zone != zone || sq.Set != set || sq.Limit != int(wantLimit) || sq.Fuzzy != (fuzzy == "true") {
+		if err == nil && (sq.Q != strings.TrimSpace(qv) || sq.Zone != zone || sq.Set != set || sq.Limit != int(wantLimit) || sq.Fuzzy != (fuzzy == "true")) {
 			t.Fatalf("%q: search %+v, want q %q zone %q set %q limit %d fuzzy %q", raw, sq, strings.TrimSpace(qv), zone, set, wantLimit, fuzzy)
+		}
+
+		// autocompleteNames: q from one character, limit to 20.
+		aq, err := op.ParseAutocomplete(p)
+		bad = bad[:0]
+		if qn := utf8.RuneCountInString(strings.TrimSpace(qv)); len(values["q"]) != 1 || !utf8.ValidString(qv) || qn < 1 || qn > 200 {
+			bad = append(bad, "q")
+		}
+		if zs := values["zone"]; len(zs) > 1 || len(zs) == 1 && zone != "intl" && zone != "jp" && zone != "chn" {
+			bad = append(bad, "zone")
+		}
+		wantLimit, limitOK = intParam(values, "limit", 10, 1, 20)
+		if !limitOK {
+			bad = append(bad, "limit")
+		}
+		checkParamErrors(t, raw, err, bad)
+		checkRendered(t, srv, raw, err, bad)
+		if err == nil && (aq.Q != strings.TrimSpace(qv) || aq.Zone != zone || aq.Limit != int(wantLimit)) {
+			t.Fatalf("%q: autocomplete %+v, want q %q zone %q limit %d", raw, aq, strings.TrimSpace(qv), zone, wantLimit)
 		}
 	})
 }
