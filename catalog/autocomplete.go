@@ -133,9 +133,29 @@ func (a *completer) readRun(term, run []byte, all *[]uint32) ([]uint32, error) {
 	if err != nil {
 		return nil, damagef("autocomplete index damaged: run %q: %v; import the catalogue again", term, err)
 	}
+	err = a.eachGroupRun(term, run, func(g uint32, grun []byte) error {
+		names, err := runOrdinals(nil, grun, a.ns, n)
+		if err != nil {
+			return damagef("autocomplete index damaged: group %d: %v; import the catalogue again", g, err)
+		}
+		first = mergeFirst(nil, first, names, max(n, len(first)+len(names)))
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if all != nil {
+		*all = mergeFirst((*all)[:0:0], *all, first, len(*all)+len(first))
+	}
+	return first, nil
+}
+
+// eachGroupRun calls fn with the run of each group of run, the run of
+// term.
+func (a *completer) eachGroupRun(term, run []byte, fn func(g uint32, grun []byte) error) error {
 	groups, err := runOrdinals(nil, run, namespaces, -1)
 	if err != nil {
-		return nil, damagef("autocomplete index damaged: run %q: %v; import the catalogue again", term, err)
+		return damagef("autocomplete index damaged: run %q: %v; import the catalogue again", term, err)
 	}
 	var gid [4]byte
 	for _, g := range groups {
@@ -143,18 +163,13 @@ func (a *completer) readRun(term, run []byte, all *[]uint32) ([]uint32, error) {
 		binary.BigEndian.PutUint32(gid[:], g)
 		grun, err := findRun(a.other, completeGroup, gid[:])
 		if err != nil {
-			return nil, err
+			return err
 		}
-		names, err := runOrdinals(nil, grun, a.ns, n)
-		if err != nil {
-			return nil, damagef("autocomplete index damaged: group %d: %v; import the catalogue again", g, err)
+		if err := fn(g, grun); err != nil {
+			return err
 		}
-		first = mergeFirst(nil, first, names, max(n, len(first)+len(names)))
 	}
-	if all != nil {
-		*all = mergeFirst((*all)[:0:0], *all, first, len(*all)+len(first))
-	}
-	return first, nil
+	return nil
 }
 
 // blockRuns reads the runs of a block (see runBlocks).
@@ -205,26 +220,11 @@ func blockBefore(c *bolt.Cursor, kind byte, term []byte) (k, v []byte) {
 
 // findRun returns the run of kind+term, nil when there is none.
 func findRun(c *bolt.Cursor, kind byte, term []byte) ([]byte, error) {
-	k, v := blockBefore(c, kind, term)
-	for ; k != nil && k[0] == kind; k, v = c.Next() {
-		b := blockRuns{v: v}
-		for {
-			t, run, ok, err := b.next()
-			if err != nil {
-				return nil, damagef("autocomplete index damaged: block %q: %v; import the catalogue again", k, err)
-			}
-			if !ok {
-				break
-			}
-			switch bytes.Compare(t, term) {
-			case 0:
-				return run, nil
-			case 1:
-				return nil, nil
-			}
-		}
+	tc := termCursor{c: c, kind: kind}
+	if err := tc.seek(term); err != nil || !tc.ok || !bytes.Equal(tc.term, term) {
+		return nil, err
 	}
-	return nil, nil
+	return tc.run, nil
 }
 
 // prefix returns the first names of the namespace in the runs of kind
@@ -241,33 +241,19 @@ func (a *completer) prefix(kind byte, term []byte) ([]uint32, error) {
 	}
 	var best []uint32
 	runs := a.runs
-	for k, v := blockBefore(a.c, kind, term); k != nil && k[0] == kind; k, v = a.c.Next() {
-		b := blockRuns{v: v}
-		for {
-			t, run, ok, err := b.next()
-			if err != nil {
-				return nil, damagef("autocomplete index damaged: block %q: %v; import the catalogue again", k, err)
-			}
-			if !ok {
-				break
-			}
-			if !bytes.HasPrefix(t, term) {
-				if bytes.Compare(t, term) > 0 {
-					return best, nil
-				}
-				continue
-			}
-			first, err := a.readRun(t, run, nil)
-			if err != nil {
-				return nil, err
-			}
-			best = mergeFirst(nil, best, first, a.limit)
-			if a.runs-runs > topPrefixRuns {
-				return nil, damagef("autocomplete index damaged: %q starts more than %d runs and has no first names; import the catalogue again", term, topPrefixRuns)
-			}
+	tc := termCursor{c: a.c, kind: kind}
+	err := tc.seek(term)
+	for ; err == nil && tc.ok && bytes.HasPrefix(tc.term, term); err = tc.next() {
+		first, err := a.readRun(tc.term, tc.run, nil)
+		if err != nil {
+			return nil, err
+		}
+		best = mergeFirst(nil, best, first, a.limit)
+		if a.runs-runs > topPrefixRuns {
+			return nil, damagef("autocomplete index damaged: %q starts more than %d runs and has no first names; import the catalogue again", term, topPrefixRuns)
 		}
 	}
-	return best, nil
+	return best, err
 }
 
 // runOrdinals appends the ordinals of segment seg of run, at most n of
@@ -488,15 +474,9 @@ func (db *DB) namesOfCards(r *reader, a *completer, terms []term, last []byte) (
 	for i := range terms {
 		terms[i].number = "\x00" // a name has no number
 	}
-	r.listCursors.reset()
-	r.groupListCursors.reset()
-	r.groupTexts.damaged = nil
-	p := planSearch(r, nil, terms, db.longestName, db.words)
-	if p.damaged == nil {
-		p.damaged = cmp.Or(r.groupListCursors.damaged, r.groupTexts.damaged)
-	}
-	if p.damaged != nil {
-		return nil, p.damaged
+	p, err := db.plan(r, nil, terms)
+	if err != nil {
+		return nil, err
 	}
 	var walks []*zoneWalk
 	for z, zr := range db.zoneOrdinals {
@@ -508,7 +488,7 @@ func (db *DB) namesOfCards(r *reader, a *completer, terms []term, last []byte) (
 	check := func(e *indexEntry) bool {
 		return e.matches(terms, &r.groupTexts) && hasWordStarting(e, last, &r.groupTexts)
 	}
-	err := merge(walks, check, func(e *indexEntry) (bool, error) {
+	err = merge(walks, check, func(e *indexEntry) (bool, error) {
 		folded[string(e.name[:e.folded])] = true
 		return true, nil
 	})

@@ -162,27 +162,13 @@ func (s *nameStream) addRun(term, run []byte) error {
 	if err := s.push(&nameSource{seg: seg}); err != nil {
 		return err
 	}
-	groups, err := runOrdinals(nil, run, namespaces, -1)
-	if err != nil {
-		return damagef("autocomplete index damaged: run %q: %v; import the catalogue again", term, err)
-	}
-	var gid [4]byte
-	for _, g := range groups {
-		a.runs++
-		binary.BigEndian.PutUint32(gid[:], g)
-		grun, err := findRun(a.other, completeGroup, gid[:])
-		if err != nil {
-			return err
-		}
+	return a.eachGroupRun(term, run, func(g uint32, grun []byte) error {
 		seg, err := runSegment(grun, a.ns)
 		if err != nil {
 			return damagef("autocomplete index damaged: group %d: %v; import the catalogue again", g, err)
 		}
-		if err := s.push(&nameSource{seg: seg}); err != nil {
-			return err
-		}
-	}
-	return nil
+		return s.push(&nameSource{seg: seg})
+	})
 }
 
 // push reads the source's first ordinal and adds it, unless it has none.

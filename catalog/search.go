@@ -151,15 +151,9 @@ func (db *DB) Search(q SearchQuery, fn func(card []byte)) error {
 				return err
 			}
 		}
-		r.listCursors.reset()
-		r.groupListCursors.reset()
-		r.groupTexts.damaged = nil
-		p := planSearch(r, sets, terms, db.longestName, db.words)
-		if p.damaged == nil {
-			p.damaged = cmp.Or(r.groupListCursors.damaged, r.groupTexts.damaged)
-		}
-		if p.damaged != nil {
-			return p.damaged
+		p, err := db.plan(r, sets, terms)
+		if err != nil {
+			return err
 		}
 		walks := func(typos bool) []*zoneWalk {
 			var ws []*zoneWalk
@@ -174,7 +168,7 @@ func (db *DB) Search(q SearchQuery, fn func(card []byte)) error {
 		// of a search's, and the first of a fuzzy one's.
 		found := 0
 		var key []byte
-		err := merge(walks(false), func(e *indexEntry) bool { return inSets(sets, e) && e.matches(terms, &r.groupTexts) }, func(e *indexEntry) (bool, error) {
+		err = merge(walks(false), func(e *indexEntry) bool { return inSets(sets, e) && e.matches(terms, &r.groupTexts) }, func(e *indexEntry) (bool, error) {
 			card, err := r.cardOf(e, &key)
 			if err == nil {
 				fn(card)
@@ -197,6 +191,19 @@ func (db *DB) Search(q SearchQuery, fn func(card []byte)) error {
 		return fmt.Errorf("search %q: %w", q.Q, err)
 	}
 	return nil
+}
+
+// plan plans a search of terms in sets with r's cursors, which it makes
+// ready for the walk (see planSearch).
+func (db *DB) plan(r *reader, sets []storedSet, terms []term) (searchPlan, error) {
+	r.listCursors.reset()
+	r.groupListCursors.reset()
+	r.groupTexts.damaged = nil
+	p := planSearch(r, sets, terms, db.longestName, db.words)
+	if p.damaged == nil {
+		p.damaged = cmp.Or(r.groupListCursors.damaged, r.groupTexts.damaged)
+	}
+	return p, p.damaged
 }
 
 // cardOf returns the card of an index entry, using key as scratch.
