@@ -70,10 +70,10 @@ func (w *Writer) writeIndex() error {
 			return fmt.Errorf("write catalogue %s: search index: %w", w.path, err)
 		}
 		w.longestName = max(w.longestName, len(e.name))
-		w.nameKey = appendCardNameKey(w.nameKey[:0], name, e.zone, class)
-		w.nameValue = binary.BigEndian.AppendUint32(w.nameValue[:0], ord)
-		w.nameValue = append(binary.AppendUvarint(w.nameValue, uint64(e.folded)), e.name...)
-		if err := w.cardNames.add(w.nameKey, w.nameValue); err != nil {
+		w.cardNames.key = appendCardNameKey(w.cardNames.key[:0], name, e.zone, class)
+		w.cardNames.value = binary.BigEndian.AppendUint32(w.cardNames.value[:0], ord)
+		w.cardNames.value = append(binary.AppendUvarint(w.cardNames.value, uint64(e.folded)), e.name...)
+		if err := w.cardNames.add(w.cardNames.key, w.cardNames.value); err != nil {
 			return fmt.Errorf("write catalogue %s: names: %w", w.path, err)
 		}
 		words.add(e.name)

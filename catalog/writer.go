@@ -26,14 +26,13 @@ type Writer struct {
 	path string
 	tx   *bolt.Tx
 
-	txBytes       int   // bytes put or pending since the last commit
-	txNodes       int64 // pages changed since the last commit, as last counted (see nodes)
-	putsUncounted int   // puts since that count
-	commitAt      int   // txBytes that end a transaction: commitEvery, but for tests
-	postingLimit  int   // postingMemory, but for tests
-	runSortMemory int   // likewise
-	mergeFanIn    int   // of the posting lists' runs: mergeFanIn, but for tests
-	setListPiece  int   // setListPiece, but for tests
+	txBytes                     int   // bytes put or pending since the last commit
+	txNodes                     int64 // pages changed since the last commit, as last counted (see nodes)
+	putsUncounted               int   // puts since that count
+	commitAt                    int   // txBytes that end a transaction: commitEvery, but for tests
+	postingLimit, runSortMemory int   // postingMemory and runSortMemory, but for tests
+	mergeFanIn                  int   // of the posting lists' runs: mergeFanIn, but for tests
+	setListPiece                int   // setListPiece, but for tests
 
 	// The cards added since the last commit. They are put when it ends,
 	// sorted by key, in as many transactions as the pages they change
@@ -72,13 +71,8 @@ type Writer struct {
 	keep       int   // the steps of history to keep
 	unfollowed error // why prev could not be compared after all
 
-	numbers *sorter
-	// cardNames holds each card's name, zone and romanization, with its
-	// ordinal and search text, from which autocomplete's index counts the
-	// names (completions.go).
-	cardNames *sorter
-	nameKey   []byte
-	nameValue []byte
+	numbers   *sorter
+	cardNames cardNameSort // the cards' names, which autocomplete counts (completions.go)
 	// The dictionary's words, forward and backward (words.go).
 	words, wordsBackward *sorter
 	sortKey              []byte // of the card being added in numbers
@@ -120,11 +114,6 @@ const setSortMemory = 4 << 20
 // postingMemory bounds the posting lists the Writer builds in memory before
 // it writes them to a temporary file (see postingBuilder).
 const postingMemory = 32 << 20
-
-// runSortMemory bounds the sort of the entries of autocomplete's runs, one
-// per word of every name (completions.go): the import's largest sort, and
-// the last, when the posting lists' memory is free again.
-const runSortMemory = 64 << 20
 
 // initialMmapSize is the address space the Writer maps at once. Each time
 // bbolt outgrows its mapping it copies every key and value of the open
@@ -190,7 +179,7 @@ func Create(path string) (*Writer, error) {
 		setOrder:      newSorter(filepath.Dir(path), setSortMemory),
 		cardKeys:      newSorter(filepath.Dir(path), setSortMemory),
 		numbers:       newSorter(filepath.Dir(path), sortMemory),
-		cardNames:     newSorter(filepath.Dir(path), sortMemory),
+		cardNames:     cardNameSort{sorter: newSorter(filepath.Dir(path), sortMemory)},
 		words:         newSorter(filepath.Dir(path), wordSortMemory),
 		wordsBackward: newSorter(filepath.Dir(path), wordSortMemory),
 		folded:        make(map[string]searchText),
