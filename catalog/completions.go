@@ -146,7 +146,6 @@ func decodeNameRecord(n *nameRecord, v []byte) (in uint32, inZone bool, err erro
 // its runs are made of, its forms and groups.
 type pendingName struct {
 	nameRecord
-	folded []byte
 	forms  [][]byte
 	groups []byte // uvarint group indexes
 }
@@ -425,11 +424,7 @@ func (nw *nameWriter) end() error {
 // addRunKey adds ord to the run of key: the sort of the runs holds the
 // run's key, then the ordinal.
 func addRunKey(keys *sorter, key []byte, ord uint32) error {
-	n := len(key)
-	key = binary.BigEndian.AppendUint32(key, ord)
-	err := keys.add(key, nil)
-	key = key[:n]
-	return err
+	return keys.add(binary.BigEndian.AppendUint32(key, ord), nil)
 }
 
 // addFormKeys adds ord, a name's ordinal or a group's, to the runs of its

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"io"
 	"math/bits"
@@ -82,24 +81,6 @@ func (c *postingChunk) add(ord uint32) int {
 	}
 	c.last, c.n = ord, 1
 	return 0
-}
-
-// each calls fn with each ordinal of the chunk, in order.
-func (c *postingChunk) each(fn func(ord uint32)) error {
-	if c.n == 0 {
-		return nil
-	}
-	ord, d := c.first, c.deltas
-	fn(ord)
-	for len(d) > 0 {
-		delta, w := binary.Uvarint(d)
-		if w <= 0 {
-			return errors.New("a list in a temporary file is damaged")
-		}
-		ord, d = ord+uint32(delta), d[w:]
-		fn(ord)
-	}
-	return nil
 }
 
 // postingBuilder builds the lists from the cards in ordinal order, in
@@ -355,18 +336,6 @@ func (b *postingBuilder) write(put func(key, value []byte) error) error {
 		return err
 	}
 	return lw.end()
-}
-
-// add adds ord to the list of key; a list's ordinals must come in
-// increasing order.
-func (b *postingBuilder) add(key []byte, ord uint32) error {
-	if b.mem >= b.limit {
-		if err := b.spill(); err != nil {
-			return err
-		}
-	}
-	b.mem += b.list(key).add(ord)
-	return nil
 }
 
 // each calls fn with the chunks of every list, in key order, and each
