@@ -12,7 +12,8 @@ import (
 // The index of autocomplete (docs/SEARCH.md, Autocomplete), in the
 // completions bucket. The import counts the cards of every distinct name
 // as printed and ranks the names in each of four namespaces (every zone,
-// then each zone alone): more cards first, then the folded name. A name's
+// then each zone alone): more cards first, then the folded name, then the
+// name as printed. A name's
 // ordinal is its place in that order, each namespace one range of them,
 // so a list of names in ordinal order is in rank order and its first
 // names in a namespace are the best there.
@@ -44,9 +45,9 @@ const runSegments = namespaces + 1
 // MaxAutocompleteLimit is the most names one autocomplete answers.
 const MaxAutocompleteLimit = 20
 
-// topPrefixRuns is the most runs a prefix may start before its first
-// names are stored: a query reads at most this many runs of the prefix
-// and as many of groups.
+// topPrefixRuns is the most runs a prefix may start, its runs' groups'
+// counted, before its first names are stored: a query reads at most this
+// many runs of a prefix.
 const topPrefixRuns = 32
 
 // runSortMemory bounds the sort of the entries of the runs, one per word
