@@ -397,27 +397,51 @@ func (a *completer) record(ord uint32, n *nameRecord) (in uint32, inZone bool, e
 	return decodeNameRecord(n, b.entry(int(ord%nameBlockSize)))
 }
 
-// hasWordStarting reports whether a word of the name's search texts or of
-// its groups' texts starts with prefix.
-func (n *nameView) hasWordStarting(prefix []byte, groups *groupTexts) bool {
-	return slices.ContainsFunc(n.entries, func(e indexEntry) bool { return hasWordStarting(&e, prefix, groups) })
+// wordStarts tells whether a text has a word that starts with a prefix,
+// keeping what it found of each group's text: the cards a query checks
+// share few groups.
+type wordStarts struct {
+	prefix  []byte
+	groups  *groupTexts
+	byGroup map[uint32]bool
 }
 
-// hasWordStarting reports whether a word of the entry's search text or of
-// its groups' texts starts with prefix.
-func hasWordStarting(e *indexEntry, prefix []byte, groups *groupTexts) bool {
-	found := false
-	check := func(text []byte) {
-		if !found {
-			eachWord(text, func(w []byte) { found = found || bytes.HasPrefix(w, prefix) })
-		}
+// text reports whether a word of text starts with the prefix.
+func (ws *wordStarts) text(text []byte) bool {
+	if !bytes.Contains(text, ws.prefix) {
+		return false // the cheap test first: no word can
 	}
-	check(e.name)
+	found := false
+	eachWord(text, func(w []byte) { found = found || bytes.HasPrefix(w, ws.prefix) })
+	return found
+}
+
+// entry reports whether a word of the entry's search text or of its
+// groups' texts starts with the prefix.
+func (ws *wordStarts) entry(e *indexEntry) bool {
+	if ws.text(e.name) {
+		return true
+	}
+	found := false
 	eachGroupID(e.groups, func(id uint32) bool {
-		check(groups.text(id))
+		in, ok := ws.byGroup[id]
+		if !ok {
+			if ws.byGroup == nil {
+				ws.byGroup = make(map[uint32]bool)
+			}
+			in = ws.text(ws.groups.text(id))
+			ws.byGroup[id] = in
+		}
+		found = in
 		return !found
 	})
 	return found
+}
+
+// name reports whether a word of the name's search texts or of its
+// groups' texts starts with the prefix.
+func (ws *wordStarts) name(n *nameView) bool {
+	return slices.ContainsFunc(n.entries, func(e indexEntry) bool { return ws.entry(&e) })
 }
 
 // holds reports whether every term is a substring of one of the name's
@@ -485,8 +509,9 @@ func (db *DB) namesOfCards(r *reader, a *completer, terms []term, last []byte) (
 		}
 	}
 	folded := make(map[string]bool)
+	starts := wordStarts{prefix: last, groups: &r.groupTexts}
 	check := func(e *indexEntry) bool {
-		return e.matches(terms, &r.groupTexts) && hasWordStarting(e, last, &r.groupTexts)
+		return e.matches(terms, &r.groupTexts) && starts.entry(e)
 	}
 	err = merge(walks, check, func(e *indexEntry) (bool, error) {
 		folded[string(e.name[:e.folded])] = true
@@ -505,7 +530,7 @@ func (db *DB) namesOfCards(r *reader, a *completer, terms []term, last []byte) (
 			if err := a.name(ord, &n); err != nil {
 				return nil, err
 			}
-			if string(n.folded()) == f && n.hasWordStarting(last, &r.groupTexts) {
+			if string(n.folded()) == f && starts.name(&n) {
 				best = mergeFirst(nil, best, []uint32{ord}, a.limit)
 			}
 		}
