@@ -458,24 +458,28 @@ func (n *nameView) holds(terms []term, groups *groupTexts) bool {
 	return true
 }
 
-// streamedNames is the most names a query of several terms reads in rank
-// order, checking each against the other terms, before it finds them
-// from the cards that hold every term instead: names that hold the other
-// terms are then rare among those the last term starts.
-const streamedNames = 256
-
 // wordsWithOthers returns the first names of the namespace with a word
-// that starts with last and that hold every one of others: the first of
-// those names, in rank order, that hold the others, or the names of the
-// cards a search of every term finds.
+// that starts with last and that hold every one of others. Two ways find
+// them, and a step of each is taken in turn until one is done: the last
+// term's names in rank order, each checked against the others (done once
+// limit of them hold the others, or none is left), and the cards that
+// hold every term, whose names are ranked (done once every such card is
+// read). Each way is cheap where the other is dear: names that hold the
+// others are common among the last term's, or the cards that hold every
+// term are few. A query costs about twice the cheaper of the two.
 func (db *DB) wordsWithOthers(r *reader, a *completer, others []term, last []byte) ([]uint32, error) {
 	stream, err := newNameStream(a, completeWord, last)
 	if err != nil {
 		return nil, err
 	}
+	cards, err := db.newCardNames(r, a, append(slices.Clone(others), term{text: last}), last)
+	if err != nil {
+		return nil, err
+	}
 	var n nameView
 	var found []uint32
-	for range streamedNames {
+	streamed := 0
+	for {
 		ord, ok, err := stream.next()
 		if err != nil || !ok {
 			return found, cmp.Or(err, r.groupTexts.damaged)
@@ -488,13 +492,37 @@ func (db *DB) wordsWithOthers(r *reader, a *completer, others []term, last []byt
 				return found, r.groupTexts.damaged
 			}
 		}
+		// A name checked costs about what reading a few cards does.
+		for streamed++; cards.work < cardsPerName*streamed; {
+			if done, err := cards.step(); err != nil || done {
+				return cards.best, err
+			}
+		}
 	}
-	return db.namesOfCards(r, a, append(slices.Clone(others), term{text: last}), last)
 }
 
-// namesOfCards returns the first names of the namespace of the cards a
-// search of terms finds whose name has a word that starts with last.
-func (db *DB) namesOfCards(r *reader, a *completer, terms []term, last []byte) ([]uint32, error) {
+// cardsPerName is how many cards the search of every term reads in the
+// time a name of the last term's is read and checked.
+const cardsPerName = 4
+
+// cardNames finds the names of the cards a search of every term finds
+// whose name has a word that starts with the last term, a card at a
+// time, and keeps the first of them.
+type cardNames struct {
+	db     *DB
+	r      *reader
+	a      *completer
+	merge  []*zoneWalk
+	check  func(*indexEntry) bool
+	starts wordStarts
+	folded map[string]bool // the folded names met
+	best   []uint32        // the first names found so far
+	work   int             // cards read, and names looked up
+	all    []uint32
+	n      nameView
+}
+
+func (db *DB) newCardNames(r *reader, a *completer, terms []term, last []byte) (*cardNames, error) {
 	for i := range terms {
 		terms[i].number = "\x00" // a name has no number
 	}
@@ -502,39 +530,61 @@ func (db *DB) namesOfCards(r *reader, a *completer, terms []term, last []byte) (
 	if err != nil {
 		return nil, err
 	}
-	var walks []*zoneWalk
+	c := &cardNames{db: db, r: r, a: a, folded: make(map[string]bool), starts: wordStarts{prefix: last, groups: &r.groupTexts}}
 	for z, zr := range db.zoneOrdinals {
 		if (a.ns == 0 || z == a.ns-1) && zr.lo < zr.hi {
-			walks = append(walks, &zoneWalk{driver: p.driver(&r.listCursors, db.denseList, false, len(terms) == 1), entries: indexBlocks{c: r.entryCursors[z]}, next: zr.lo, hi: zr.hi})
+			c.merge = append(c.merge, &zoneWalk{driver: p.driver(&r.listCursors, db.denseList, false, len(terms) == 1), entries: indexBlocks{c: r.entryCursors[z]}, next: zr.lo, hi: zr.hi})
 		}
 	}
-	folded := make(map[string]bool)
-	starts := wordStarts{prefix: last, groups: &r.groupTexts}
-	check := func(e *indexEntry) bool {
-		return e.matches(terms, &r.groupTexts) && starts.entry(e)
+	c.check = func(e *indexEntry) bool {
+		c.work++
+		return e.matches(terms, &r.groupTexts) && c.starts.entry(e)
 	}
-	err = merge(walks, check, func(e *indexEntry) (bool, error) {
-		folded[string(e.name[:e.folded])] = true
-		return true, nil
-	})
+	return c, nil
+}
+
+// step reads the next card, and the names of its folded name if they are
+// new; done is true once there is none left.
+func (c *cardNames) step() (done bool, err error) {
+	var next *zoneWalk
+	for _, w := range c.merge {
+		if err := w.advance(c.check); err != nil {
+			return false, err
+		}
+		if w.ready && next == nil {
+			next = w
+		}
+	}
+	if next == nil {
+		return true, cmp.Or(c.r.listCursors.damaged, c.r.groupTexts.damaged)
+	}
+	next.ready = false
+	f := next.entry.name[:next.entry.folded]
+	if c.folded[string(f)] {
+		return false, nil
+	}
+	c.folded[string(f)] = true
+	// The names of that folded form are among those of its run (a name's
+	// romanized form may be another's folded one); only those that would
+	// be among the first found so far are read.
+	run, err := findRun(c.a.c, completeForm, f)
+	if err == nil {
+		c.all, err = runOrdinals(c.all[:0], run, c.a.ns, -1)
+	}
 	if err != nil {
-		return nil, err
+		return false, damagef("autocomplete index damaged: run %q: %v; import the catalogue again", f, err)
 	}
-	var best, all []uint32
-	var n nameView
-	for f := range folded {
-		if _, err := a.run(completeForm, []byte(f), &all); err != nil {
-			return nil, err
+	for _, ord := range c.all {
+		if len(c.best) == c.a.limit && ord > c.best[len(c.best)-1] {
+			break
 		}
-		for _, ord := range all {
-			if err := a.name(ord, &n); err != nil {
-				return nil, err
-			}
-			if string(n.folded()) == f && starts.name(&n) {
-				best = mergeFirst(nil, best, []uint32{ord}, a.limit)
-			}
+		c.work++
+		if err := c.a.name(ord, &c.n); err != nil {
+			return false, err
 		}
-		all = all[:0]
+		if bytes.Equal(c.n.folded(), f) && c.starts.name(&c.n) {
+			c.best = mergeFirst(nil, c.best, []uint32{ord}, c.a.limit)
+		}
 	}
-	return best, cmp.Or(r.listCursors.damaged, r.groupTexts.damaged)
+	return false, nil
 }
