@@ -21,22 +21,10 @@ type nameCount struct {
 	Cards int    `json:"cards"`
 }
 
-// autocomplete answers GET /catalog/autocomplete?query, which must be 200
-// with only data.
+// autocomplete answers GET /catalog/autocomplete?query.
 func (f *fixture) autocomplete(t *testing.T, query string) []nameCount {
 	t.Helper()
-	r := f.get("/catalog/autocomplete?" + query)
-	r.wantStatus(t, http.StatusOK)
-	var envelope map[string]json.RawMessage
-	r.json(t, &envelope)
-	if len(envelope) != 1 || envelope["data"] == nil {
-		t.Fatalf("?%s: envelope %s, want only data", query, r.body)
-	}
-	var names []nameCount
-	if err := json.Unmarshal(envelope["data"], &names); err != nil {
-		t.Fatal(err)
-	}
-	return names
+	return onlyData[nameCount](t, f, "/catalog/autocomplete?"+query)
 }
 
 // realNameCounts counts the cards of each name in each zone of the real

@@ -27,18 +27,25 @@ type searchCard struct {
 
 func (f *fixture) search(t *testing.T, query string) []cardJSON {
 	t.Helper()
-	r := f.get("/catalog/search?" + query)
+	return onlyData[cardJSON](t, f, "/catalog/search?"+query)
+}
+
+// onlyData returns the data of a GET of target, which must be 200 with
+// data alone.
+func onlyData[T any](t *testing.T, f *fixture, target string) []T {
+	t.Helper()
+	r := f.get(target)
 	r.wantStatus(t, http.StatusOK)
-	var body struct {
-		Data []cardJSON `json:"data"`
-	}
-	r.json(t, &body)
 	var envelope map[string]json.RawMessage
 	r.json(t, &envelope)
-	if len(envelope) != 1 {
-		t.Fatalf("?%s: envelope has %d members, want only data", query, len(envelope))
+	if len(envelope) != 1 || envelope["data"] == nil {
+		t.Fatalf("%s: envelope %s, want only data", target, r.body)
 	}
-	return body.Data
+	var data []T
+	if err := json.Unmarshal(envelope["data"], &data); err != nil {
+		t.Fatal(err)
+	}
+	return data
 }
 
 // nameHolds reports whether the card's name, in lower case or romanized
