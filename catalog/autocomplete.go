@@ -52,7 +52,7 @@ func (db *DB) Autocomplete(q AutocompleteQuery) ([]NameCount, error) {
 	err := db.read(func(r *reader) error {
 		a := completer{c: r.completions, other: r.completionRecords, cards: indexBlocks{c: r.tx.Bucket(bucketNumbers).Cursor()}, ns: ns, limit: min(q.Limit, MaxAutocompleteLimit)}
 		whole := []byte(strings.Join(fields, " "))
-		equal, err := a.run(completeForm, whole, nil)
+		equal, err := a.run(completeForm, whole)
 		if err != nil {
 			return err
 		}
@@ -112,42 +112,32 @@ type completer struct {
 }
 
 // run returns the first names of the namespace in the run of kind+term,
-// its groups' included; with all, every name of the run.
-func (a *completer) run(kind byte, term []byte, all *[]uint32) ([]uint32, error) {
+// its groups' included.
+func (a *completer) run(kind byte, term []byte) ([]uint32, error) {
 	run, err := findRun(a.c, kind, term)
 	if run == nil || err != nil {
 		return nil, err
 	}
-	return a.readRun(term, run, all)
+	return a.readRun(term, run)
 }
 
 // readRun returns the first names of the namespace in run, the run of
-// term, its groups' included (or every name, into all).
-func (a *completer) readRun(term, run []byte, all *[]uint32) ([]uint32, error) {
+// term, its groups' included.
+func (a *completer) readRun(term, run []byte) ([]uint32, error) {
 	a.runs++
-	n := a.limit
-	if all != nil {
-		n = -1
-	}
-	first, err := runOrdinals(nil, run, a.ns, n)
+	first, err := runOrdinals(nil, run, a.ns, a.limit)
 	if err != nil {
 		return nil, damagef("autocomplete index damaged: run %q: %v; import the catalogue again", term, err)
 	}
 	err = a.eachGroupRun(term, run, func(g uint32, grun []byte) error {
-		names, err := runOrdinals(nil, grun, a.ns, n)
+		names, err := runOrdinals(nil, grun, a.ns, a.limit)
 		if err != nil {
 			return damagef("autocomplete index damaged: group %d: %v; import the catalogue again", g, err)
 		}
-		first = mergeFirst(nil, first, names, max(n, len(first)+len(names)))
+		first = mergeFirst(nil, first, names, a.limit)
 		return nil
 	})
-	if err != nil {
-		return nil, err
-	}
-	if all != nil {
-		*all = mergeFirst((*all)[:0:0], *all, first, len(*all)+len(first))
-	}
-	return first, nil
+	return first, err
 }
 
 // eachGroupRun calls fn with the run of each group of run, the run of
@@ -244,7 +234,7 @@ func (a *completer) prefix(kind byte, term []byte) ([]uint32, error) {
 	tc := termCursor{c: a.c, kind: kind}
 	err := tc.seek(term)
 	for ; err == nil && tc.ok && bytes.HasPrefix(tc.term, term); err = tc.next() {
-		first, err := a.readRun(tc.term, tc.run, nil)
+		first, err := a.readRun(tc.term, tc.run)
 		if err != nil {
 			return nil, err
 		}

@@ -17,37 +17,36 @@ import (
 type runBuilder struct {
 	seg    [runSegments][]byte
 	last   [runSegments]uint32
-	any    [runSegments]bool
 	top    [namespaces][]uint32
 	groups []uint32
-	runs   int // the runs a query of it reads: its own and its groups'
 }
 
 func (b *runBuilder) reset() {
 	for i := range b.seg {
-		b.seg[i], b.any[i] = b.seg[i][:0], false
+		b.seg[i] = b.seg[i][:0]
 	}
 	for i := range b.top {
 		b.top[i] = b.top[i][:0]
 	}
 	b.groups = b.groups[:0]
-	b.runs = 1
 }
+
+// runs is the runs a query of this one reads: its own and its groups'.
+func (b *runBuilder) runs() int { return 1 + len(b.groups) }
 
 // addGroup adds group id to the run.
 func (b *runBuilder) addGroup(id uint32) {
 	b.add(namespaces, id)
 	b.groups = append(b.groups, id)
-	b.runs++
 }
 
 func (b *runBuilder) add(seg int, id uint32) {
 	delta := id
-	if b.any[seg] {
+	if len(b.seg[seg]) > 0 {
 		delta = id - b.last[seg]
 	}
 	b.seg[seg] = binary.AppendUvarint(b.seg[seg], uint64(delta))
-	b.last[seg], b.any[seg] = id, true
+	b.last[seg] = id
 	if seg < namespaces && len(b.top[seg]) < MaxAutocompleteLimit {
 		b.top[seg] = append(b.top[seg], id)
 	}
@@ -287,7 +286,7 @@ func (w *Writer) writeRuns(keys *sorter, spans nameSpans, tops *sorter) error {
 				top = mergeTops(top, groupTops[id])
 			}
 		}
-		return prefixes.add(kind, term, b.runs, top)
+		return prefixes.add(kind, term, b.runs(), top)
 	}
 	err := keys.each(func(k, _ []byte) error {
 		if len(k) < 6 {
