@@ -115,8 +115,9 @@ const indexBlockSize = 16
 // dictionary of a fuzzy search's words (words.go); catalogd/8 adds the
 // lists of runs of short patterns (runs.go); catalogd/9 adds the index of
 // autocomplete (completions.go) and the folded name's length to each
-// search index entry.
-const formatVersion = "catalogd/9"
+// search index entry; catalogd/10 makes a list's bitmap blocks a little
+// shorter, two to a page (postings.go, bitmapSpan).
+const formatVersion = "catalogd/10"
 
 // Errors of the catalogue. Callers compare with errors.Is.
 var (

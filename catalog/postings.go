@@ -359,26 +359,35 @@ func (b *postingBuilder) each(fn func(key []byte, c *postingChunk) error) error 
 }
 
 // The blocks of a long list come in two forms, told by their first byte.
-// Where a list holds at least bitmapMin ordinals of an aligned window of
-// windowSize, the window is one bitmap: a walk ANDs it a word at a time and
-// a seek into it is a scan of bits, where deltas would be decoded one by
-// one. Elsewhere, blocks hold up to postingBlockSize ordinals as deltas.
+// Where a list holds at least bitmapMin ordinals of an aligned span of
+// bitmapSpan, the span is one bitmap: a walk ORs it into its window a word
+// at a time and a seek into it is a scan of bits, where deltas would be
+// decoded one by one. Elsewhere, blocks hold up to postingBlockSize
+// ordinals as deltas.
 const (
 	// blockDeltas + the first ordinal, then the others as deltas, all
 	// uvarints.
 	blockDeltas byte = 0
-	// blockBitmap + the window's first ordinal, 4 bytes big-endian, then
-	// a bit for each ordinal of the window, 64 to a little-endian word.
+	// blockBitmap + the span's first ordinal, 4 bytes big-endian, then
+	// a bit for each ordinal of the span, 64 to a little-endian word.
 	blockBitmap byte = 1
 )
 
-// bitmapMin is the fewest ordinals of a window stored as a bitmap: at this
+// bitmapSpan is the ordinals a bitmap block covers: 248 words of 64, so
+// that two blocks fit a page of bbolt's 4 KiB with their keys (up to 35
+// bytes; a gram's is at most 18) and headers. A bitmap of 16,384 bits
+// took a page to itself, half of it empty (bbolt puts at least two
+// values in a node, and two such made a node of two pages):
+// docs/BENCHMARKS.md, "Bitmaps two to a page".
+const bitmapSpan = 248 * 64
+
+// bitmapMin is the fewest ordinals of a span stored as a bitmap: at this
 // density the bitmap is at most four times the deltas it replaces, and
 // lists this dense are the ones a conjunction of common terms walks.
-const bitmapMin = windowSize / 32
+const bitmapMin = bitmapSpan / 32
 
 // bitmapBlockLen is the length of a bitmap block's value.
-const bitmapBlockLen = 1 + 4 + windowSize/8
+const bitmapBlockLen = 1 + 4 + bitmapSpan/8
 
 // listWriter cuts lists into blocks as their chunks come, in key order and
 // each list's chunks in ordinal order, and puts the blocks and each list's
@@ -389,7 +398,7 @@ type listWriter struct {
 	put    func(key, value []byte) error
 	key    []byte   // of the list being written
 	count  uint64   // its ordinals so far
-	window []uint32 // its ordinals in the current window, in no block yet
+	span   []uint32 // its ordinals in the current span, in no block yet
 	n      int      // ordinals in the block of deltas being filled
 	last   uint32   // of that block
 	block  []byte
@@ -424,46 +433,46 @@ func (lw *listWriter) chunk(key []byte, c *postingChunk) error {
 }
 
 func (lw *listWriter) add(ord uint32) error {
-	if len(lw.window) > 0 && ord/windowSize != lw.window[0]/windowSize {
-		if err := lw.endWindow(); err != nil {
+	if len(lw.span) > 0 && ord/bitmapSpan != lw.span[0]/bitmapSpan {
+		if err := lw.endSpan(); err != nil {
 			return err
 		}
 	}
-	lw.window = append(lw.window, ord)
+	lw.span = append(lw.span, ord)
 	lw.count++
 	return nil
 }
 
-// endWindow puts the ordinals of the window as a bitmap when they are
-// many, and adds them to the blocks of deltas when not.
-func (lw *listWriter) endWindow() error {
-	if len(lw.window) >= bitmapMin {
+// endSpan puts the ordinals of the span as a bitmap when they are many,
+// and adds them to the blocks of deltas when not.
+func (lw *listWriter) endSpan() error {
+	if len(lw.span) >= bitmapMin {
 		if lw.n > 0 {
 			if err := lw.flush(); err != nil {
 				return err
 			}
 		}
-		base := lw.window[0] / windowSize * windowSize
+		base := lw.span[0] / bitmapSpan * bitmapSpan
 		lw.block = append(lw.block[:0], blockBitmap)
 		lw.block = binary.BigEndian.AppendUint32(lw.block, base)
-		lw.block = append(lw.block, make([]byte, windowSize/8)...)
+		lw.block = append(lw.block, make([]byte, bitmapSpan/8)...)
 		words := lw.block[5:]
-		for _, ord := range lw.window {
+		for _, ord := range lw.span {
 			i := ord - base
 			words[i/8] |= 1 << (i % 8) // bit i%64 of little-endian word i/64
 		}
-		lw.last = lw.window[len(lw.window)-1]
+		lw.last = lw.span[len(lw.span)-1]
 		if err := lw.flush(); err != nil {
 			return err
 		}
 	} else {
-		for _, ord := range lw.window {
+		for _, ord := range lw.span {
 			if err := lw.addDelta(ord); err != nil {
 				return err
 			}
 		}
 	}
-	lw.window = lw.window[:0]
+	lw.span = lw.span[:0]
 	return nil
 }
 
@@ -501,7 +510,7 @@ func (lw *listWriter) end() error {
 	if lw.count == 0 {
 		return nil
 	}
-	if err := lw.endWindow(); err != nil {
+	if err := lw.endSpan(); err != nil {
 		return err
 	}
 	lw.value = binary.AppendUvarint(lw.value[:0], lw.count)

@@ -167,7 +167,7 @@ func (l *storedList) fill(lo, n uint32, window *bitWindow, _ *spareWindows) bool
 			// Every word of the bitmap within the window, whole: the
 			// window and the bitmap both start at a multiple of 64, and
 			// bits below ord are of ordinals no walk asks for again.
-			start, end := uint64(max(l.base, lo)), min(uint64(l.base)+windowSize, uint64(lo)+uint64(n))
+			start, end := uint64(max(l.base, lo)), min(uint64(l.base)+bitmapSpan, uint64(lo)+uint64(n))
 			dst := window[(start-uint64(lo))/64 : (end-uint64(lo))/64]
 			src := l.data[(start-uint64(l.base))/8:]
 			src = src[:8*len(dst)]
@@ -252,14 +252,14 @@ func (l *storedList) damage(what string) {
 	}
 }
 
-// nextBit returns the first ordinal at or above from that the bitmap of
-// the window starting at base holds.
+// nextBit returns the first ordinal at or above from that the bitmap
+// block starting at base holds.
 func nextBit(words []byte, base, from uint32) (uint32, bool) {
 	i := uint32(0)
 	if from > base {
 		i = from - base
 	}
-	for i < windowSize {
+	for i < bitmapSpan {
 		if w := binary.LittleEndian.Uint64(words[i/64*8:]) >> (i % 64); w != 0 {
 			return base + i + uint32(bits.TrailingZeros64(w)), true
 		}
