@@ -125,12 +125,12 @@ func (a *completer) run(kind byte, term []byte) ([]uint32, error) {
 // term, its groups' included.
 func (a *completer) readRun(term, run []byte) ([]uint32, error) {
 	a.runs++
-	first, err := runOrdinals(nil, run, a.ns, a.limit)
+	first, err := firstNames(nil, run, a.ns, a.limit)
 	if err != nil {
 		return nil, damagef("autocomplete index damaged: run %q: %v; import the catalogue again", term, err)
 	}
 	err = a.eachGroupRun(term, run, func(g uint32, grun []byte) error {
-		names, err := runOrdinals(nil, grun, a.ns, a.limit)
+		names, err := firstNames(nil, grun, a.ns, a.limit)
 		if err != nil {
 			return damagef("autocomplete index damaged: group %d: %v; import the catalogue again", g, err)
 		}
@@ -143,7 +143,7 @@ func (a *completer) readRun(term, run []byte) ([]uint32, error) {
 // eachGroupRun calls fn with the run of each group of run, the run of
 // term.
 func (a *completer) eachGroupRun(term, run []byte, fn func(g uint32, grun []byte) error) error {
-	groups, err := runOrdinals(nil, run, namespaces, -1)
+	groups, err := segmentOrdinals(nil, run, runGroups, -1)
 	if err != nil {
 		return damagef("autocomplete index damaged: run %q: %v; import the catalogue again", term, err)
 	}
@@ -223,7 +223,7 @@ func findRun(c *bolt.Cursor, kind byte, term []byte) ([]byte, error) {
 func (a *completer) prefix(kind byte, term []byte) ([]uint32, error) {
 	a.key = append(append(append(a.key[:0], completeTop, kind), term...), 0)
 	if k, v := a.c.Seek(a.key); bytes.Equal(k, a.key) {
-		top, err := runOrdinals(nil, v, a.ns, a.limit)
+		top, err := segmentOrdinals(nil, v, a.ns, a.limit)
 		if err != nil {
 			return nil, damagef("autocomplete index damaged: %q: %v; import the catalogue again", k, err)
 		}
@@ -246,10 +246,12 @@ func (a *completer) prefix(kind byte, term []byte) ([]uint32, error) {
 	return best, err
 }
 
-// runOrdinals appends the ordinals of segment seg of run, at most n of
-// them (all when n < 0). A nil run has none.
-func runOrdinals(dst []uint32, run []byte, seg, n int) ([]uint32, error) {
-	s, err := runSegment(run, seg)
+// segmentOrdinals appends the ordinals of segment seg of v, at most n of
+// them (all when n < 0), where they are plain gaps: the groups of a run,
+// or the first names of a namespace stored for a prefix. A nil v has
+// none.
+func segmentOrdinals(dst []uint32, v []byte, seg, n int) ([]uint32, error) {
+	s, err := runSegment(v, seg)
 	if err != nil {
 		return dst, err
 	}
@@ -343,14 +345,7 @@ func (n *nameView) folded() []byte { return n.entries[0].name[:n.entries[0].fold
 
 // name reads name ord into n.
 func (a *completer) name(ord uint32, n *nameView) error {
-	in, inZone, err := a.record(ord, &n.record)
-	if err == nil && inZone {
-		_, inZone, err = a.record(in, &n.record)
-		if err == nil && inZone {
-			err = errBadEntry
-		}
-	}
-	if err != nil {
+	if err := a.record(ord, &n.record); err != nil {
 		return damagef("autocomplete index damaged: name %d: %v; import the catalogue again", ord, err)
 	}
 	n.entries = n.entries[:0]
@@ -371,18 +366,18 @@ func (a *completer) name(ord uint32, n *nameView) error {
 	return nil
 }
 
-// record decodes the record of name ord into n.
-func (a *completer) record(ord uint32, n *nameRecord) (in uint32, inZone bool, err error) {
+// record decodes the record of the name placed at ord into n.
+func (a *completer) record(ord uint32, n *nameRecord) error {
 	var key [5]byte
 	key[0] = completeNames
 	binary.BigEndian.PutUint32(key[1:], ord/nameBlockSize)
 	k, v := a.other.Seek(key[:])
 	if !bytes.Equal(k, key[:]) {
-		return 0, false, errBadEntry
+		return errBadEntry
 	}
 	b, err := readIndexBlock(v)
 	if err != nil || int(ord%nameBlockSize) >= b.len() {
-		return 0, false, errBadEntry
+		return errBadEntry
 	}
 	return decodeNameRecord(n, b.entry(int(ord%nameBlockSize)))
 }
@@ -434,18 +429,19 @@ func (ws *wordStarts) name(n *nameView) bool {
 	return slices.ContainsFunc(n.entries, func(e indexEntry) bool { return ws.entry(&e) })
 }
 
-// holds reports whether every term is a substring of one of the name's
-// search texts or of its groups' texts: a name has no number.
-func (n *nameView) holds(terms []term, groups *groupTexts) bool {
-	for i := range terms {
-		t := terms[i].text
-		if !slices.ContainsFunc(n.entries, func(e indexEntry) bool {
-			return bytes.Contains(e.name, t) || groups.anyHolds(e.groups, t)
-		}) {
-			return false
+// holds reports whether one of the name's cards holds every term, as a
+// substring of its search text or of its groups' texts (a name has no
+// number), and a word that starts with the prefix of starts: its entries
+// are a card of each romanization its cards in the namespace take.
+func (n *nameView) holds(terms []term, starts *wordStarts) bool {
+	return slices.ContainsFunc(n.entries, func(e indexEntry) bool {
+		for i := range terms {
+			if t := terms[i].text; !bytes.Contains(e.name, t) && !starts.groups.anyHolds(e.groups, t) {
+				return false
+			}
 		}
-	}
-	return true
+		return starts.entry(&e)
+	})
 }
 
 // wordsWithOthers returns the first names of the namespace with a word
@@ -468,6 +464,7 @@ func (db *DB) wordsWithOthers(r *reader, a *completer, others []term, last []byt
 	}
 	var n nameView
 	var found []uint32
+	starts := wordStarts{prefix: last, groups: &r.groupTexts}
 	streamed := 0
 	for {
 		ord, ok, err := stream.next()
@@ -477,7 +474,7 @@ func (db *DB) wordsWithOthers(r *reader, a *completer, others []term, last []byt
 		if err := a.name(ord, &n); err != nil {
 			return nil, err
 		}
-		if n.holds(others, &r.groupTexts) {
+		if n.holds(others, &starts) {
 			if found = append(found, ord); len(found) == a.limit {
 				return found, r.groupTexts.damaged
 			}
@@ -559,7 +556,7 @@ func (c *cardNames) step() (done bool, err error) {
 	// be among the first found so far are read.
 	run, err := findRun(c.a.c, completeForm, f)
 	if err == nil {
-		c.all, err = runOrdinals(c.all[:0], run, c.a.ns, -1)
+		c.all, err = firstNames(c.all[:0], run, c.a.ns, -1)
 	}
 	if err != nil {
 		return false, damagef("autocomplete index damaged: run %q: %v; import the catalogue again", f, err)

@@ -1,25 +1,46 @@
 package catalog
 
 import (
+	"bytes"
 	"cmp"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
+
+	bolt "go.etcd.io/bbolt"
 )
 
 // scanName is a distinct name as the scan of autocomplete sees it.
 type scanName struct {
 	printed, folded string
 	cards           [3]uint64
-	forms           []string // its own: folded, romanized
-	groupForms      []string // of its groups: their names folded, romanized
+	romanized       [3][]string // in each zone, its cards' romanized forms ("" for none)
+	groupForms      []string    // of its groups: their names folded, romanized
 }
 
-// scanNames returns the distinct names of cards with their forms and the
-// forms of their groups (those one of whose names stands in the folded
-// name as whole words).
+// cardForms returns the forms of each of the name's cards in the zones:
+// the folded name, its romanized form in the card's language, the forms
+// of its groups. Cards of one language are alike.
+func (n *scanName) cardForms(zones []int) [][]string {
+	var out [][]string
+	for _, z := range zones {
+		for _, r := range n.romanized[z] {
+			forms := []string{n.folded}
+			if r != "" {
+				forms = append(forms, r)
+			}
+			out = append(out, append(forms, n.groupForms...))
+		}
+	}
+	return out
+}
+
+// scanNames returns the distinct names of cards with their romanized
+// forms in each zone and the forms of their groups (those one of whose
+// names stands in the folded name as whole words).
 func scanNames(cards []Card, groups [][]string) []scanName {
 	byName := map[string]*scanName{}
 	var out []*scanName
@@ -27,7 +48,7 @@ func scanNames(cards []Card, groups [][]string) []scanName {
 		n, ok := byName[c.Name]
 		if !ok {
 			f := Fold(c.Name)
-			n = &scanName{printed: c.Name, folded: f, forms: []string{f}}
+			n = &scanName{printed: c.Name, folded: f}
 			for g := range groups {
 				folded := make([]string, 0, len(groups[g]))
 				for _, name := range groups[g] {
@@ -45,9 +66,10 @@ func scanNames(cards []Card, groups [][]string) []scanName {
 			byName[c.Name] = n
 			out = append(out, n)
 		}
-		n.cards[ZoneIndex(c.Zone)]++
-		if r := Romanize(n.folded, c.Language); r != "" && !slices.Contains(n.forms, r) {
-			n.forms = append(n.forms, r)
+		z := ZoneIndex(c.Zone)
+		n.cards[z]++
+		if r := Romanize(n.folded, c.Language); !slices.Contains(n.romanized[z], r) {
+			n.romanized[z] = append(n.romanized[z], r)
 		}
 	}
 	names := make([]scanName, len(out))
@@ -58,7 +80,8 @@ func scanNames(cards []Card, groups [][]string) []scanName {
 }
 
 // scanAutocomplete is what Autocomplete must answer, by a plain scan of
-// every name.
+// every name: a name ranks by the best of its cards in the zone asked (or
+// in every zone), each card by its own forms.
 func scanAutocomplete(names []scanName, q AutocompleteQuery) []NameCount {
 	fields := Terms(q.Q)
 	if len(fields) == 0 {
@@ -70,35 +93,20 @@ func scanAutocomplete(names []scanName, q AutocompleteQuery) []NameCount {
 		count uint64
 		name  *scanName
 	}
+	zones := []int{0, 1, 2}
+	if q.Zone != "" {
+		zones = []int{ZoneIndex(q.Zone)}
+	}
 	var found []ranked
 	for i := range names {
 		n := &names[i]
-		count := n.cards[0] + n.cards[1] + n.cards[2]
-		if q.Zone != "" {
-			count = n.cards[ZoneIndex(q.Zone)]
+		var count uint64
+		for _, z := range zones {
+			count += n.cards[z]
 		}
-		if count == 0 {
-			continue
-		}
-		all := append(slices.Clone(n.forms), n.groupForms...)
 		tier := 3
-		switch {
-		case slices.Contains(all, whole):
-			tier = 0
-		case slices.ContainsFunc(all, func(f string) bool { return strings.HasPrefix(f, whole) }):
-			tier = 1
-		default:
-			holds := !slices.ContainsFunc(others, func(t string) bool {
-				return !slices.ContainsFunc(all, func(f string) bool { return strings.Contains(f, t) })
-			})
-			word := slices.ContainsFunc(all, func(f string) bool {
-				starts := false
-				eachWord([]byte(f), func(w []byte) { starts = starts || strings.HasPrefix(string(w), last) })
-				return starts
-			})
-			if holds && word {
-				tier = 2
-			}
+		for _, all := range n.cardForms(zones) {
+			tier = min(tier, scanTier(all, whole, last, others))
 		}
 		if tier < 3 {
 			found = append(found, ranked{tier, count, n})
@@ -115,12 +123,39 @@ func scanAutocomplete(names []scanName, q AutocompleteQuery) []NameCount {
 	return out
 }
 
+// scanTier returns the tier of a card of forms all for a query: 0 when a
+// form is the whole query, 1 when one starts with it, 2 when every other
+// term is in a form and a word of one starts with the last, 3 when none.
+func scanTier(all []string, whole, last string, others []string) int {
+	switch {
+	case slices.Contains(all, whole):
+		return 0
+	case slices.ContainsFunc(all, func(f string) bool { return strings.HasPrefix(f, whole) }):
+		return 1
+	}
+	holds := !slices.ContainsFunc(others, func(t string) bool {
+		return !slices.ContainsFunc(all, func(f string) bool { return strings.Contains(f, t) })
+	})
+	word := slices.ContainsFunc(all, func(f string) bool {
+		starts := false
+		eachWord([]byte(f), func(w []byte) { starts = starts || strings.HasPrefix(string(w), last) })
+		return starts
+	})
+	if holds && word {
+		return 2
+	}
+	return 3
+}
+
 // autocompleteQuery returns what a person may type: the start of a name,
 // of a word of it, of its romanized form or of a name of its groups,
 // after now and then a few other terms from the names or from nowhere.
 func autocompleteQuery(rng *rand.Rand, names []scanName) string {
 	n := &names[rng.IntN(len(names))]
-	all := append(slices.Clone(n.forms), n.groupForms...)
+	var all []string
+	for _, forms := range n.cardForms([]int{0, 1, 2}) {
+		all = append(all, forms...)
+	}
 	form := []rune(all[rng.IntN(len(all))])
 	var words []string
 	eachWord([]byte(string(form)), func(w []byte) { words = append(words, string(w)) })
@@ -142,7 +177,7 @@ func autocompleteQuery(rng *rand.Rand, names []scanName) string {
 		if rng.IntN(2) == 0 {
 			other = n
 		}
-		o := []rune(other.forms[0])
+		o := []rune(other.folded)
 		i := rng.IntN(len(o))
 		q = string(o[i:i+1+rng.IntN(min(4, len(o)-i))]) + " " + q
 	}
@@ -214,5 +249,91 @@ func TestAutocompleteOfOddQueries(t *testing.T) {
 	}
 	if _, err := db.Autocomplete(AutocompleteQuery{Q: "pika", Zone: "mars", Limit: 5}); err == nil {
 		t.Error("zone mars: no error")
+	}
+}
+
+// TestAutocompleteOfADamagedIndex: values of the completions bucket
+// damaged in several ways, kind by kind, make queries of one and of
+// several terms, in every zone and in each, fail as a damaged catalogue
+// (some of them must) or answer; none panics.
+func TestAutocompleteOfADamagedIndex(t *testing.T) {
+	c := oracleCatalogues(t, 2000)[2]
+	names := scanNames(c.cards, c.groups)
+	rng := rand.New(rand.NewPCG(5, 6))
+	var queries []string
+	for range 60 {
+		queries = append(queries, autocompleteQuery(rng, names))
+	}
+	for _, kind := range []byte{completeNames, completeGroup, completeForm, completeTop, completeWord} {
+		for _, damage := range []struct {
+			name string
+			fn   func(v []byte) []byte
+		}{
+			{"cut", func(v []byte) []byte { return v[:len(v)/2] }},
+			{"overlong numbers", func(v []byte) []byte { return bytes.Repeat([]byte{0xff}, len(v)) }},
+			{"bytes flipped", func(v []byte) []byte {
+				v = slices.Clone(v)
+				for i := range v {
+					if rng.IntN(8) == 0 {
+						v[i] ^= byte(1 + rng.IntN(255))
+					}
+				}
+				return v
+			}},
+		} {
+			t.Run(fmt.Sprintf("%c/%s", kind, damage.name), func(t *testing.T) {
+				path := writeCatalogue(t, c.sets, c.cards, func(w *Writer) {
+					for _, g := range c.groups {
+						if err := w.AddNames(g); err != nil {
+							t.Fatal(err)
+						}
+					}
+				})
+				bdb, err := bolt.Open(path, 0o600, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				damaged := 0
+				err = bdb.Update(func(tx *bolt.Tx) error {
+					b := tx.Bucket(bucketCompletions)
+					var keys [][]byte
+					b.ForEach(func(k, _ []byte) error {
+						if k[0] == kind {
+							keys = append(keys, slices.Clone(k))
+						}
+						return nil
+					})
+					for _, k := range keys {
+						damaged++
+						if err := b.Put(k, damage.fn(b.Get(k))); err != nil {
+							return err
+						}
+					}
+					return nil
+				})
+				if cerr := bdb.Close(); err == nil {
+					err = cerr
+				}
+				if err != nil || damaged == 0 {
+					t.Fatalf("%d values damaged: %v", damaged, err)
+				}
+				db := openCatalogue(t, path)
+				failed := 0
+				for _, q := range queries {
+					for _, zone := range append([]string{""}, Zones()...) {
+						_, err := db.Autocomplete(AutocompleteQuery{Q: q, Zone: zone, Limit: 1 + rng.IntN(MaxAutocompleteLimit)})
+						if err != nil && !errors.Is(err, ErrDamaged) {
+							t.Fatalf("%q in %q: %v, want it called damaged", q, zone, err)
+						}
+						if err != nil {
+							failed++
+						}
+					}
+				}
+				if failed == 0 {
+					t.Errorf("no query of %d read the damage", len(queries)*4)
+				}
+			})
+		}
 	}
 }

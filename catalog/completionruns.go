@@ -19,9 +19,11 @@ type runBuilder struct {
 	last   [runSegments]uint32
 	top    [namespaces][]uint32
 	groups []uint32
+	places int
 }
 
 func (b *runBuilder) reset() {
+	b.places = 0
 	for i := range b.seg {
 		b.seg[i] = b.seg[i][:0]
 	}
@@ -36,26 +38,71 @@ func (b *runBuilder) runs() int { return 1 + len(b.groups) }
 
 // addGroup adds group id to the run.
 func (b *runBuilder) addGroup(id uint32) {
-	b.add(namespaces, id)
+	b.append(runGroups, id, 0)
 	b.groups = append(b.groups, id)
 }
 
-func (b *runBuilder) add(seg int, id uint32) {
+// addName adds the name placed at ord, whose place is told by place (see
+// zoneOnly): to the segment of its kind, and to the first names of each
+// namespace it is in.
+func (b *runBuilder) addName(ord uint32, place byte) {
+	b.places++
+	zone := place &^ zoneOnly
+	if place&zoneOnly != 0 {
+		b.append(runZoneOnly, ord, zone)
+	} else {
+		b.append(runShared, ord, zone)
+		b.addTop(0, ord)
+	}
+	if zone != 0 {
+		b.addTop(int(zone), ord)
+	}
+}
+
+func (b *runBuilder) addTop(ns int, ord uint32) {
+	if len(b.top[ns]) < MaxAutocompleteLimit {
+		b.top[ns] = append(b.top[ns], ord)
+	}
+}
+
+// append adds id to segment seg: a name's gap and zone (runNames), a
+// group's gap alone.
+func (b *runBuilder) append(seg int, id uint32, zone byte) {
 	delta := id
 	if len(b.seg[seg]) > 0 {
 		delta = id - b.last[seg]
 	}
-	b.seg[seg] = binary.AppendUvarint(b.seg[seg], uint64(delta))
+	v := uint64(delta)
+	if seg != runGroups {
+		v = v<<2 | uint64(zone)
+	}
+	b.seg[seg] = binary.AppendUvarint(b.seg[seg], v)
 	b.last[seg] = id
-	if seg < namespaces && len(b.top[seg]) < MaxAutocompleteLimit {
-		b.top[seg] = append(b.top[seg], id)
+}
+
+// zoneTopsAfter is the most places a run holds without the first names
+// of each zone stored apart: a query of a zone reads the run past other
+// zones' places up to its first names there, so no more than this many.
+const zoneTopsAfter = 2 * MaxAutocompleteLimit
+
+// end stores the first names of each zone of a run of more than
+// zoneTopsAfter places: for each zone, their count, then their ordinals,
+// the first and then the gaps.
+func (b *runBuilder) end() {
+	if b.places <= zoneTopsAfter {
+		return
+	}
+	for ns := 1; ns < namespaces; ns++ {
+		b.seg[runZoneTops] = binary.AppendUvarint(b.seg[runZoneTops], uint64(len(b.top[ns])))
+		b.seg[runZoneTops] = appendOrdinals(b.seg[runZoneTops], b.top[ns])
 	}
 }
 
 // appendRun appends a run: a byte whose bit i tells whether segment i
-// has ordinals (most runs are of one name, in two namespaces), then each
-// such segment, uvarint-length-prefixed.
-func appendRun(dst []byte, segs *[runSegments][]byte) []byte {
+// has entries, then each such segment, uvarint-length-prefixed. The first
+// names stored for a prefix are written so too, a segment for each
+// namespace.
+func appendRun[S ~[]byte](dst []byte, segs []S) []byte {
 	var mask byte
 	for i, s := range segs {
 		if len(s) > 0 {
@@ -176,7 +223,7 @@ type prefixTops struct {
 	tops  *sorter
 	key   []byte
 	value []byte
-	segs  [runSegments][]byte
+	segs  [namespaces][]byte
 }
 
 // add takes the run of term, of kind, holding runs runs and top.
@@ -218,7 +265,7 @@ func (p *prefixTops) closeTo(end int) error {
 			for ns := range namespaces {
 				p.segs[ns] = appendOrdinals(p.segs[ns][:0], node.top[ns])
 			}
-			p.value = appendRun(p.value[:0], &p.segs)
+			p.value = appendRun(p.value[:0], p.segs[:])
 			if err := p.tops.add(p.key, p.value); err != nil {
 				return err
 			}
@@ -248,9 +295,10 @@ func appendOrdinals(dst []byte, ords []uint32) []byte {
 }
 
 // writeRuns writes the run of every group, form and word from their
-// sorted entries, and adds to tops the first names of the prefixes of forms and
+// sorted entries (addRunKey), in which an ordinal from names on is a
+// group's, and adds to tops the first names of the prefixes of forms and
 // words that start many runs.
-func (w *Writer) writeRuns(keys *sorter, spans nameSpans, tops *sorter) error {
+func (w *Writer) writeRuns(keys *sorter, names uint32, tops *sorter) error {
 	groupTops := make([]*topNames, len(w.groups.texts))
 	prefixes := &prefixTops{tops: tops}
 	var b runBuilder
@@ -264,7 +312,8 @@ func (w *Writer) writeRuns(keys *sorter, spans nameSpans, tops *sorter) error {
 		if kind != completeGroup {
 			term = term[:len(term)-1]
 		}
-		value = appendRun(value[:0], &b.seg)
+		b.end()
+		value = appendRun(value[:0], b.seg[:])
 		if err := blocks.add(kind, term, value); err != nil {
 			return err
 		}
@@ -289,10 +338,10 @@ func (w *Writer) writeRuns(keys *sorter, spans nameSpans, tops *sorter) error {
 		return prefixes.add(kind, term, b.runs(), top)
 	}
 	err := keys.each(func(k, _ []byte) error {
-		if len(k) < 6 {
+		if len(k) < 7 {
 			return errBadEntry
 		}
-		key, ord := k[:len(k)-4], binary.BigEndian.Uint32(k[len(k)-4:])
+		key, ord, place := k[:len(k)-5], binary.BigEndian.Uint32(k[len(k)-5:]), k[len(k)-1]
 		if !bytes.Equal(key, runKey) {
 			if err := end(); err != nil {
 				return err
@@ -300,10 +349,10 @@ func (w *Writer) writeRuns(keys *sorter, spans nameSpans, tops *sorter) error {
 			runKey = append(runKey[:0], key...)
 			b.reset()
 		}
-		if ord >= spans.end() {
-			b.addGroup(ord - spans.end())
+		if ord >= names {
+			b.addGroup(ord - names)
 		} else {
-			b.add(spans.namespaceOf(ord), ord)
+			b.addName(ord, place)
 		}
 		return nil
 	})

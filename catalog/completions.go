@@ -2,6 +2,7 @@ package catalog
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/binary"
 	"fmt"
 	"math"
@@ -13,10 +14,13 @@ import (
 // completions bucket. The import counts the cards of every distinct name
 // as printed and ranks the names in each of four namespaces (every zone,
 // then each zone alone): more cards first, then the folded name, then the
-// name as printed. A name's
-// ordinal is its place in that order, each namespace one range of them,
-// so a list of names in ordinal order is in rank order and its first
-// names in a namespace are the best there.
+// name as printed. The four rankings share one order of places: a name
+// printed in one zone has one place, in every zone's ranking and in its
+// zone's at once, for it has as many cards in both; a name printed in
+// several zones has a place in every zone's ranking and one in each of
+// its zones'. A place's ordinal is its rank in that order, so the places
+// of a namespace, in ordinal order, are its names in rank order, and the
+// first of them are the best there.
 //
 // Every form (a folded name, a romanized form, a name of a group) and every
 // word of one has a run: the names that have it, in ordinal order, and
@@ -30,7 +34,6 @@ const (
 	completeGroup byte = 'a' // + 4-byte group index -> the run of the group's names
 	completeForm  byte = 'f' // + a form + 0 -> the run of that form
 	completeTop   byte = 'h' // + 'f' or 'w' + a prefix + 0 -> the first names that start so
-	completeSpans byte = 's' // -> where each namespace's ordinals start, and where the last ends
 	completeWord  byte = 'w' // + a word + 0 -> the run of that word
 )
 
@@ -38,9 +41,25 @@ const (
 // (namespace 0), then each zone alone (1 + its ZoneIndex).
 const namespaces = 1 + 3
 
-// runSegments is the segments of a run: the names of each namespace, then
-// the groups.
-const runSegments = namespaces + 1
+// A place of a name is told by a byte: its zone, 1 + ZoneIndex, or 0 for
+// a place in every zone's ranking alone; with zoneOnly for a place in its
+// zone's ranking alone. A name printed in one zone has one place, its
+// zone's without zoneOnly, which is in every zone's ranking too; a name
+// printed in several has a place 0 and one in each of its zones, with
+// zoneOnly.
+const zoneOnly byte = 4
+
+// The segments of a run: the places in every zone's ranking (each a name
+// printed in one zone or the every-zone place of a name printed in
+// several), the zone-only places, the groups, and for a run of many
+// places the first names of each zone (runBuilder.end).
+const (
+	runShared = iota
+	runZoneOnly
+	runGroups
+	runZoneTops
+	runSegments
+)
 
 // MaxAutocompleteLimit is the most names one autocomplete answers.
 const MaxAutocompleteLimit = 20
@@ -74,21 +93,26 @@ func appendCardNameKey(dst, name []byte, zone, class byte) []byte {
 	return append(dst, zone, class)
 }
 
-// nameRecord is a distinct name as the completions bucket holds it: its
-// cards in each zone, and the ordinal of a card that bears it for each
-// romanization its cards take (almost always one), whose index entry
-// holds its search text and groups, and whose record its name as printed.
+// appendCardNameValue appends what the sort of card names holds of the
+// card at ord besides its key: the ordinal, the groups of its name, its
+// search text and where its folded name ends there.
+func appendCardNameValue(dst []byte, ord uint32, e *indexEntry) []byte {
+	dst = binary.BigEndian.AppendUint32(dst, ord)
+	dst = binary.AppendUvarint(dst, uint64(len(e.groups)))
+	dst = append(dst, e.groups...)
+	dst = binary.AppendUvarint(dst, uint64(e.folded))
+	return append(dst, e.name...)
+}
+
+// nameRecord is a distinct name as the completions bucket holds it, at
+// each of its places: its cards in each zone, and the ordinal of a card
+// that bears it for each romanization its cards take (almost always one),
+// whose index entry holds its search text and groups, and whose record
+// its name as printed.
 type nameRecord struct {
 	cards [3]uint64
 	ords  []uint32
 }
-
-// Name records of the completions bucket: a name's own, or, in the range
-// of a zone, its ordinal in every zone's range, where its record is.
-const (
-	recordOfName byte = 1
-	recordInZone byte = 0
-)
 
 func (n *nameRecord) count(ns int) uint64 {
 	if ns == 0 {
@@ -98,7 +122,6 @@ func (n *nameRecord) count(ns int) uint64 {
 }
 
 func (n *nameRecord) append(dst []byte) []byte {
-	dst = append(dst, recordOfName)
 	for _, c := range n.cards {
 		dst = binary.AppendUvarint(dst, c)
 	}
@@ -108,24 +131,12 @@ func (n *nameRecord) append(dst []byte) []byte {
 	return dst
 }
 
-// decodeNameRecord decodes the record of a name into n; for a name in a
-// zone's range, it returns the name's ordinal in every zone's range.
-func decodeNameRecord(n *nameRecord, v []byte) (in uint32, inZone bool, err error) {
-	if len(v) == 0 {
-		return 0, false, errBadEntry
-	}
-	kind, v := v[0], v[1:]
-	if kind == recordInZone {
-		o, w := binary.Uvarint(v)
-		if w <= 0 || w != len(v) || o > math.MaxUint32 {
-			return 0, false, errBadEntry
-		}
-		return uint32(o), true, nil
-	}
+// decodeNameRecord decodes the record of a name into n.
+func decodeNameRecord(n *nameRecord, v []byte) error {
 	for i := range n.cards {
 		c, w := binary.Uvarint(v)
 		if w <= 0 {
-			return 0, false, errBadEntry
+			return errBadEntry
 		}
 		n.cards[i], v = c, v[w:]
 	}
@@ -133,27 +144,30 @@ func decodeNameRecord(n *nameRecord, v []byte) (in uint32, inZone bool, err erro
 	for len(v) > 0 {
 		o, w := binary.Uvarint(v)
 		if w <= 0 || o > math.MaxUint32 {
-			return 0, false, errBadEntry
+			return errBadEntry
 		}
 		n.ords, v = append(n.ords, uint32(o)), v[w:]
 	}
-	if kind != recordOfName || len(n.ords) == 0 {
-		return 0, false, errBadEntry
+	if len(n.ords) == 0 {
+		return errBadEntry
 	}
-	return 0, false, nil
+	return nil
 }
 
-// pendingName is a name while the import ranks it: its record, and what
-// its runs are made of, its forms and groups.
+// pendingName is a place of a name while the import ranks it: the place,
+// the name's record there, and what its runs are made of, its forms and
+// groups.
 type pendingName struct {
 	nameRecord
+	place  byte
 	forms  [][]byte
 	groups []byte // uvarint group indexes
 }
 
-// appendPending appends what the sorts of ranked names hold of a name: its
-// record (or its ordinal in every zone's range), its groups, its forms.
+// appendPending appends what the sort of ranked names holds of a place of
+// a name: the place, the name's record, its groups, its forms.
 func appendPending(dst, record []byte, n *pendingName) []byte {
+	dst = append(dst, n.place)
 	dst = binary.AppendUvarint(dst, uint64(len(record)))
 	dst = append(dst, record...)
 	dst = binary.AppendUvarint(dst, uint64(len(n.groups)))
@@ -167,7 +181,11 @@ func appendPending(dst, record []byte, n *pendingName) []byte {
 
 func decodePending(n *pendingName, v []byte) (record []byte, err error) {
 	var ok bool
-	if record, v, ok = lengthPrefixed(v); !ok {
+	if len(v) == 0 || v[0]&^zoneOnly > namespaces-1 {
+		return nil, errBadEntry
+	}
+	n.place = v[0]
+	if record, v, ok = lengthPrefixed(v[1:]); !ok {
 		return nil, errBadEntry
 	}
 	if n.groups, v, ok = lengthPrefixed(v); !ok {
@@ -187,13 +205,30 @@ func decodePending(n *pendingName, v []byte) (record []byte, err error) {
 	return record, nil
 }
 
-// rankKey appends the key that ranks a name in namespace ns: more cards
-// first, then the folded name, then the name as printed.
-func rankKey(dst []byte, ns int, cards uint64, folded, printed []byte) []byte {
-	dst = append(dst, byte(ns))
+// rankKey appends the key that ranks a place of a name with cards cards:
+// more cards first, then the folded name, then the name as printed, each
+// written so that it ends before any longer one it starts, then the
+// place, which sets apart the places of a name that rank alike.
+func rankKey(dst []byte, cards uint64, folded, printed []byte, place byte) []byte {
 	dst = binary.BigEndian.AppendUint32(dst, uint32(math.MaxUint32-min(cards, math.MaxUint32)))
-	dst = append(append(dst, folded...), 0)
-	return append(dst, printed...)
+	dst = appendOrdered(dst, folded)
+	dst = appendOrdered(dst, printed)
+	return append(dst, place)
+}
+
+// appendOrdered appends b so that the bytes appended compare as b does
+// and end before those of any longer b it starts: each zero byte as 0,
+// 0xff, then 0, 0.
+func appendOrdered(dst, b []byte) []byte {
+	for {
+		i := bytes.IndexByte(b, 0)
+		if i < 0 {
+			break
+		}
+		dst = append(append(dst, b[:i]...), 0, 0xff)
+		b = b[i+1:]
+	}
+	return append(append(dst, b...), 0, 0)
 }
 
 // writeCompletions writes the completions bucket from the sort of the
@@ -209,76 +244,160 @@ func (w *Writer) writeCompletions() error {
 	keys := newSorter(dir, w.runSortMemory)
 	keys.runs.fanIn = w.mergeFanIn
 	defer keys.close()
-	spans, err := w.writeNames(ranked, keys)
+	places, err := w.writeNames(ranked, keys)
 	if err != nil {
 		return fmt.Errorf("write catalogue %s: names: %w", w.path, err)
 	}
-	if err := w.addGroupForms(keys, spans.end()); err != nil {
+	if err := w.addGroupForms(keys, places); err != nil {
 		return fmt.Errorf("write catalogue %s: names: %w", w.path, err)
 	}
 	tops := newSorter(dir, wordSortMemory)
 	defer tops.close()
-	if err := w.writeRuns(keys, spans, tops); err != nil {
+	if err := w.writeRuns(keys, places, tops); err != nil {
 		return fmt.Errorf("write catalogue %s: names: %w", w.path, err)
 	}
 	return tops.each(func(key, value []byte) error { return w.putOrdered(bucketCompletions, key, value) })
 }
 
-// rankNames counts the cards of each distinct name and adds it to ranked
-// under the key that ranks it among every zone's names.
+// rankNames counts the cards of each distinct name and adds its places
+// to ranked (rankName).
 func (w *Writer) rankNames(ranked *sorter) error {
-	var cur pendingName
+	var cur nameCards
 	var printed, folded []byte
-	var classes []byte
-	var key, value, record []byte
-	flush := func() error {
-		if printed == nil {
-			return nil
-		}
-		cur.forms = append(cur.forms[:0], folded)
-		for _, class := range classes {
-			r := Romanize(string(folded), classLanguage(class))
-			if r != "" && r != string(folded) && !slices.ContainsFunc(cur.forms, func(f []byte) bool { return string(f) == r }) {
-				cur.forms = append(cur.forms, []byte(r))
-			}
-		}
-		ids := w.groups.appendGroupIDs(cur.groups[:0], folded)
-		cur.groups, _, _ = lengthPrefixed(ids)
-		record = cur.append(record[:0])
-		value = appendPending(value[:0], record, &cur)
-		return ranked.add(rankKey(key[:0], 0, cur.count(0), folded, printed), value)
-	}
+	r := nameRanker{ranked: ranked}
 	err := w.cardNames.each(func(k, v []byte) error {
 		name, rest, ok := lengthPrefixed(k)
 		if !ok || len(rest) != 2 || int(rest[0]) >= len(cur.cards) || len(v) < 5 {
 			return errBadEntry
 		}
 		if printed == nil || !bytes.Equal(name, printed) {
-			if err := flush(); err != nil {
+			if err := r.rank(&cur, folded, printed); err != nil {
 				return err
 			}
-			n, w := binary.Uvarint(v[4:])
-			if w <= 0 || n > uint64(len(v)-4-w) {
+			groups, text, ok := lengthPrefixed(v[4:])
+			n, w := binary.Uvarint(text)
+			if !ok || w <= 0 || n > uint64(len(text)-w) {
 				return errBadEntry
 			}
 			printed = append(printed[:0], name...)
-			folded = append(folded[:0], v[4+w:4+w+int(n)]...)
-			cur.cards, cur.ords, classes = [3]uint64{}, cur.ords[:0], classes[:0]
+			folded = append(folded[:0], text[w:w+int(n)]...)
+			r.n.groups = append(r.n.groups[:0], groups...) // a name's, whichever its card
+			cur.reset()
 		}
-		cur.cards[rest[0]]++
-		ord := binary.BigEndian.Uint32(v)
-		if i := bytes.IndexByte(classes, rest[1]); i < 0 {
-			classes = append(classes, rest[1])
-			cur.ords = append(cur.ords, ord)
-		} else {
-			cur.ords[i] = min(cur.ords[i], ord)
-		}
+		cur.add(int(rest[0]), rest[1], binary.BigEndian.Uint32(v))
 		return nil
 	})
 	if err != nil {
 		return err
 	}
-	return flush()
+	return r.rank(&cur, folded, printed)
+}
+
+// nameCards is what the import gathers of a name's cards: how many in
+// each zone, and in each zone the first card of each romanization class
+// its cards there take (almost always one).
+type nameCards struct {
+	cards [3]uint64
+	first [3][]classCard
+}
+
+// classCard is the first card of a romanization class.
+type classCard struct {
+	class byte
+	ord   uint32
+}
+
+func (n *nameCards) reset() {
+	n.cards = [3]uint64{}
+	for z := range n.first {
+		n.first[z] = n.first[z][:0]
+	}
+}
+
+func (n *nameCards) add(zone int, class byte, ord uint32) {
+	n.cards[zone]++
+	n.first[zone] = addClassCard(n.first[zone], classCard{class, ord})
+}
+
+// addClassCard adds c to classes, ordered by class, unless a card of its
+// class that comes first is there.
+func addClassCard(classes []classCard, c classCard) []classCard {
+	i, found := slices.BinarySearchFunc(classes, c.class, func(e classCard, class byte) int { return cmp.Compare(e.class, class) })
+	if found {
+		classes[i].ord = min(classes[i].ord, c.ord)
+		return classes
+	}
+	return slices.Insert(classes, i, c)
+}
+
+// nameRanker adds the places of names to the sort that ranks them.
+type nameRanker struct {
+	ranked     *sorter
+	n          pendingName
+	classes    []classCard
+	key, value []byte
+	record     []byte
+}
+
+// rank adds to ranked the places of a name, each under the key that ranks
+// it: one, when it is printed in one zone; else one among every zone's
+// names and one in each of its zones. Each place has the forms of the
+// cards of its namespace: a term matches a name in a zone as a search
+// there would match its cards.
+func (r *nameRanker) rank(c *nameCards, folded, printed []byte) error {
+	if printed == nil {
+		return nil
+	}
+	r.n.cards = c.cards
+	zones := 0
+	for _, n := range c.cards {
+		if n > 0 {
+			zones++
+		}
+	}
+	if zones > 1 {
+		r.classes = r.classes[:0]
+		for z := range c.first {
+			for _, cc := range c.first[z] {
+				r.classes = addClassCard(r.classes, cc)
+			}
+		}
+		if err := r.add(0, r.n.count(0), r.classes, folded, printed); err != nil {
+			return err
+		}
+	}
+	for z, n := range c.cards {
+		if n == 0 {
+			continue
+		}
+		place := byte(1 + z)
+		if zones > 1 {
+			place |= zoneOnly
+		}
+		if err := r.add(place, n, c.first[z], folded, printed); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// add adds a place of a name, which has cards cards of the classes there.
+func (r *nameRanker) add(place byte, cards uint64, classes []classCard, folded, printed []byte) error {
+	n := &r.n
+	n.place = place
+	n.ords = n.ords[:0]
+	n.forms = append(n.forms[:0], folded)
+	for _, c := range classes {
+		n.ords = append(n.ords, c.ord)
+		f := Romanize(string(folded), classLanguage(c.class))
+		if f != "" && f != string(folded) && !slices.ContainsFunc(n.forms, func(g []byte) bool { return string(g) == f }) {
+			n.forms = append(n.forms, []byte(f))
+		}
+	}
+	r.record = n.append(r.record[:0])
+	r.value = appendPending(r.value[:0], r.record, n)
+	r.key = rankKey(r.key[:0], cards, folded, printed, place)
+	return r.ranked.add(r.key, r.value)
 }
 
 // classLanguage is a language of the romanization class.
@@ -289,102 +408,52 @@ func classLanguage(class byte) string {
 	return ""
 }
 
-// nameSpans are where each namespace's ordinals start, then where the last
-// ends.
-type nameSpans [namespaces + 1]uint32
-
-// end is where the last namespace's ordinals end: groups are numbered
-// from there in the runs being built.
-func (s *nameSpans) end() uint32 { return s[namespaces] }
-
-func (s *nameSpans) namespaceOf(ord uint32) int {
-	ns := 0
-	for ns+1 < namespaces && ord >= s[ns+1] {
-		ns++
-	}
-	return ns
-}
-
-// writeNames numbers the names in rank order, first among every zone's,
-// then among each zone's, writes their records in blocks and adds to keys
-// an entry for each of their groups, forms and words, under which
-// writeRuns finds their runs.
-func (w *Writer) writeNames(ranked, keys *sorter) (nameSpans, error) {
-	inZones := newSorter(filepath.Dir(w.path), sortMemory)
-	defer inZones.close()
+// writeNames numbers the places of the names in rank order, writes their
+// records in blocks and adds to keys an entry for each of their groups,
+// forms and words, under which writeRuns finds their runs. It returns how
+// many places there are.
+func (w *Writer) writeNames(ranked, keys *sorter) (uint32, error) {
 	nw := nameWriter{w: w, keys: keys}
 	var n pendingName
-	var key, value, record []byte
-	err := ranked.each(func(k, v []byte) error {
+	err := ranked.each(func(_, v []byte) error {
 		rec, err := decodePending(&n, v)
 		if err != nil {
 			return err
 		}
-		if _, _, err := decodeNameRecord(&n.nameRecord, rec); err != nil {
-			return err
-		}
-		ord := nw.ord
-		if err := nw.add(0, rec, &n); err != nil {
-			return err
-		}
-		record = binary.AppendUvarint(append(record[:0], recordInZone), uint64(ord))
-		value = appendPending(value[:0], record, &n)
-		printed := k[bytes.IndexByte(k[5:], 0)+6:]
-		for z, c := range n.cards {
-			if c > 0 {
-				if err := inZones.add(rankKey(key[:0], 1+z, c, n.forms[0], printed), value); err != nil {
-					return err
-				}
-			}
-		}
-		return nil
+		return nw.add(n.place, rec, &n)
 	})
 	if err != nil {
-		return nw.spans, err
+		return nw.ord, err
 	}
-	err = inZones.each(func(k, v []byte) error {
-		rec, err := decodePending(&n, v)
-		if err != nil {
-			return err
-		}
-		return nw.add(int(k[0]), rec, &n)
-	})
-	if err != nil {
-		return nw.spans, err
-	}
-	return nw.spans, nw.end()
+	return nw.ord, nw.end()
 }
 
-// nameWriter numbers names and writes their records in blocks.
+// nameWriter numbers the places of names and writes their records in
+// blocks.
 type nameWriter struct {
 	w           *Writer
 	keys        *sorter
 	ord         uint32
-	ns          int
-	spans       nameSpans
 	ends        []uint32
 	data, value []byte
 	key         []byte
 }
 
-// add writes the record of the next name, of namespace ns, and adds the
-// entries of its runs to keys.
-func (nw *nameWriter) add(ns int, record []byte, n *pendingName) error {
-	for ; nw.ns < ns; nw.ns++ {
-		nw.spans[nw.ns+1] = nw.ord
-	}
+// add writes the record of the next place, a name's place place, and adds
+// the entries of its runs to keys.
+func (nw *nameWriter) add(place byte, record []byte, n *pendingName) error {
 	if nw.ord == math.MaxUint32 {
-		return fmt.Errorf("more than %d names", uint32(math.MaxUint32))
+		return fmt.Errorf("more than %d places of names", uint32(math.MaxUint32))
 	}
 	ord := nw.ord
 	ok := eachGroupID(n.groups, func(id uint32) bool {
 		nw.key = binary.BigEndian.AppendUint32(append(nw.key[:0], completeGroup), id)
-		return addRunKey(nw.keys, nw.key, ord) == nil
+		return addRunKey(nw.keys, nw.key, ord, place) == nil
 	})
 	if !ok {
 		return errBadEntry
 	}
-	if err := addFormKeys(nw.keys, n.forms, ord); err != nil {
+	if err := addFormKeys(nw.keys, n.forms, ord, place); err != nil {
 		return err
 	}
 	nw.data = append(nw.data, record...)
@@ -405,39 +474,31 @@ func (nw *nameWriter) flush() error {
 	return nw.w.putOrdered(bucketCompletions, block[:], nw.value)
 }
 
-// end writes the last block and the spans of the namespaces.
+// end writes the last block.
 func (nw *nameWriter) end() error {
 	if len(nw.ends) > 0 {
-		if err := nw.flush(); err != nil {
-			return err
-		}
+		return nw.flush()
 	}
-	for ; nw.ns < namespaces; nw.ns++ {
-		nw.spans[nw.ns+1] = nw.ord
-	}
-	var value []byte
-	for _, s := range nw.spans {
-		value = binary.BigEndian.AppendUint32(value, s)
-	}
-	return nw.w.putOrdered(bucketCompletions, []byte{completeSpans}, value)
+	return nil
 }
 
-// addRunKey adds ord to the run of key: the sort of the runs holds the
-// run's key, then the ordinal.
-func addRunKey(keys *sorter, key []byte, ord uint32) error {
-	return keys.add(binary.BigEndian.AppendUint32(key, ord), nil)
+// addRunKey adds ord, of a name's place place or of a group, to the run
+// of key: the sort of the runs holds the run's key, the ordinal, the
+// place.
+func addRunKey(keys *sorter, key []byte, ord uint32, place byte) error {
+	return keys.add(append(binary.BigEndian.AppendUint32(key, ord), place), nil)
 }
 
-// addFormKeys adds ord, a name's ordinal or a group's, to the runs of its
-// forms and of each distinct word of them.
-func addFormKeys(keys *sorter, forms [][]byte, ord uint32) error {
+// addFormKeys adds ord, of a name's place place or of a group, to the
+// runs of its forms and of each distinct word of them.
+func addFormKeys(keys *sorter, forms [][]byte, ord uint32, place byte) error {
 	var key []byte
 	add := func(k byte, term []byte) error {
 		if len(term) == 0 || bytes.IndexByte(term, 0) >= 0 {
 			return nil // no query holds a zero byte
 		}
 		key = append(append(append(key[:0], k), term...), 0)
-		return addRunKey(keys, key, ord)
+		return addRunKey(keys, key, ord, place)
 	}
 	var err error
 	var seen [16][]byte
@@ -474,7 +535,7 @@ func (w *Writer) addGroupForms(keys *sorter, groups uint32) error {
 		if uint64(groups)+uint64(id) > math.MaxUint32 {
 			return fmt.Errorf("more than %d names and groups", uint32(math.MaxUint32))
 		}
-		if err := addFormKeys(keys, forms, groups+uint32(id)); err != nil {
+		if err := addFormKeys(keys, forms, groups+uint32(id), 0); err != nil {
 			return err
 		}
 	}

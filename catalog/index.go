@@ -71,8 +71,7 @@ func (w *Writer) writeIndex() error {
 		}
 		w.longestName = max(w.longestName, len(e.name))
 		w.cardNames.key = appendCardNameKey(w.cardNames.key[:0], name, e.zone, class)
-		w.cardNames.value = binary.BigEndian.AppendUint32(w.cardNames.value[:0], ord)
-		w.cardNames.value = append(binary.AppendUvarint(w.cardNames.value, uint64(e.folded)), e.name...)
+		w.cardNames.value = appendCardNameValue(w.cardNames.value[:0], ord, &e)
 		if err := w.cardNames.add(w.cardNames.key, w.cardNames.value); err != nil {
 			return fmt.Errorf("write catalogue %s: names: %w", w.path, err)
 		}

@@ -116,8 +116,9 @@ const indexBlockSize = 16
 // lists of runs of short patterns (runs.go); catalogd/9 adds the index of
 // autocomplete (completions.go) and the folded name's length to each
 // search index entry; catalogd/10 makes a list's bitmap blocks a little
-// shorter, two to a page (postings.go, bitmapSpan).
-const formatVersion = "catalogd/10"
+// shorter, two to a page (postings.go, bitmapSpan); catalogd/11 gives the
+// rankings of names one order of places (completions.go).
+const formatVersion = "catalogd/11"
 
 // Errors of the catalogue. Callers compare with errors.Is.
 var (

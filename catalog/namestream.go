@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"container/heap"
 	"encoding/binary"
+	"math"
 	"unicode/utf8"
 
 	bolt "go.etcd.io/bbolt"
@@ -59,16 +60,15 @@ func (tc *termCursor) next() error {
 	return nil
 }
 
-// nameSource is one list of names in rank order: a run's segment, read as
-// it goes, or the first names stored for a prefix, which stand for the
+// nameSource is one list of names in rank order: a run's, read as it
+// goes, or the first names stored for a prefix, which stand for the
 // prefix's names until they are spent.
 type nameSource struct {
-	seg     []byte   // of a run: the ordinals left, as gaps
-	started bool     // whether the first ordinal of seg was read
-	top     []uint32 // of a prefix: its first names left
-	prefix  []byte   // the prefix whose first names top holds
-	next    uint32   // the next ordinal, or the last one of a spent prefix
-	done    bool     // a spent run
+	names  *runNames // of a run: its names left
+	top    []uint32  // of a prefix: its first names left
+	prefix []byte    // the prefix whose first names top holds
+	next   uint32    // the next ordinal, or the last one of a spent prefix
+	done   bool      // a spent run
 }
 
 // advance reads the source's next ordinal.
@@ -81,21 +81,9 @@ func (s *nameSource) advance() error {
 		s.done = true // its names go on in its longer prefixes
 		return nil
 	}
-	if len(s.seg) == 0 {
-		s.done = true
-		return nil
-	}
-	d, w := binary.Uvarint(s.seg)
-	if w <= 0 {
-		return errBadEntry
-	}
-	if s.started {
-		s.next += uint32(d)
-	} else {
-		s.next, s.started = uint32(d), true
-	}
-	s.seg = s.seg[w:]
-	return nil
+	ord, ok, err := s.names.next()
+	s.next, s.done = ord, !ok
+	return err
 }
 
 type sourceHeap []*nameSource
@@ -131,7 +119,7 @@ func (s *nameStream) addPrefix(prefix []byte) error {
 	a := s.a
 	a.key = append(append(append(a.key[:0], completeTop, s.terms.kind), prefix...), 0)
 	if k, v := a.c.Seek(a.key); bytes.Equal(k, a.key) {
-		top, err := runOrdinals(nil, v, a.ns, -1)
+		top, err := segmentOrdinals(nil, v, a.ns, -1)
 		if err != nil {
 			return damagef("autocomplete index damaged: %q: %v; import the catalogue again", k, err)
 		}
@@ -155,19 +143,19 @@ func (s *nameStream) addPrefix(prefix []byte) error {
 func (s *nameStream) addRun(term, run []byte) error {
 	a := s.a
 	a.runs++
-	seg, err := runSegment(run, a.ns)
+	names, err := newRunNames(run, a.ns)
 	if err != nil {
 		return damagef("autocomplete index damaged: run %q: %v; import the catalogue again", term, err)
 	}
-	if err := s.push(&nameSource{seg: seg}); err != nil {
+	if err := s.push(&nameSource{names: names}); err != nil {
 		return err
 	}
 	return a.eachGroupRun(term, run, func(g uint32, grun []byte) error {
-		seg, err := runSegment(grun, a.ns)
+		names, err := newRunNames(grun, a.ns)
 		if err != nil {
 			return damagef("autocomplete index damaged: group %d: %v; import the catalogue again", g, err)
 		}
-		return s.push(&nameSource{seg: seg})
+		return s.push(&nameSource{names: names})
 	})
 }
 
@@ -240,7 +228,8 @@ func (s *nameStream) addLonger(prefix []byte) error {
 	return nil
 }
 
-// runSegment returns segment seg of run: its ordinals, as gaps.
+// runSegment returns segment seg of run (appendRun), or nil when it has
+// none.
 func runSegment(run []byte, seg int) ([]byte, error) {
 	if len(run) == 0 {
 		return nil, nil
@@ -260,4 +249,144 @@ func runSegment(run []byte, seg int) ([]byte, error) {
 		return nil, nil
 	}
 	return s, nil
+}
+
+// placeReader reads a segment of a run's places: each a gap and a zone
+// (runBuilder.append).
+type placeReader struct {
+	data    []byte
+	ord     uint32
+	zone    byte
+	started bool
+	ok      bool // whether ord and zone hold a place
+}
+
+func (p *placeReader) advance() error {
+	if len(p.data) == 0 {
+		p.ok = false
+		return nil
+	}
+	v, w := binary.Uvarint(p.data)
+	if w <= 0 || v>>2 > math.MaxUint32 {
+		return errBadEntry
+	}
+	p.data, p.zone = p.data[w:], byte(v&3)
+	d := uint32(v >> 2)
+	if p.started {
+		if p.ord+d < p.ord {
+			return errBadEntry
+		}
+		p.ord += d
+	} else {
+		p.ord, p.started = d, true
+	}
+	p.ok = true
+	return nil
+}
+
+// runNames reads the names of one namespace in a run, in rank order:
+// every place of the shared segment for every zone's; for a zone's, the
+// places of that zone in both segments, merged.
+type runNames struct {
+	zone  byte // 1 + ZoneIndex, or 0 for every zone's
+	segs  [2]placeReader
+	ready bool
+}
+
+func newRunNames(run []byte, ns int) (*runNames, error) {
+	r := &runNames{zone: byte(ns)}
+	for seg := range r.segs {
+		if seg == runZoneOnly && ns == 0 {
+			break // no every-zone place is there
+		}
+		data, err := runSegment(run, seg)
+		if err != nil {
+			return nil, err
+		}
+		r.segs[seg].data = data
+	}
+	return r, nil
+}
+
+// skip moves a segment to its next place of the namespace.
+func (r *runNames) skip(p *placeReader) error {
+	for {
+		if err := p.advance(); err != nil || !p.ok || r.zone == 0 || p.zone == r.zone {
+			return err
+		}
+	}
+}
+
+// next returns the next name's place, or ok false when there are no more.
+func (r *runNames) next() (ord uint32, ok bool, err error) {
+	if !r.ready {
+		for i := range r.segs {
+			if err := r.skip(&r.segs[i]); err != nil {
+				return 0, false, err
+			}
+		}
+		r.ready = true
+	}
+	p := &r.segs[0]
+	if q := &r.segs[1]; q.ok && (!p.ok || q.ord < p.ord) {
+		p = q
+	}
+	if !p.ok {
+		return 0, false, nil
+	}
+	ord = p.ord
+	return ord, true, r.skip(p)
+}
+
+// firstNames appends the places of the first n names of namespace ns in
+// run (all when n < 0): those stored for a zone when they are enough.
+func firstNames(dst []uint32, run []byte, ns, n int) ([]uint32, error) {
+	if ns > 0 && n >= 0 && n <= MaxAutocompleteLimit {
+		tops, err := runSegment(run, runZoneTops)
+		if err != nil {
+			return dst, err
+		}
+		if tops != nil {
+			return zoneTops(dst, tops, ns, n)
+		}
+	}
+	r, err := newRunNames(run, ns)
+	for i := 0; err == nil && (n < 0 || i < n); i++ {
+		var ord uint32
+		var ok bool
+		if ord, ok, err = r.next(); !ok {
+			break
+		}
+		dst = append(dst, ord)
+	}
+	return dst, err
+}
+
+// zoneTops appends the first n of the first names of zone namespace ns
+// stored in tops (runBuilder.end): a list of fewer than
+// MaxAutocompleteLimit holds every name of the zone in the run.
+func zoneTops(dst []uint32, tops []byte, ns, n int) ([]uint32, error) {
+	for z := 1; z <= ns; z++ {
+		count, w := binary.Uvarint(tops)
+		if w <= 0 || count > MaxAutocompleteLimit {
+			return dst, errBadEntry
+		}
+		tops = tops[w:]
+		var ord uint32
+		for i := range int(count) {
+			d, w := binary.Uvarint(tops)
+			if w <= 0 || d > math.MaxUint32 {
+				return dst, errBadEntry
+			}
+			if i == 0 {
+				ord = uint32(d)
+			} else {
+				ord += uint32(d)
+			}
+			if tops = tops[w:]; z == ns && i < n {
+				dst = append(dst, ord)
+			}
+		}
+	}
+	return dst, nil
 }

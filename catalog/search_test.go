@@ -398,15 +398,38 @@ type oracleCatalogue struct {
 	groups [][]string
 }
 
-// oracleCatalogues returns the sample with the groups of its Pokémon, and
-// a worst case of worstCards cards in several scripts, with groups.
+// oracleCatalogues returns the sample with the groups of its Pokémon, a
+// worst case of worstCards cards in several scripts, with groups, and a
+// quarter as many cards whose names are printed in several zones.
 func oracleCatalogues(t *testing.T, worstCards int) []oracleCatalogue {
 	sampleSets, sampleCards := sampleSnapshot(t)
 	worstSets, worst := worstCaseSnapshot(2, worstCards)
+	sharedSets, shared := sharedNamesSnapshot(3, worstCards/4)
 	return []oracleCatalogue{
 		{"Sample", sampleSets, sampleCards, sampleGroups},
 		{"WorstCase", worstSets, worst, worstCaseGroups(worst)},
+		{"SharedNames", sharedSets, shared, worstCaseGroups(shared)},
 	}
+}
+
+// sharedNamesSnapshot makes a worst case whose names are drawn from an
+// eighth as many: most names are printed in several zones, some as many
+// times in two of them, and some in languages that romanize them apart;
+// half of them end in one word, whose run holds many places.
+func sharedNamesSnapshot(seed uint64, cards int) ([]Set, []Card) {
+	sets, out := worstCaseSnapshot(seed, cards)
+	rng := rand.New(rand.NewPCG(seed, 9))
+	names := make([]string, max(1, cards/8))
+	for i := range names {
+		names[i] = out[i].Name
+		if i%2 == 0 {
+			names[i] += " ex"
+		}
+	}
+	for i := range out {
+		out[i].Name = names[rng.IntN(len(names))]
+	}
+	return sets, out
 }
 
 // open writes the catalogue, its posting lists in many runs, and opens
