@@ -261,7 +261,7 @@ func TestAutocompleteOfADamagedIndex(t *testing.T) {
 	names := scanNames(c.cards, c.groups)
 	rng := rand.New(rand.NewPCG(5, 6))
 	var queries []string
-	for range 60 {
+	for range 40 {
 		queries = append(queries, autocompleteQuery(rng, names))
 	}
 	for _, kind := range []byte{completeNames, completeGroup, completeForm, completeTop, completeWord} {

@@ -399,12 +399,12 @@ type oracleCatalogue struct {
 }
 
 // oracleCatalogues returns the sample with the groups of its Pokémon, a
-// worst case of worstCards cards in several scripts, with groups, and a
-// quarter as many cards whose names are printed in several zones.
+// worst case of worstCards cards in several scripts, with groups, and an
+// eighth as many cards whose names are printed in several zones.
 func oracleCatalogues(t *testing.T, worstCards int) []oracleCatalogue {
 	sampleSets, sampleCards := sampleSnapshot(t)
 	worstSets, worst := worstCaseSnapshot(2, worstCards)
-	sharedSets, shared := sharedNamesSnapshot(3, worstCards/4)
+	sharedSets, shared := sharedNamesSnapshot(3, worstCards/8)
 	return []oracleCatalogue{
 		{"Sample", sampleSets, sampleCards, sampleGroups},
 		{"WorstCase", worstSets, worst, worstCaseGroups(worst)},
