@@ -6,10 +6,11 @@
 // docs/BENCHMARKS.md, "Serving under load, against a ceiling" and "Long-tail
 // traffic", says what it sends and how it measures, with its figures.
 //
-//	go run -C tools ./load [-cards 100000 | -db FILE] [-duration 5s] [-conns 16,64] [-rate 2000] [-gzip] [-bare-ceiling] [-memory-limit MiB] [-keep] [-perf DIR] [-serve-args ARGS] [-routes getCard,...] [-traffic hot-spot,long-tail]
+//	go run -C tools ./load [-cards 100000 | -db FILE[,FILE...]] [-duration 5s] [-conns 16,64] [-rate 2000] [-gzip] [-bare-ceiling] [-memory-limit MiB] [-keep] [-perf DIR] [-serve-args ARGS] [-routes getCard,...] [-traffic hot-spot,long-tail]
 //
 // It builds catalogd, generates and imports a catalogue (or serves the file
-// of -db), runs an identity provider in this process and signs one RS256
+// of -db, or each of its files in turn, then sets their figures side by
+// side), runs an identity provider in this process and signs one RS256
 // token that every catalogd request carries. It fetches every answer once
 // from catalogd and hands those bytes to the ceiling. Only one server is
 // loaded at a time, on CPU 0, with the load generator on CPU 1; a run that
@@ -47,7 +48,7 @@ func main() {
 	}
 	var o options
 	flag.IntVar(&o.cards, "cards", 100_000, "cards in the generated catalogue")
-	flag.StringVar(&o.db, "db", "", "serve this catalogue file, imported before, rather than a generated one (-cards is then unused); the requests are drawn from a sample of it")
+	dbs := flag.String("db", "", "serve this catalogue file, imported before, rather than a generated one (-cards is then unused); the requests are drawn from a sample of it. Several, comma-separated, are measured one after the other, and a last table sets their figures side by side")
 	flag.Uint64Var(&o.seed, "seed", 1, "seed of the generator and of the choice of requests")
 	flag.DurationVar(&o.duration, "duration", 5*time.Second, "measured time of each run")
 	flag.DurationVar(&o.warmup, "warmup", time.Second, "unmeasured time before each run")
@@ -67,6 +68,11 @@ func main() {
 	serveArgs := flag.String("serve-args", "", "more arguments for catalogd serve, space-separated (-serve-args=--answer-cache-mb=0 measures without the answer cache)")
 	flag.Parse()
 	o.serveArgs = strings.Fields(*serveArgs)
+	for db := range strings.SplitSeq(*dbs, ",") {
+		if db = strings.TrimSpace(db); db != "" {
+			o.dbs = append(o.dbs, db)
+		}
+	}
 	o.memoryLimit = int64(*memLimit) << 20
 	var err error
 	if o.routes, err = parseList(*only, routeNames); err != nil {
@@ -103,7 +109,8 @@ func exit(prefix string, err error) {
 // options are the command line of a comparison.
 type options struct {
 	cards       int
-	db          string // an existing catalogue file; generated when ""
+	dbs         []string // existing catalogue files, measured in turn; one generated when none
+	db          string   // the one being measured; generated when ""
 	seed        uint64
 	duration    time.Duration
 	warmup      time.Duration

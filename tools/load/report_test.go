@@ -100,3 +100,31 @@ func TestReadResponse(t *testing.T) {
 		})
 	}
 }
+
+// TestPrintSizes: the closed-loop rows measured on every catalogue, side
+// by side, the smallest first and the reference of the ratios.
+func TestPrintSizes(t *testing.T) {
+	at := func(rps int64, p50, p99 time.Duration) [2]driveResult {
+		return [2]driveResult{{Requests: rps, Window: time.Second, P50: p50, P99: p99}}
+	}
+	small := sized{cards: 100_000, rows: []row{
+		{route: "getCard", traffic: "long-tail", mode: "64 conns", closed: true, res: at(40000, time.Millisecond, 4*time.Millisecond)},
+		{route: "getCard", traffic: "long-tail", mode: "open 2000/s", res: at(2000, time.Millisecond, time.Millisecond)},
+		{route: "search", traffic: "long-tail", mode: "64 conns", closed: true, res: at(20000, time.Millisecond, 10*time.Millisecond)},
+	}}
+	large := sized{cards: 1_000_000, rows: []row{
+		{route: "getCard", traffic: "long-tail", mode: "64 conns", closed: true, res: at(30000, 2*time.Millisecond, 22*time.Millisecond)},
+	}}
+	var b strings.Builder
+	printSizes(&b, []sized{large, small}) // the smallest is the reference, whatever the order
+	want := `
+catalogd on each catalogue, closed loop; ratios to the smallest (100,000 cards):
+
+| route   | traffic   | mode     | 100,000 req/s |     p50 |     p99 | 1,000,000 req/s |     p50 |      p99 | req/s ratio | p99 ratio |
+| ------- | --------- | -------- | ------------: | ------: | ------: | --------------: | ------: | -------: | ----------: | --------: |
+| getCard | long-tail | 64 conns |        40,000 | 1.00 ms | 4.00 ms |          30,000 | 2.00 ms | 22.00 ms |        0.75 |      5.50 |
+`
+	if got := b.String(); got != want {
+		t.Fatalf("printSizes:\n%s\nwant:\n%s", got, want)
+	}
+}

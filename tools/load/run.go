@@ -65,18 +65,44 @@ func run(ctx context.Context, o options) (err error) {
 		return fmt.Errorf("build the load harness: %w", err)
 	}
 
+	dbs := o.dbs
+	if len(dbs) == 0 {
+		dbs = []string{""} // a generated catalogue
+	}
+	var sizes []sized
+	for i, db := range dbs {
+		one := o
+		one.db = db
+		rep, err := runOne(ctx, one, filepath.Join(dir, strconv.Itoa(i)), bin, self)
+		if err != nil {
+			return err
+		}
+		sizes = append(sizes, sized{cards: rep.cards, rows: rep.rows})
+	}
+	if len(sizes) > 1 {
+		printSizes(os.Stdout, sizes)
+	}
+	return nil
+}
+
+// runOne is the comparison on one catalogue, its files in dir: the
+// generated one, or o.db.
+func runOne(ctx context.Context, o options, dir, bin, self string) (rep report, err error) {
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		return rep, err
+	}
 	src, err := prepareCatalogue(ctx, o, dir, bin)
 	if err != nil {
-		return err
+		return rep, err
 	}
 
 	addr, err := procfs.FreeAddr()
 	if err != nil {
-		return err
+		return rep, err
 	}
 	provider, err := idp.Start(addr, clientID)
 	if err != nil {
-		return err
+		return rep, err
 	}
 	defer provider.Close()
 	token := provider.Token
@@ -85,7 +111,7 @@ func run(ctx context.Context, o options) (err error) {
 	catLog := filepath.Join(dir, "catalogd.log")
 	sink, err := startLogSink(catLog)
 	if err != nil {
-		return err
+		return rep, err
 	}
 	defer func() {
 		// The servers have stopped (deferred below); a sink that failed
@@ -98,7 +124,7 @@ func run(ctx context.Context, o options) (err error) {
 	var cg *memCgroup
 	if o.memoryLimit > 0 {
 		if cg, err = newMemCgroup(o.memoryLimit); err != nil {
-			return err
+			return rep, err
 		}
 		// Runs after catalogd's stop, deferred below: the cgroup must be
 		// empty to go. catalogd is its only process, so a kill is catalogd's
@@ -123,12 +149,12 @@ func run(ctx context.Context, o options) (err error) {
 	for i := range o.starts {
 		p, ready, err := startReady(ctx, addr, nil, sink.w, bin, serveArgs...)
 		if err != nil {
-			return fmt.Errorf("catalogd serve: %w (log: %s)", err, catLog)
+			return rep, fmt.Errorf("catalogd serve: %w (log: %s)", err, catLog)
 		}
 		readies = append(readies, ready)
 		if i < o.starts-1 || cg != nil {
 			if err := p.Stop(); err != nil {
-				return fmt.Errorf("catalogd serve: %w", err)
+				return rep, fmt.Errorf("catalogd serve: %w", err)
 			}
 			continue
 		}
@@ -137,49 +163,49 @@ func run(ctx context.Context, o options) (err error) {
 	if cg != nil {
 		for _, path := range []string{bin, src.path} {
 			if err := evictPageCache(path); err != nil {
-				return err
+				return rep, err
 			}
 		}
 		if cat, _, err = startReady(ctx, addr, cg, sink.w, bin, serveArgs...); err != nil {
-			return fmt.Errorf("catalogd serve in the memory cgroup: %w (log: %s)", err, catLog)
+			return rep, fmt.Errorf("catalogd serve in the memory cgroup: %w (log: %s)", err, catLog)
 		}
 	}
 	defer cat.Stop()
 	idle, err := procfs.ReadMem(cat.Pid())
 	if err != nil {
-		return fmt.Errorf("catalogd's memory when ready: %w", err)
+		return rep, fmt.Errorf("catalogd's memory when ready: %w", err)
 	}
 	logf("catalogd ready in %s (%d starts), RSS when ready %.1f MB", fmtDurs(readies), len(readies), mb(idle.RSS))
 
 	routes, err := fetchTargets(ctx, "http://"+addr, token, src.smp, o.seed, o.gzip, o.traffic, o.routes)
 	if err != nil {
-		return err
+		return rep, err
 	}
 	bodies := filepath.Join(dir, "bodies.bin")
 	if err := writeBodies(bodies, routes, o.bareCeiling); err != nil {
-		return err
+		return rep, err
 	}
 	ceilAddr, err := procfs.FreeAddr()
 	if err != nil {
-		return err
+		return rep, err
 	}
 	ceilLog, err := os.Create(filepath.Join(dir, "ceiling.log"))
 	if err != nil {
-		return err
+		return rep, err
 	}
 	defer ceilLog.Close()
 	ceil, _, err := startReady(ctx, ceilAddr, nil, ceilLog, self, "ceiling", "-addr", ceilAddr, "-bodies", bodies)
 	if err != nil {
-		return fmt.Errorf("ceiling: %w (log: %s)", err, ceilLog.Name())
+		return rep, fmt.Errorf("ceiling: %w (log: %s)", err, ceilLog.Name())
 	}
 	defer ceil.Stop()
 
 	servers := [2]target{{name: "catalogd", addr: addr, proc: cat, sink: sink}, {name: "ceiling", addr: ceilAddr, proc: ceil}}
 	rows, err := compare(ctx, &o, self, token, routes, servers)
 	if err != nil {
-		return err
+		return rep, err
 	}
-	rep := report{
+	rep = report{
 		cards: src.cards, sets: src.sets, dbBytes: src.bytes,
 		duration: o.duration, warmup: o.warmup,
 		readies: readies, idle: idle, rows: rows,
@@ -189,7 +215,7 @@ func run(ctx context.Context, o options) (err error) {
 		// A peak and counts of events: what the whole run left in them.
 		use, err := cg.use()
 		if err != nil {
-			return fmt.Errorf("memory cgroup: %w", err)
+			return rep, fmt.Errorf("memory cgroup: %w", err)
 		}
 		rep.cgroup = &use
 	}
@@ -202,7 +228,7 @@ func run(ctx context.Context, o options) (err error) {
 			errs = append(errs, fmt.Errorf("stopping %s: %w", s.name, err))
 		}
 	}
-	return errors.Join(errs...)
+	return rep, errors.Join(errs...)
 }
 
 // compare measures every route in every mode on both servers, one server

@@ -1,0 +1,71 @@
+package main
+
+import (
+	"cmp"
+	"fmt"
+	"io"
+	"slices"
+)
+
+// With -db naming several catalogue files, each is measured in turn as a
+// single one is, and one table sets catalogd's figures on each side by
+// side: docs/BENCHMARKS.md, "Long-tail traffic".
+
+// sized is what the comparison on one catalogue measured.
+type sized struct {
+	cards int
+	rows  []row
+}
+
+// printSizes writes, for each closed-loop route and mode measured on
+// every catalogue, catalogd's throughput, p50 and p99 on each, smallest
+// first, and for each larger one its throughput and p99 as ratios of the
+// smallest's.
+func printSizes(w io.Writer, sizes []sized) {
+	sizes = slices.Clone(sizes)
+	slices.SortStableFunc(sizes, func(a, b sized) int { return cmp.Compare(a.cards, b.cards) })
+	header, right := []string{"route", "traffic", "mode"}, []bool{false, false, false}
+	for i, s := range sizes {
+		c := thousands(int64(s.cards))
+		header = append(header, c+" req/s", "p50", "p99")
+		if i > 0 {
+			header = append(header, "req/s ratio", "p99 ratio")
+		}
+	}
+	for len(right) < len(header) {
+		right = append(right, true)
+	}
+	var rows [][]string
+	for _, r := range sizes[0].rows {
+		if !r.closed {
+			continue // an open loop's rate is set per catalogue
+		}
+		base := r.res[catalogd]
+		line := []string{r.route, r.traffic, r.mode}
+		for i, s := range sizes {
+			j := slices.IndexFunc(s.rows, func(o row) bool { return o.route == r.route && o.traffic == r.traffic && o.mode == r.mode })
+			if j < 0 {
+				line = nil
+				break
+			}
+			res := s.rows[j].res[catalogd]
+			line = append(line, thousands(int64(res.reqPerSec())), fmtDur(res.P50), fmtDur(res.P99))
+			if i > 0 {
+				line = append(line, ratioOf(res.reqPerSec(), base.reqPerSec()), ratioOf(float64(res.P99), float64(base.P99)))
+			}
+		}
+		if line != nil {
+			rows = append(rows, line)
+		}
+	}
+	fmt.Fprintf(w, "\ncatalogd on each catalogue, closed loop; ratios to the smallest (%s cards):\n\n", thousands(int64(sizes[0].cards)))
+	writeTable(w, header, right, rows)
+}
+
+// ratioOf is a/b to two decimals, or "-" when b is 0.
+func ratioOf(a, b float64) string {
+	if b == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.2f", a/b)
+}
