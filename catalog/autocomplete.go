@@ -423,12 +423,6 @@ func (ws *wordStarts) entry(e *indexEntry) bool {
 	return found
 }
 
-// name reports whether a word of the name's search texts or of its
-// groups' texts starts with the prefix.
-func (ws *wordStarts) name(n *nameView) bool {
-	return slices.ContainsFunc(n.entries, func(e indexEntry) bool { return ws.entry(&e) })
-}
-
 // holds reports whether one of the name's cards holds every term, as a
 // substring of its search text or of its groups' texts (a name has no
 // number), and a word that starts with the prefix of starts: its entries
@@ -458,13 +452,12 @@ func (db *DB) wordsWithOthers(r *reader, a *completer, others []term, last []byt
 	if err != nil {
 		return nil, err
 	}
-	cards, err := db.newCardNames(r, a, append(slices.Clone(others), term{text: last}), last)
+	cards, err := db.newCardNames(r, a, others, last)
 	if err != nil {
 		return nil, err
 	}
 	var n nameView
 	var found []uint32
-	starts := wordStarts{prefix: last, groups: &r.groupTexts}
 	streamed := 0
 	for {
 		ord, ok, err := stream.next()
@@ -474,7 +467,7 @@ func (db *DB) wordsWithOthers(r *reader, a *completer, others []term, last []byt
 		if err := a.name(ord, &n); err != nil {
 			return nil, err
 		}
-		if n.holds(others, &starts) {
+		if n.holds(others, &cards.starts) {
 			if found = append(found, ord); len(found) == a.limit {
 				return found, r.groupTexts.damaged
 			}
@@ -501,7 +494,8 @@ type cardNames struct {
 	a      *completer
 	merge  []*zoneWalk
 	check  func(*indexEntry) bool
-	starts wordStarts
+	others []term
+	starts wordStarts      // of the last term, shared with the names' way
 	folded map[string]bool // the folded names met
 	best   []uint32        // the first names found so far
 	work   int             // cards read, and names looked up
@@ -509,7 +503,8 @@ type cardNames struct {
 	n      nameView
 }
 
-func (db *DB) newCardNames(r *reader, a *completer, terms []term, last []byte) (*cardNames, error) {
+func (db *DB) newCardNames(r *reader, a *completer, others []term, last []byte) (*cardNames, error) {
+	terms := append(slices.Clone(others), term{text: last})
 	for i := range terms {
 		terms[i].number = "\x00" // a name has no number
 	}
@@ -517,7 +512,7 @@ func (db *DB) newCardNames(r *reader, a *completer, terms []term, last []byte) (
 	if err != nil {
 		return nil, err
 	}
-	c := &cardNames{db: db, r: r, a: a, folded: make(map[string]bool), starts: wordStarts{prefix: last, groups: &r.groupTexts}}
+	c := &cardNames{db: db, r: r, a: a, others: others, folded: make(map[string]bool), starts: wordStarts{prefix: last, groups: &r.groupTexts}}
 	for z, zr := range db.zoneOrdinals {
 		if (a.ns == 0 || z == a.ns-1) && zr.lo < zr.hi {
 			c.merge = append(c.merge, &zoneWalk{driver: p.driver(&r.listCursors, db.denseList, false, len(terms) == 1), entries: indexBlocks{c: r.entryCursors[z]}, next: zr.lo, hi: zr.hi})
@@ -569,7 +564,9 @@ func (c *cardNames) step() (done bool, err error) {
 		if err := c.a.name(ord, &c.n); err != nil {
 			return false, err
 		}
-		if bytes.Equal(c.n.folded(), f) && c.starts.name(&c.n) {
+		// The card's own name holds the terms; another that folds alike
+		// must too, on a card of its own.
+		if bytes.Equal(c.n.folded(), f) && c.n.holds(c.others, &c.starts) {
 			c.best = mergeFirst(nil, c.best, []uint32{ord}, c.a.limit)
 		}
 	}
