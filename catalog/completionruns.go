@@ -15,11 +15,12 @@ import (
 // groups, and the first names of each namespace it holds, its groups'
 // included.
 type runBuilder struct {
-	seg    [runSegments][]byte
-	last   [runSegments]uint32
-	top    [namespaces][]uint32
-	groups []uint32
-	places int
+	seg      [runSegments][]byte
+	last     [runSegments]uint32
+	top      topNames
+	groups   []uint32
+	places   int
+	topsSegs [namespaces][]byte // scratch of storeZoneTops
 }
 
 func (b *runBuilder) reset() {
@@ -85,24 +86,32 @@ func (b *runBuilder) append(seg int, id uint32, zone byte) {
 // zones' places up to its first names there, so no more than this many.
 const zoneTopsAfter = 2 * MaxAutocompleteLimit
 
-// end stores the first names of each zone of a run of more than
-// zoneTopsAfter places: for each zone, their count, then their ordinals,
-// the first and then the gaps.
-func (b *runBuilder) end() {
-	if b.places <= zoneTopsAfter {
-		return
+// storeZoneTops stores the first names of each zone of a run of more than
+// zoneTopsAfter places, as those of a prefix are (appendTopNames).
+func (b *runBuilder) storeZoneTops() {
+	if b.places > zoneTopsAfter {
+		b.seg[runZoneTops] = appendTopNames(b.seg[runZoneTops], &b.top, 1, &b.topsSegs)
 	}
-	for ns := 1; ns < namespaces; ns++ {
-		b.seg[runZoneTops] = binary.AppendUvarint(b.seg[runZoneTops], uint64(len(b.top[ns])))
-		b.seg[runZoneTops] = appendOrdinals(b.seg[runZoneTops], b.top[ns])
+}
+
+// appendTopNames appends the first names of each namespace from from on:
+// a segment for each namespace (appendRun), its ordinals the first and
+// then the gaps. segs is scratch.
+func appendTopNames(dst []byte, top *topNames, from int, segs *[namespaces][]byte) []byte {
+	for ns := range segs {
+		segs[ns] = segs[ns][:0]
+		if ns >= from {
+			segs[ns] = appendOrdinals(segs[ns], top[ns])
+		}
 	}
+	return appendRun(dst, segs[:])
 }
 
 // appendRun appends a run: a byte whose bit i tells whether segment i
 // has entries, then each such segment, uvarint-length-prefixed. The first
 // names stored for a prefix are written so too, a segment for each
 // namespace.
-func appendRun[S ~[]byte](dst []byte, segs []S) []byte {
+func appendRun(dst []byte, segs [][]byte) []byte {
 	var mask byte
 	for i, s := range segs {
 		if len(s) > 0 {
@@ -223,7 +232,7 @@ type prefixTops struct {
 	tops  *sorter
 	key   []byte
 	value []byte
-	segs  [namespaces][]byte
+	segs  [namespaces][]byte // scratch of appendTopNames
 }
 
 // add takes the run of term, of kind, holding runs runs and top.
@@ -262,10 +271,7 @@ func (p *prefixTops) closeTo(end int) error {
 		p.stack = p.stack[:n-1]
 		if node.runs > topPrefixRuns {
 			p.key = append(append(append(p.key[:0], completeTop, p.kind), p.term[:node.end]...), 0)
-			for ns := range namespaces {
-				p.segs[ns] = appendOrdinals(p.segs[ns][:0], node.top[ns])
-			}
-			p.value = appendRun(p.value[:0], p.segs[:])
+			p.value = appendTopNames(p.value[:0], node.top, 0, &p.segs)
 			if err := p.tops.add(p.key, p.value); err != nil {
 				return err
 			}
@@ -312,7 +318,7 @@ func (w *Writer) writeRuns(keys *sorter, names uint32, tops *sorter) error {
 		if kind != completeGroup {
 			term = term[:len(term)-1]
 		}
-		b.end()
+		b.storeZoneTops()
 		value = appendRun(value[:0], b.seg[:])
 		if err := blocks.add(kind, term, value); err != nil {
 			return err

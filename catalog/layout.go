@@ -117,8 +117,9 @@ const indexBlockSize = 16
 // autocomplete (completions.go) and the folded name's length to each
 // search index entry; catalogd/10 makes a list's bitmap blocks a little
 // shorter, two to a page (postings.go, bitmapSpan); catalogd/11 gives the
-// rankings of names one order of places (completions.go).
-const formatVersion = "catalogd/11"
+// rankings of names one order of places (completions.go); catalogd/12
+// stores a long run's first names of each zone as a prefix's are.
+const formatVersion = "catalogd/12"
 
 // Errors of the catalogue. Callers compare with errors.Is.
 var (

@@ -347,7 +347,7 @@ func firstNames(dst []uint32, run []byte, ns, n int) ([]uint32, error) {
 			return dst, err
 		}
 		if tops != nil {
-			return zoneTops(dst, tops, ns, n)
+			return segmentOrdinals(dst, tops, ns, n) // a zone's first names, stored
 		}
 	}
 	r, err := newRunNames(run, ns)
@@ -360,33 +360,4 @@ func firstNames(dst []uint32, run []byte, ns, n int) ([]uint32, error) {
 		dst = append(dst, ord)
 	}
 	return dst, err
-}
-
-// zoneTops appends the first n of the first names of zone namespace ns
-// stored in tops (runBuilder.end): a list of fewer than
-// MaxAutocompleteLimit holds every name of the zone in the run.
-func zoneTops(dst []uint32, tops []byte, ns, n int) ([]uint32, error) {
-	for z := 1; z <= ns; z++ {
-		count, w := binary.Uvarint(tops)
-		if w <= 0 || count > MaxAutocompleteLimit {
-			return dst, errBadEntry
-		}
-		tops = tops[w:]
-		var ord uint32
-		for i := range int(count) {
-			d, w := binary.Uvarint(tops)
-			if w <= 0 || d > math.MaxUint32 {
-				return dst, errBadEntry
-			}
-			if i == 0 {
-				ord = uint32(d)
-			} else {
-				ord += uint32(d)
-			}
-			if tops = tops[w:]; z == ns && i < n {
-				dst = append(dst, ord)
-			}
-		}
-	}
-	return dst, nil
 }
