@@ -52,7 +52,7 @@ const zoneOnly byte = 4
 // The segments of a run: the places in every zone's ranking (each a name
 // printed in one zone or the every-zone place of a name printed in
 // several), the zone-only places, the groups, and for a run of many
-// places the first names of each zone (runBuilder.end).
+// places the first names of each zone (runBuilder.storeZoneTops).
 const (
 	runShared = iota
 	runZoneOnly
@@ -78,8 +78,8 @@ const runSortMemory = 64 << 20
 const nameBlockSize = 64
 
 // cardNameSort sorts each card's name, zone and romanization, with its
-// ordinal and search text, by name: one pass over it counts each name's
-// cards (rankNames).
+// ordinal, groups and folded name, by name: one pass over it counts each
+// name's cards (rankNames).
 type cardNameSort struct {
 	*sorter
 	key, value []byte
@@ -95,13 +95,12 @@ func appendCardNameKey(dst, name []byte, zone, class byte) []byte {
 
 // appendCardNameValue appends what the sort of card names holds of the
 // card at ord besides its key: the ordinal, the groups of its name, its
-// search text and where its folded name ends there.
+// folded name.
 func appendCardNameValue(dst []byte, ord uint32, e *indexEntry) []byte {
 	dst = binary.BigEndian.AppendUint32(dst, ord)
 	dst = binary.AppendUvarint(dst, uint64(len(e.groups)))
 	dst = append(dst, e.groups...)
-	dst = binary.AppendUvarint(dst, uint64(e.folded))
-	return append(dst, e.name...)
+	return append(dst, e.name[:e.folded]...)
 }
 
 // nameRecord is a distinct name as the completions bucket holds it, at
@@ -274,13 +273,12 @@ func (w *Writer) rankNames(ranked *sorter) error {
 			if err := r.rank(&cur, folded, printed); err != nil {
 				return err
 			}
-			groups, text, ok := lengthPrefixed(v[4:])
-			n, w := binary.Uvarint(text)
-			if !ok || w <= 0 || n > uint64(len(text)-w) {
+			groups, f, ok := lengthPrefixed(v[4:])
+			if !ok {
 				return errBadEntry
 			}
 			printed = append(printed[:0], name...)
-			folded = append(folded[:0], text[w:w+int(n)]...)
+			folded = append(folded[:0], f...)
 			r.n.groups = append(r.n.groups[:0], groups...) // a name's, whichever its card
 			cur.reset()
 		}
