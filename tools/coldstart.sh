@@ -6,7 +6,8 @@
 #
 # usage: tools/coldstart.sh CATALOG.db QUERY...
 #
-# CATALOGD names the binary (default: catalogd on the PATH). 127.0.0.1 only.
+# CATALOGD names the binary (default: catalogd on the PATH); SERVE_ARGS adds
+# flags to serve (--answer-cache-mb=0, say). 127.0.0.1 only.
 set -euo pipefail
 db=$1; shift
 bin=${CATALOGD:-catalogd}
@@ -20,7 +21,8 @@ for q in "$@"; do
   sync; echo 1 > /proc/sys/vm/drop_caches
   log=$(mktemp)
   start=$(date +%s%N)
-  $bin serve --dev --db "$db" --addr 127.0.0.1:$port > "$log" 2>&1 &
+  # shellcheck disable=SC2086 # SERVE_ARGS is a list of flags
+  $bin serve --dev --db "$db" --addr 127.0.0.1:$port ${SERVE_ARGS:-} > "$log" 2>&1 &
   pid=$!
   until curl -sf -o /dev/null http://127.0.0.1:$port/readyz; do sleep 0.002; done
   ready=$(( ($(date +%s%N) - start) / 1000000 ))
