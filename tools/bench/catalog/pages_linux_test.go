@@ -1,0 +1,247 @@
+package catalogbench
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"testing"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/catalogd/catalogd/catalog"
+)
+
+// BenchmarkPagesRead counts the pages of the file that one request of each
+// catalogue route reads, on a catalogue of -gen-cards cards or the file of
+// -bench-db:
+//
+//	go test -C tools ./bench/catalog -run '^$' -bench PagesRead -benchtime 200x -args -bench-db FILE
+//
+// Before each request the file's pages are dropped from the page cache
+// (posix_fadvise DONTNEED, with no mapping of it open) and the catalogue
+// opened afresh; after it, mincore tells how many of the file's pages are
+// in the page cache again. bbolt maps the file with MADV_RANDOM, so a page
+// fault reads the one page it needs and nothing around it: what came back
+// is what the request touched. The pages Open itself reads (the meta
+// pages, the root of the buckets) are left out, so a request's count is
+// its descents and what it reads at their ends. pages/op is the mean,
+// max-pages the dearest request, log2-cards the catalogue's size for
+// reading the two against it. The requests are drawn at random (seeded)
+// from the whole catalogue: cards and pages of sets at random, the
+// typical searches and their prefixes of BenchmarkSearchGenerated and
+// BenchmarkAutocompleteGenerated.
+//
+// It reads the disk, so a request takes milliseconds; and it leaves the
+// file out of the page cache.
+func BenchmarkPagesRead(b *testing.B) {
+	db := openGenerated(b)
+	path := db.Path()
+	t := drawTargets(b, db, 1000)
+	total := int64(0)
+	for _, z := range db.Info().Zones {
+		total += z.Cards
+	}
+	if err := db.Close(); err != nil {
+		b.Fatal(err)
+	}
+	counter := newPageCounter(b, path)
+
+	routes := []struct {
+		name string
+		read func(db *catalog.DB, i int) error
+	}{
+		{"getCard", func(db *catalog.DB, i int) error {
+			_, err := db.AppendCard(nil, t.cards[i%len(t.cards)].id)
+			return err
+		}},
+		{"getCards-100", func(db *catalog.DB, i int) error {
+			ids := make([]string, 0, 100)
+			for j := range 100 {
+				ids = append(ids, t.cards[(i*100+j)%len(t.cards)].id)
+			}
+			return db.Cards(ids, func([]byte) {}, func(id string) {})
+		}},
+		{"getSetCardsByNumber", func(db *catalog.DB, i int) error {
+			c := t.cards[i%len(t.cards)]
+			return db.SetCardsByNumber(c.set, c.number, func([]byte) {})
+		}},
+		{"listSetCards", func(db *catalog.DB, i int) error {
+			p := t.pages[i%len(t.pages)]
+			_, err := db.SetCards(p.set, p.page, 50, func([]byte) {})
+			return err
+		}},
+		{"searchCards", func(db *catalog.DB, i int) error {
+			return db.Search(catalog.SearchQuery{Q: t.queries[i%len(t.queries)], Limit: 20}, func([]byte) {})
+		}},
+		{"searchCards-fuzzy", func(db *catalog.DB, i int) error {
+			return db.Search(catalog.SearchQuery{Q: t.mistyped[i%len(t.mistyped)], Limit: 20, Fuzzy: true}, func([]byte) {})
+		}},
+		{"autocompleteNames", func(db *catalog.DB, i int) error {
+			_, err := db.Autocomplete(catalog.AutocompleteQuery{Q: t.prefixes[i%len(t.prefixes)], Limit: 10})
+			return err
+		}},
+	}
+	for _, r := range routes {
+		b.Run(r.name, func(b *testing.B) {
+			var sum, most, dearest int
+			i := 0
+			for b.Loop() {
+				n := counter.pages(b, func(db *catalog.DB) error { return r.read(db, i) })
+				sum += n
+				if n > most {
+					most, dearest = n, i
+				}
+				i++
+			}
+			b.Logf("the dearest: request %d, %s", dearest, t.describe(r.name, dearest))
+			b.ReportMetric(float64(sum)/float64(b.N), "pages/op")
+			b.ReportMetric(float64(most), "max-pages")
+			b.ReportMetric(math.Log2(float64(total)), "log2-cards")
+		})
+	}
+}
+
+// targets are the requests BenchmarkPagesRead sends.
+type targets struct {
+	cards             []lookupTarget
+	pages             []pageTarget
+	queries, mistyped []string
+	prefixes          []string
+}
+
+type lookupTarget struct{ id, set, number string }
+
+type pageTarget struct {
+	set  string
+	page int64
+}
+
+// describe names the i-th request of a route, as its read sends it.
+func (t targets) describe(route string, i int) string {
+	switch route {
+	case "searchCards":
+		return fmt.Sprintf("q=%q", t.queries[i%len(t.queries)])
+	case "searchCards-fuzzy":
+		return fmt.Sprintf("q=%q", t.mistyped[i%len(t.mistyped)])
+	case "autocompleteNames":
+		return fmt.Sprintf("q=%q", t.prefixes[i%len(t.prefixes)])
+	case "listSetCards":
+		return fmt.Sprintf("%+v", t.pages[i%len(t.pages)])
+	}
+	return fmt.Sprintf("%+v", t.cards[i%len(t.cards)])
+}
+
+// drawTargets draws n cards and n pages of 50 at random from db, a set
+// at random and then a page of it, and n typical queries.
+func drawTargets(b *testing.B, db *catalog.DB, n int) targets {
+	b.Helper()
+	data, err := db.SetsJSON("")
+	if err != nil {
+		b.Fatal(err)
+	}
+	var sets []struct{ ID string }
+	if err := json.Unmarshal(data, &sets); err != nil {
+		b.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(3, 4))
+	var t targets
+	for tries := 0; len(t.cards) < n; tries++ {
+		if tries == 100*n {
+			b.Fatal("the catalogue's sets hold too few cards")
+		}
+		set := sets[rng.IntN(len(sets))].ID
+		var page []lookupTarget
+		total, err := db.SetCards(set, 1, 1, func([]byte) {})
+		if err != nil || total == 0 {
+			continue
+		}
+		p := 1 + rng.Int64N((total+49)/50)
+		t.pages = append(t.pages, pageTarget{set, p})
+		if _, err := db.SetCards(set, p, 50, func(card []byte) {
+			var c struct{ ID, Number string }
+			if json.Unmarshal(card, &c) == nil {
+				page = append(page, lookupTarget{c.ID, set, c.Number})
+			}
+		}); err != nil {
+			b.Fatal(err)
+		}
+		if len(page) > 0 {
+			t.cards = append(t.cards, page[rng.IntN(len(page))])
+		}
+	}
+	t.queries = typicalQueries(b, db, n)
+	t.mistyped = mistyped(t.queries)
+	t.prefixes = typedPrefixes(t.queries)
+	rng.Shuffle(len(t.prefixes), func(i, j int) { t.prefixes[i], t.prefixes[j] = t.prefixes[j], t.prefixes[i] })
+	return t
+}
+
+// pageCounter counts the pages of one catalogue file that are in the
+// page cache, through a mapping of its own that is never read: mincore
+// says which pages the kernel holds, and the mapping faults none in.
+type pageCounter struct {
+	path string
+	file *os.File
+	data []byte
+	in   []byte
+}
+
+func newPageCounter(b *testing.B, path string) *pageCounter {
+	b.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	st, err := f.Stat()
+	if err != nil {
+		b.Fatal(err)
+	}
+	data, err := unix.Mmap(int(f.Fd()), 0, int(st.Size()), unix.PROT_READ, unix.MAP_SHARED)
+	if err != nil {
+		b.Fatal(err)
+	}
+	pc := &pageCounter{path: path, file: f, data: data, in: make([]byte, (len(data)+os.Getpagesize()-1)/os.Getpagesize())}
+	b.Cleanup(func() {
+		unix.Munmap(pc.data)
+		pc.file.Close()
+	})
+	return pc
+}
+
+// cached returns how many of the file's pages are in the page cache.
+func (pc *pageCounter) cached(b *testing.B) int {
+	// x/sys/unix has no wrapper for mincore(2).
+	_, _, errno := unix.Syscall(unix.SYS_MINCORE, uintptr(unsafe.Pointer(unsafe.SliceData(pc.data))), uintptr(len(pc.data)), uintptr(unsafe.Pointer(unsafe.SliceData(pc.in))))
+	if errno != 0 {
+		b.Fatal(fmt.Errorf("mincore %s: %w", pc.path, errno))
+	}
+	n := 0
+	for _, v := range pc.in {
+		n += int(v & 1)
+	}
+	return n
+}
+
+// pages drops the file from the page cache, opens it, and returns how
+// many of its pages read reads.
+func (pc *pageCounter) pages(b *testing.B, read func(*catalog.DB) error) int {
+	if err := unix.Fadvise(int(pc.file.Fd()), 0, 0, unix.FADV_DONTNEED); err != nil {
+		b.Fatal(err)
+	}
+	if n := pc.cached(b); n > 2 {
+		b.Fatalf("%d pages of %s stay in the page cache: is it open elsewhere?", n, pc.path)
+	}
+	db, err := catalog.Open(pc.path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer db.Close()
+	before := pc.cached(b)
+	if err := read(db); err != nil {
+		b.Fatal(fmt.Errorf("%s: %w", pc.path, err))
+	}
+	return pc.cached(b) - before
+}
