@@ -25,6 +25,12 @@ type typo struct {
 	planned bool
 	nearest int
 	exact   bool
+
+	// groupEdits keeps, by group, the fewest edits from the term to a
+	// word of the group's text (0 for none within): the cards a walk
+	// checks share a few groups, whose words would otherwise be read
+	// and measured again for each card. At most groupTextsKept.
+	groupEdits map[uint32]int
 }
 
 // markTypos marks the terms a fuzzy search lets be mistyped.
@@ -112,24 +118,41 @@ func (e *indexEntry) matchesWithin(terms []term, groups *groupTexts) bool {
 // dictionary in the entry's texts, and false when none is within the
 // term's edits.
 func (t *term) nearest(e *indexEntry, groups *groupTexts) (int, bool) {
-	a := t.automaton()
-	best := 0
-	try := func(text []byte) {
-		eachWord(text, func(word []byte) {
-			if best == 1 || !dictWord(word) {
-				return
-			}
-			if d, ok := a.distance(word); ok && d > 0 && (best == 0 || d < best) {
-				best = d
-			}
-		})
-	}
-	try(e.name)
+	best := t.nearestWord(e.name)
 	eachGroupID(e.groups, func(id uint32) bool {
-		try(groups.text(id))
+		d, ok := t.typo.groupEdits[id]
+		if !ok {
+			d = t.nearestWord(groups.text(id))
+			if t.typo.groupEdits == nil {
+				t.typo.groupEdits = make(map[uint32]int)
+			}
+			if len(t.typo.groupEdits) < groupTextsKept {
+				t.typo.groupEdits[id] = d
+			}
+		}
+		if d > 0 && (best == 0 || d < best) {
+			best = d
+		}
 		return best != 1
 	})
 	return best, best > 0
+}
+
+// nearestWord returns the fewest edits, more than none, from the term to
+// a word of the dictionary in text, and 0 when none is within the term's
+// edits.
+func (t *term) nearestWord(text []byte) int {
+	a := t.automaton()
+	best := 0
+	eachWord(text, func(word []byte) {
+		if best == 1 || !dictWord(word) {
+			return
+		}
+		if d, ok := a.distance(word); ok && d > 0 && (best == 0 || d < best) {
+			best = d
+		}
+	})
+	return best
 }
 
 // rankByEdits calls fn with the cards of the walks' results, at most
