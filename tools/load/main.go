@@ -6,7 +6,7 @@
 // docs/BENCHMARKS.md, "Serving under load, against a ceiling" and "Long-tail
 // traffic", says what it sends and how it measures, with its figures.
 //
-//	go run -C tools ./load [-cards 100000 | -db FILE[,FILE...]] [-duration 5s] [-conns 16,64] [-rate 2000] [-gzip] [-bare-ceiling] [-memory-limit MiB] [-keep] [-perf DIR] [-serve-args ARGS] [-routes getCard,...] [-traffic hot-spot,long-tail]
+//	go run -C tools ./load [-cards 100000 | -db FILE[,FILE...]] [-duration 5s] [-conns 16,64] [-rate 2000] [-gzip] [-bare-ceiling] [-memory-limit MiB] [-keep] [-perf DIR] [-serve-args ARGS] [-routes getCard,...] [-traffic hot-spot,long-tail] [-summary FILE]
 //
 // It builds catalogd, generates and imports a catalogue (or serves the file
 // of -db, or each of its files in turn, then sets their figures side by
@@ -65,6 +65,7 @@ func main() {
 	flag.BoolVar(&o.bareCeiling, "bare-ceiling", false, "the ceiling writes only Content-Type, Content-Encoding, and Content-Length over 2 KB, not catalogd's other header fields (ETag, Cache-Control, Catalog-Generation, X-Request-Id, Vary)")
 	traffic := flag.String("traffic", hotSpot+","+longTail, "kinds of traffic to send, comma-separated: hot-spot (a few requests, over and over) and long-tail (every card, every page of every set, 20,000 distinct queries)")
 	only := flag.String("routes", "", "routes to measure, comma-separated (getCard,listSetCards,search,autocomplete,listSets); all when empty")
+	flag.StringVar(&o.summary, "summary", "", "at the end, write the closed-loop figures, the commit, the machine and this command into this file, between its marker lines (tools/benchtable.sh: docs/BENCHMARKS.md)")
 	serveArgs := flag.String("serve-args", "", "more arguments for catalogd serve, space-separated (-serve-args=--answer-cache-mb=0 measures without the answer cache)")
 	flag.Parse()
 	o.serveArgs = strings.Fields(*serveArgs)
@@ -128,6 +129,7 @@ type options struct {
 	serveArgs   []string
 	routes      []string // measured routes; all when empty
 	traffic     []string // kinds of traffic sent, in trafficNames
+	summary     string   // a file to write the figures into; none when ""
 }
 
 // parseList reads a comma-separated list of names, each one of known.

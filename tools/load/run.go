@@ -65,6 +65,12 @@ func run(ctx context.Context, o options) (err error) {
 		return fmt.Errorf("build the load harness: %w", err)
 	}
 
+	var on measuredOn
+	if o.summary != "" {
+		if on, err = describeRun(ctx); err != nil {
+			return err
+		}
+	}
 	dbs := o.dbs
 	if len(dbs) == 0 {
 		dbs = []string{""} // a generated catalogue
@@ -81,6 +87,9 @@ func run(ctx context.Context, o options) (err error) {
 	}
 	if len(sizes) > 1 {
 		printSizes(os.Stdout, sizes)
+	}
+	if o.summary != "" {
+		return writeSummary(o.summary, summaryTable(sizes, on))
 	}
 	return nil
 }

@@ -1,0 +1,53 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestWriteSummary: the closed-loop rows of every catalogue, with the
+// commit, the machine and the command, replace what lay between the
+// markers, and nothing else of the file changes.
+func TestWriteSummary(t *testing.T) {
+	res := func(rps int64, p99, cpu time.Duration) [2]driveResult {
+		return [2]driveResult{
+			{Requests: rps, Window: time.Second, P99: p99, Answered: rps, ServerCPU: time.Duration(rps) * cpu},
+			{Requests: 2 * rps, Window: time.Second},
+		}
+	}
+	sizes := []sized{{cards: 100_000, rows: []row{
+		{route: "getCard", traffic: "long-tail", mode: "64 conns", closed: true, res: res(20000, 8*time.Millisecond, 45*time.Microsecond)},
+		{route: "getCard", traffic: "long-tail", mode: "open 2000/s", res: res(2000, time.Millisecond, time.Microsecond)},
+	}}}
+	on := measuredOn{commit: "abc1234", machine: "2 × Some CPU, go1.26.8", command: "go run -C tools ./load -conns 64"}
+	file := filepath.Join(t.TempDir(), "BENCHMARKS.md")
+	before := "# Benchmarks\n\nWhat the table is.\n\n" + summaryBegin + "\nan older table\n" + summaryEnd + "\n\n## The rest\n"
+	if err := os.WriteFile(file, []byte(before), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := writeSummary(file, summaryTable(sizes, on)); err != nil {
+		t.Fatal(err)
+	}
+	got, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "# Benchmarks\n\nWhat the table is.\n\n" + summaryBegin + "\n" + "```sh\ngo run -C tools ./load -conns 64\n```\n\n" +
+		"| route   | traffic   |   cards | mode     | catalogd req/s | ceiling req/s | ratio | catalogd p99 | CPU per answer | commit  | machine                |\n" +
+		"| ------- | --------- | ------: | -------- | -------------: | ------------: | ----: | -----------: | -------------: | ------- | ---------------------- |\n" +
+		"| getCard | long-tail | 100,000 | 64 conns |         20,000 |        40,000 |  0.50 |      8.00 ms |          45 µs | abc1234 | 2 × Some CPU, go1.26.8 |\n" +
+		summaryEnd + "\n\n## The rest\n"
+	if string(got) != want {
+		t.Fatalf("the file:\n%s\nwant:\n%s", got, want)
+	}
+
+	if err := os.WriteFile(file, []byte("# Benchmarks\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := writeSummary(file, "x"); err == nil || !strings.Contains(err.Error(), "no lines") {
+		t.Fatalf("a file without markers: err = %v", err)
+	}
+}
