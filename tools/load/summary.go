@@ -70,7 +70,8 @@ func writeSummary(file, table string) error {
 }
 
 // describeRun names the product's commit (with "-dirty" when tracked
-// files differ from it), the machine, and the command as it was given.
+// files differ from it), the machine, and the command as it was given but
+// for -summary: the command that measures the figures again.
 func describeRun(ctx context.Context) (measuredOn, error) {
 	out, err := exec.CommandContext(ctx, "git", "-C", "..", "describe", "--always", "--dirty", "--abbrev=7").Output()
 	if err != nil {
@@ -79,7 +80,7 @@ func describeRun(ctx context.Context) (measuredOn, error) {
 	return measuredOn{
 		commit:  strings.TrimSpace(string(out)),
 		machine: fmt.Sprintf("%d × %s, %s", runtime.NumCPU(), cpuModel(), runtime.Version()),
-		command: "go run -C tools ./load " + strings.Join(os.Args[1:], " "),
+		command: "go run -C tools ./load " + strings.Join(withoutSummary(os.Args[1:]), " "),
 	}, nil
 }
 
@@ -97,4 +98,20 @@ func cpuModel() string {
 		}
 	}
 	return "unknown CPU"
+}
+
+// withoutSummary returns args without the -summary flag and its value.
+func withoutSummary(args []string) []string {
+	var out []string
+	for i := 0; i < len(args); i++ {
+		name, _, hasValue := strings.Cut(strings.TrimLeft(args[i], "-"), "=")
+		if !strings.HasPrefix(args[i], "-") || name != "summary" {
+			out = append(out, args[i])
+			continue
+		}
+		if !hasValue {
+			i++ // the value is the next argument
+		}
+	}
+	return out
 }

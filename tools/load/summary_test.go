@@ -51,3 +51,18 @@ func TestWriteSummary(t *testing.T) {
 		t.Fatalf("a file without markers: err = %v", err)
 	}
 }
+
+// TestWithoutSummary: the command shown with the figures is the one that
+// measures them, without the file they were written to.
+func TestWithoutSummary(t *testing.T) {
+	for _, tc := range []struct{ args, want string }{
+		{"-conns 64 -summary /x/B.md -duration 5s", "-conns 64 -duration 5s"},
+		{"-conns 64 --summary=/x/B.md", "-conns 64"},
+		{"-summary /x/B.md", ""},
+		{"-cards 1000000", "-cards 1000000"},
+	} {
+		if got := strings.Join(withoutSummary(strings.Fields(tc.args)), " "); got != tc.want {
+			t.Errorf("withoutSummary(%s) = %q, want %q", tc.args, got, tc.want)
+		}
+	}
+}
