@@ -26,11 +26,14 @@ type typo struct {
 	nearest int
 	exact   bool
 
-	// groupEdits keeps, by group, the fewest edits from the term to a
-	// word of the group's text (0 for none within): the cards a walk
-	// checks share a few groups, whose words would otherwise be read
-	// and measured again for each card. At most groupTextsKept.
+	// groupEdits and nameEdits keep, by group and by card name, the
+	// fewest edits from the term to a word of the group's text or of the
+	// name (0 for none within): the cards a walk checks share a few
+	// groups and, in most catalogues, their names, whose words would
+	// otherwise be measured again for each card. At most groupTextsKept
+	// of each.
 	groupEdits map[uint32]int
+	nameEdits  map[string]int
 }
 
 // markTypos marks the terms a fuzzy search lets be mistyped.
@@ -118,7 +121,16 @@ func (e *indexEntry) matchesWithin(terms []term, groups *groupTexts) bool {
 // dictionary in the entry's texts, and false when none is within the
 // term's edits.
 func (t *term) nearest(e *indexEntry, groups *groupTexts) (int, bool) {
-	best := t.nearestWord(e.name)
+	best, ok := t.typo.nameEdits[string(e.name)]
+	if !ok {
+		best = t.nearestWord(e.name)
+		if t.typo.nameEdits == nil {
+			t.typo.nameEdits = make(map[string]int)
+		}
+		if len(t.typo.nameEdits) < groupTextsKept {
+			t.typo.nameEdits[string(e.name)] = best
+		}
+	}
 	eachGroupID(e.groups, func(id uint32) bool {
 		d, ok := t.typo.groupEdits[id]
 		if !ok {
