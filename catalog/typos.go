@@ -31,10 +31,17 @@ type typo struct {
 	// name (0 for none within): the cards a walk checks share a few
 	// groups and, in most catalogues, their names, whose words would
 	// otherwise be measured again for each card. At most groupTextsKept
-	// of each.
+	// groups, and names of nameEditsBytes in all.
 	groupEdits map[uint32]int
 	nameEdits  map[string]int
+	nameBytes  int
 }
+
+// nameEditsBytes bounds the names a term keeps the edits of. A query of
+// 200 code points has at most 33 terms that may be mistyped (5 code
+// points and a space each): about 2 MiB at the very most, and 64 KiB
+// for a query of one such term.
+const nameEditsBytes = 64 << 10
 
 // markTypos marks the terms a fuzzy search lets be mistyped.
 func markTypos(terms []term) {
@@ -127,9 +134,13 @@ func (t *term) nearest(e *indexEntry, groups *groupTexts) (int, bool) {
 		if t.typo.nameEdits == nil {
 			t.typo.nameEdits = make(map[string]int)
 		}
-		if len(t.typo.nameEdits) < groupTextsKept {
+		if t.typo.nameBytes+len(e.name) <= nameEditsBytes {
 			t.typo.nameEdits[string(e.name)] = best
+			t.typo.nameBytes += len(e.name)
 		}
+	}
+	if best == 1 {
+		return 1, true // no word is nearer
 	}
 	eachGroupID(e.groups, func(id uint32) bool {
 		d, ok := t.typo.groupEdits[id]

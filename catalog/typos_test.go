@@ -1,6 +1,7 @@
 package catalog
 
 import (
+	"fmt"
 	"maps"
 	"math/rand/v2"
 	"slices"
@@ -405,5 +406,28 @@ func TestFuzzySearchOfOddTerms(t *testing.T) {
 		if want, _ := scanFuzzy(ordered, sq); !slices.Equal(got, want) {
 			t.Errorf("%q:\n index %q\n  scan %q", q, got, want)
 		}
+	}
+}
+
+// TestFuzzyCheckKeepsBoundedNames: the names whose edits a term keeps for
+// its query stop at nameEditsBytes, however many distinct names its walk
+// checks, and a name checked again after that is measured again, alike.
+func TestFuzzyCheckKeepsBoundedNames(t *testing.T) {
+	terms := searchTerms("charzard")
+	markTypos(terms)
+	term := &terms[0]
+	var groups groupTexts
+	for i := range 20_000 {
+		name := []byte(fmt.Sprintf("charizard %d with a name long enough", i))
+		edits, ok := term.nearest(&indexEntry{name: name}, &groups)
+		if !ok || edits != 1 {
+			t.Fatalf("%s: edits %d, %v; want 1", name, edits, ok)
+		}
+	}
+	if term.typo.nameBytes > nameEditsBytes || len(term.typo.nameEdits) == 0 || len(term.typo.nameEdits) >= 20_000 {
+		t.Fatalf("kept %d names of %d bytes, want some, of at most %d bytes", len(term.typo.nameEdits), term.typo.nameBytes, nameEditsBytes)
+	}
+	if edits, ok := term.nearest(&indexEntry{name: []byte("charizard 19999 with a name long enough")}, &groups); !ok || edits != 1 {
+		t.Fatalf("a name not kept, again: edits %d, %v; want 1", edits, ok)
 	}
 }
