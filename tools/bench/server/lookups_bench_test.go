@@ -7,12 +7,15 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/catalogd/catalogd/catalog"
 	"github.com/catalogd/catalogd/importer"
@@ -34,8 +37,9 @@ var lookupCards = flag.Int("lookup-cards", 100_000, "cards in the generated cata
 // there. "catalog" prices the lookups alone (catalog.DB); "server" each
 // request through the whole Server, as BenchmarkTraffic does; "http" over
 // a real connection, one request at a time: a batch of 100 against a
-// hundred requests of getCard, 100 × http/getCard. Every figure is per
-// request; the cards/s metric is what a client gets.
+// hundred requests of getCard, 100 × http/getCard; "http-rtt-1ms" the
+// same with every answer a millisecond late, as over a network. Every
+// figure is per request; the cards/s metric is what a client gets.
 func BenchmarkLookups(b *testing.B) {
 	dir := b.TempDir()
 	snapshot := filepath.Join(dir, "snapshot.json")
@@ -159,41 +163,90 @@ func BenchmarkLookups(b *testing.B) {
 	// client reading a deck list would. The targets are written before
 	// the timing starts, every card in one of them (the client's escaping
 	// of a hundred ids is some 40 µs, not the server's), and sent in turn.
-	client := &http.Client{Transport: &http.Transport{MaxConnsPerHost: 1, MaxIdleConnsPerHost: 1, DisableCompression: true}}
-	b.Cleanup(client.CloseIdleConnections)
-	for _, name := range []string{"getCard", "getCards/1", "getCards/25", "getCards/100", "getSetCardsByNumber"} {
-		target := targets[name]
-		b.Run("http/"+name, func(b *testing.B) {
-			var urls []string
-			counts := 0
-			for counts < len(cards) {
-				t, k := target()
-				urls = append(urls, f.base+t)
-				counts += k
-			}
-			header := http.Header{"Authorization": {"Bearer " + f.token}}
-			cardsSent, i := 0, 0
-			for b.Loop() {
-				req, err := http.NewRequest(http.MethodGet, urls[i%len(urls)], nil)
-				if err != nil {
-					b.Fatal(err)
-				}
-				req.Header = header
-				resp, err := client.Do(req)
-				if err != nil {
-					b.Fatal(err)
-				}
-				io.Copy(io.Discard, resp.Body)
-				resp.Body.Close()
-				if resp.StatusCode != http.StatusOK {
-					b.Fatalf("%s: status %d", req.URL, resp.StatusCode)
-				}
-				cardsSent += counts / len(urls)
-				i++
-			}
-			b.ReportMetric(float64(cardsSent)/b.Elapsed().Seconds(), "cards/s")
-		})
+	// "http" is this machine's loopback; "http-rtt-1ms" a client whose
+	// every answer comes a millisecond later, as over a network with
+	// that round trip (getCard and 100 ids only: each request takes it).
+	for _, c := range []struct {
+		name  string
+		rtt   time.Duration
+		names []string
+	}{
+		{"http", 0, []string{"getCard", "getCards/1", "getCards/25", "getCards/100", "getSetCardsByNumber"}},
+		{"http-rtt-1ms", time.Millisecond, []string{"getCard", "getCards/100"}},
+	} {
+		client := &http.Client{Transport: &http.Transport{MaxConnsPerHost: 1, MaxIdleConnsPerHost: 1, DisableCompression: true, DialContext: dialWithRoundTrip(c.rtt)}}
+		b.Cleanup(client.CloseIdleConnections)
+		for _, name := range c.names {
+			b.Run(c.name+"/"+name, func(b *testing.B) { benchmarkOverHTTP(b, client, f, targets[name], len(cards)) })
+		}
 	}
+}
+
+// benchmarkOverHTTP sends the targets of target, every card in one of
+// them, one request at a time.
+func benchmarkOverHTTP(b *testing.B, client *http.Client, f *fixture, target func() (string, int), cards int) {
+	var urls []string
+	counts := 0
+	for counts < cards {
+		t, k := target()
+		urls = append(urls, f.base+t)
+		counts += k
+	}
+	header := http.Header{"Authorization": {"Bearer " + f.token}}
+	cardsSent, i := 0, 0
+	for b.Loop() {
+		req, err := http.NewRequest(http.MethodGet, urls[i%len(urls)], nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		req.Header = header
+		resp, err := client.Do(req)
+		if err != nil {
+			b.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			b.Fatalf("%s: status %d", req.URL, resp.StatusCode)
+		}
+		cardsSent += counts / len(urls)
+		i++
+	}
+	b.ReportMetric(float64(cardsSent)/b.Elapsed().Seconds(), "cards/s")
+}
+
+// dialWithRoundTrip dials connections whose first bytes of each answer
+// arrive rtt late, as a network with that round trip would deliver them;
+// plain ones when rtt is 0.
+func dialWithRoundTrip(rtt time.Duration) func(ctx context.Context, network, addr string) (net.Conn, error) {
+	var d net.Dialer
+	return func(ctx context.Context, network, addr string) (net.Conn, error) {
+		conn, err := d.DialContext(ctx, network, addr)
+		if err != nil || rtt == 0 {
+			return conn, err
+		}
+		return &lateConn{Conn: conn, rtt: rtt}, nil
+	}
+}
+
+// lateConn delays the first read that returns bytes after a write.
+type lateConn struct {
+	net.Conn
+	rtt   time.Duration
+	wrote atomic.Bool
+}
+
+func (c *lateConn) Write(p []byte) (int, error) {
+	c.wrote.Store(true)
+	return c.Conn.Write(p)
+}
+
+func (c *lateConn) Read(p []byte) (int, error) {
+	n, err := c.Conn.Read(p)
+	if n > 0 && c.wrote.Swap(false) {
+		time.Sleep(c.rtt)
+	}
+	return n, err
 }
 
 // lookupCard is one card of the catalogue, as a lookup names it: its id,
