@@ -31,23 +31,27 @@ type typo struct {
 	// name (0 for none within): the cards a walk checks share a few
 	// groups and, in most catalogues, their names, whose words would
 	// otherwise be measured again for each card. At most groupTextsKept
-	// groups, and names of nameEditsBytes in all.
+	// groups a term; the names of all the query's terms share kept, at
+	// most keptNameBytes.
 	groupEdits map[uint32]int
 	nameEdits  map[string]int
-	nameBytes  int
+	kept       *int
 }
 
-// nameEditsBytes bounds the names a term keeps the edits of. A query of
-// 200 code points has at most 33 terms that may be mistyped (5 code
-// points and a space each): about 2 MiB at the very most, and 64 KiB
-// for a query of one such term.
-const nameEditsBytes = 64 << 10
+// keptNameBytes bounds what a query's terms keep of names, whatever the
+// number of its terms (folding may make a query of 200 code points into
+// many more): each name's bytes and keptNameCost for its entry.
+const (
+	keptNameBytes = 256 << 10
+	keptNameCost  = 48
+)
 
 // markTypos marks the terms a fuzzy search lets be mistyped.
 func markTypos(terms []term) {
+	kept := new(int)
 	for i := range terms {
 		if e := maxEdits(terms[i].text); e > 0 {
-			terms[i].typo = &typo{edits: e}
+			terms[i].typo = &typo{edits: e, kept: kept}
 		}
 	}
 }
@@ -134,9 +138,9 @@ func (t *term) nearest(e *indexEntry, groups *groupTexts) (int, bool) {
 		if t.typo.nameEdits == nil {
 			t.typo.nameEdits = make(map[string]int)
 		}
-		if t.typo.nameBytes+len(e.name) <= nameEditsBytes {
+		if cost := len(e.name) + keptNameCost; *t.typo.kept+cost <= keptNameBytes {
 			t.typo.nameEdits[string(e.name)] = best
-			t.typo.nameBytes += len(e.name)
+			*t.typo.kept += cost
 		}
 	}
 	if best == 1 {

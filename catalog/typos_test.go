@@ -1,6 +1,7 @@
 package catalog
 
 import (
+	"encoding/binary"
 	"fmt"
 	"maps"
 	"math/rand/v2"
@@ -409,25 +410,52 @@ func TestFuzzySearchOfOddTerms(t *testing.T) {
 	}
 }
 
-// TestFuzzyCheckKeepsBoundedNames: the names whose edits a term keeps for
-// its query stop at nameEditsBytes, however many distinct names its walk
-// checks, and a name checked again after that is measured again, alike.
+// TestFuzzyCheckKeepsBoundedNames: the names whose edits the terms of a
+// query keep stop at keptNameBytes for all its terms together, however
+// many distinct names its walk checks, and a name checked again after
+// that is measured again, alike.
 func TestFuzzyCheckKeepsBoundedNames(t *testing.T) {
-	terms := searchTerms("charzard")
+	terms := searchTerms("charzard blastiose")
 	markTypos(terms)
-	term := &terms[0]
 	var groups groupTexts
 	for i := range 20_000 {
-		name := []byte(fmt.Sprintf("charizard %d with a name long enough", i))
-		edits, ok := term.nearest(&indexEntry{name: name}, &groups)
-		if !ok || edits != 1 {
-			t.Fatalf("%s: edits %d, %v; want 1", name, edits, ok)
+		for j := range terms {
+			name := []byte(fmt.Sprintf("charizard blastoise %d with a name long enough", i))
+			edits, ok := terms[j].nearest(&indexEntry{name: name}, &groups)
+			if !ok || edits != 1 {
+				t.Fatalf("%s: edits %d, %v; want 1", name, edits, ok)
+			}
 		}
 	}
-	if term.typo.nameBytes > nameEditsBytes || len(term.typo.nameEdits) == 0 || len(term.typo.nameEdits) >= 20_000 {
-		t.Fatalf("kept %d names of %d bytes, want some, of at most %d bytes", len(term.typo.nameEdits), term.typo.nameBytes, nameEditsBytes)
+	kept := len(terms[0].typo.nameEdits) + len(terms[1].typo.nameEdits)
+	if *terms[0].typo.kept > keptNameBytes || len(terms[1].typo.nameEdits) == 0 || kept >= 40_000 {
+		t.Fatalf("kept %d names of %d bytes, want some of each term's, of at most %d bytes in all", kept, *terms[0].typo.kept, keptNameBytes)
 	}
-	if edits, ok := term.nearest(&indexEntry{name: []byte("charizard 19999 with a name long enough")}, &groups); !ok || edits != 1 {
+	if edits, ok := terms[0].nearest(&indexEntry{name: []byte("charizard blastoise 19999 with a name long enough")}, &groups); !ok || edits != 1 {
 		t.Fatalf("a name not kept, again: edits %d, %v; want 1", edits, ok)
+	}
+}
+
+// TestFuzzyCheckKeepsEachGroupApart: the edits kept of a group are that
+// group's, among groups whose texts are near the term and far from it in
+// turn.
+func TestFuzzyCheckKeepsEachGroupApart(t *testing.T) {
+	terms := searchTerms("charzard")
+	markTypos(terms)
+	groups := groupTexts{read: make(map[uint32][]byte)}
+	for id := range uint32(64) {
+		groups.read[id] = []byte("blastoise kamex")
+		if id%3 == 0 {
+			groups.read[id] = []byte("charizard lizardon")
+		}
+	}
+	for round := range 2 {
+		for id := range uint32(64) {
+			e := &indexEntry{name: []byte("pikachu"), groups: binary.AppendUvarint(nil, uint64(id))}
+			edits, ok := terms[0].nearest(e, &groups)
+			if want := id%3 == 0; ok != want || ok && edits != 1 {
+				t.Fatalf("round %d, group %d: edits %d, %v; want %v", round, id, edits, ok, want)
+			}
+		}
 	}
 }
