@@ -67,6 +67,9 @@ func run(ctx context.Context, o options) (err error) {
 
 	var on measuredOn
 	if o.summary != "" {
+		if err := checkSummaryFile(o.summary); err != nil {
+			return fmt.Errorf("-summary: %w", err)
+		}
 		if on, err = describeRun(ctx); err != nil {
 			return err
 		}

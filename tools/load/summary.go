@@ -57,16 +57,42 @@ func writeSummary(file, table string) error {
 	if err != nil {
 		return err
 	}
-	begin := bytes.Index(old, []byte(summaryBegin+"\n"))
-	end := bytes.Index(old, []byte(summaryEnd+"\n"))
-	if begin < 0 || end < begin {
-		return fmt.Errorf("%s has no lines %q and %q, in that order, to write the figures between", file, summaryBegin, summaryEnd)
+	from, to, err := summaryPlace(file, old)
+	if err != nil {
+		return err
 	}
 	var b bytes.Buffer
-	b.Write(old[:begin+len(summaryBegin)+1])
+	b.Write(old[:from])
 	b.WriteString(table)
-	b.Write(old[end:])
+	b.Write(old[to:])
 	return os.WriteFile(file, b.Bytes(), 0o644)
+}
+
+// summaryPlace returns where the figures go in the text of file: after
+// the line of summaryBegin, up to the line of summaryEnd that follows it.
+func summaryPlace(file string, text []byte) (from, to int, err error) {
+	begin, end := []byte(summaryBegin+"\n"), []byte("\n"+summaryEnd+"\n")
+	i := bytes.Index(text, begin)
+	if i < 0 || i > 0 && text[i-1] != '\n' {
+		return 0, 0, fmt.Errorf("%s has no line %q to write the figures after", file, summaryBegin)
+	}
+	from = i + len(begin)
+	j := bytes.Index(text[from-1:], end)
+	if j < 0 {
+		return 0, 0, fmt.Errorf("%s has no line %q after %q", file, summaryEnd, summaryBegin)
+	}
+	return from, from + j, nil
+}
+
+// checkSummaryFile fails when the figures could not be written into file,
+// before minutes of measuring rather than after.
+func checkSummaryFile(file string) error {
+	text, err := os.ReadFile(file)
+	if err != nil {
+		return err
+	}
+	_, _, err = summaryPlace(file, text)
+	return err
 }
 
 // describeRun names the product's commit (with "-dirty" when tracked

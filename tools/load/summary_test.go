@@ -44,11 +44,31 @@ func TestWriteSummary(t *testing.T) {
 		t.Fatalf("the file:\n%s\nwant:\n%s", got, want)
 	}
 
-	if err := os.WriteFile(file, []byte("# Benchmarks\n"), 0o644); err != nil {
+	for _, bad := range []string{
+		"# Benchmarks\n",
+		"# Benchmarks\n" + summaryEnd + "\n" + summaryBegin + "\n",
+		"# Benchmarks\n" + summaryBegin + "\nno end\n",
+		"# Benchmarks " + summaryBegin + "\n" + summaryEnd + "\n",
+	} {
+		if err := os.WriteFile(file, []byte(bad), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := checkSummaryFile(file); err == nil || !strings.Contains(err.Error(), "has no line") {
+			t.Errorf("%q: err = %v, want the markers missing", bad, err)
+		}
+		if err := writeSummary(file, "x"); err == nil {
+			t.Errorf("%q: written", bad)
+		}
+	}
+	empty := summaryBegin + "\n" + summaryEnd + "\n"
+	if err := os.WriteFile(file, []byte(empty), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := writeSummary(file, "x"); err == nil || !strings.Contains(err.Error(), "no lines") {
-		t.Fatalf("a file without markers: err = %v", err)
+	if err := writeSummary(file, "x\n"); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := os.ReadFile(file); string(got) != summaryBegin+"\nx\n"+summaryEnd+"\n" {
+		t.Errorf("between markers with nothing between: %q", got)
 	}
 }
 
