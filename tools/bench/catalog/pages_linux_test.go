@@ -12,6 +12,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/catalogd/catalogd/catalog"
+	"github.com/catalogd/catalogd/tools/gen"
 )
 
 // BenchmarkPagesRead counts the pages of the file that one request of each
@@ -138,6 +139,19 @@ func (t targets) describe(route string, i int) string {
 // at random and then a page of it, and n typical queries.
 func drawTargets(b *testing.B, db *catalog.DB, n int) targets {
 	b.Helper()
+	t := drawLookups(b, db, n)
+	t.queries = typicalQueries(b, db, n)
+	t.mistyped = mistyped(t.queries)
+	t.prefixes = typedPrefixes(t.queries)
+	rng := rand.New(rand.NewPCG(5, 6))
+	rng.Shuffle(len(t.prefixes), func(i, j int) { t.prefixes[i], t.prefixes[j] = t.prefixes[j], t.prefixes[i] })
+	return t
+}
+
+// drawLookups draws n cards and n pages of 50 at random from db: a set
+// at random, then a page of it, then a card of the page.
+func drawLookups(b testing.TB, db *catalog.DB, n int) targets {
+	b.Helper()
 	data, err := db.SetsJSON("")
 	if err != nil {
 		b.Fatal(err)
@@ -172,10 +186,6 @@ func drawTargets(b *testing.B, db *catalog.DB, n int) targets {
 			t.cards = append(t.cards, page[rng.IntN(len(page))])
 		}
 	}
-	t.queries = typicalQueries(b, db, n)
-	t.mistyped = mistyped(t.queries)
-	t.prefixes = typedPrefixes(t.queries)
-	rng.Shuffle(len(t.prefixes), func(i, j int) { t.prefixes[i], t.prefixes[j] = t.prefixes[j], t.prefixes[i] })
 	return t
 }
 
@@ -189,7 +199,7 @@ type pageCounter struct {
 	in   []byte
 }
 
-func newPageCounter(b *testing.B, path string) *pageCounter {
+func newPageCounter(b testing.TB, path string) *pageCounter {
 	b.Helper()
 	f, err := os.Open(path)
 	if err != nil {
@@ -206,15 +216,21 @@ func newPageCounter(b *testing.B, path string) *pageCounter {
 		b.Fatal(err)
 	}
 	pc := &pageCounter{path: path, file: f, data: data, in: make([]byte, (len(data)+os.Getpagesize()-1)/os.Getpagesize())}
-	b.Cleanup(func() {
-		unix.Munmap(pc.data)
-		pc.file.Close()
-	})
+	b.Cleanup(pc.close)
 	return pc
 }
 
+// close unmaps the file and closes it; again, it does nothing.
+func (pc *pageCounter) close() {
+	if pc.data != nil {
+		unix.Munmap(pc.data)
+		pc.file.Close()
+		pc.data = nil
+	}
+}
+
 // cached returns how many of the file's pages are in the page cache.
-func (pc *pageCounter) cached(b *testing.B) int {
+func (pc *pageCounter) cached(b testing.TB) int {
 	// x/sys/unix has no wrapper for mincore(2).
 	_, _, errno := unix.Syscall(unix.SYS_MINCORE, uintptr(unsafe.Pointer(unsafe.SliceData(pc.data))), uintptr(len(pc.data)), uintptr(unsafe.Pointer(unsafe.SliceData(pc.in))))
 	if errno != 0 {
@@ -229,7 +245,7 @@ func (pc *pageCounter) cached(b *testing.B) int {
 
 // pages drops the file from the page cache, opens it, and returns how
 // many of its pages read reads.
-func (pc *pageCounter) pages(b *testing.B, read func(*catalog.DB) error) int {
+func (pc *pageCounter) pages(b testing.TB, read func(*catalog.DB) error) int {
 	if err := unix.Fadvise(int(pc.file.Fd()), 0, 0, unix.FADV_DONTNEED); err != nil {
 		b.Fatal(err)
 	}
@@ -251,4 +267,59 @@ func (pc *pageCounter) pages(b *testing.B, read func(*catalog.DB) error) int {
 		b.Fatal(fmt.Errorf("%s: %w", pc.path, err))
 	}
 	return pc.cached(b) - before
+}
+
+// TestPagesGrowWithTheLogarithm: with a hundred times the cards, a card,
+// a card by its printed number and a page of a set each read at most
+// two more pages for each of their descents of a tree (a page of a tree
+// holds at least 16 keys, and 16² > 100), however the data lies. What
+// they read besides the descents (a page's run of cards) does not grow.
+func TestPagesGrowWithTheLogarithm(t *testing.T) {
+	dir := t.TempDir()
+	routes := []struct {
+		name      string
+		descents  int
+		read      func(db *catalog.DB, tg targets, i int) error
+		perSample [2]float64
+	}{
+		{name: "getCard", descents: 2, read: func(db *catalog.DB, tg targets, i int) error {
+			_, err := db.AppendCard(nil, tg.cards[i].id)
+			return err
+		}},
+		{name: "getSetCardsByNumber", descents: 3, read: func(db *catalog.DB, tg targets, i int) error {
+			c := tg.cards[i]
+			return db.SetCardsByNumber(c.set, c.number, func([]byte) {})
+		}},
+		{name: "listSetCards", descents: 4, read: func(db *catalog.DB, tg targets, i int) error {
+			_, err := db.SetCards(tg.pages[i].set, tg.pages[i].page, 50, func([]byte) {})
+			return err
+		}},
+	}
+	const samples = 40
+	for size, cards := range []int{1_000, 100_000} {
+		db, err := importGenerated(dir, gen.Options{Cards: cards, Seed: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		tg := drawLookups(t, db, samples)
+		path := db.Path()
+		db.Close()
+		counter := newPageCounter(t, path)
+		for r := range routes {
+			sum := 0
+			for i := range samples {
+				sum += counter.pages(t, func(db *catalog.DB) error { return routes[r].read(db, tg, i) })
+			}
+			routes[r].perSample[size] = float64(sum) / samples
+		}
+		counter.close()
+		os.Remove(path)
+	}
+	for _, r := range routes {
+		small, large := r.perSample[0], r.perSample[1]
+		t.Logf("%s: %.1f pages at 1,000 cards, %.1f at 100,000", r.name, small, large)
+		if small <= 0 || large > small+float64(2*r.descents) {
+			t.Errorf("%s: %.1f pages a request at 1,000 cards and %.1f at 100,000; at most %d more", r.name, small, large, 2*r.descents)
+		}
+	}
 }
