@@ -30,28 +30,19 @@ func cardIDs(b *testing.B, db *catalog.DB) (cards []string, sets map[string]int6
 		return v.(ids).cards, v.(ids).sets
 	}
 	defer func() { idsRead.Store(db.Path(), ids{cards, sets}) }()
-	var list []struct {
-		ID string `json:"id"`
-	}
-	data, err := db.SetsJSON("")
-	if err != nil {
-		b.Fatal(err)
-	}
-	if err := json.Unmarshal(data, &list); err != nil {
-		b.Fatal(err)
-	}
+	list := setIDs(b, db)
 	sets = make(map[string]int64, len(list))
-	for _, s := range list {
+	for _, id := range list {
 		for page := int64(1); ; page++ {
 			n := 0
-			total, err := db.SetCards(s.ID, page, 200, func(card []byte) {
+			total, err := db.SetCards(id, page, 200, func(card []byte) {
 				cards = append(cards, cardID(b, card))
 				n++
 			})
 			if err != nil {
 				b.Fatal(err)
 			}
-			sets[s.ID] = total
+			sets[id] = total
 			if n < 200 {
 				break
 			}
@@ -78,6 +69,26 @@ func cardID(b *testing.B, card []byte) string {
 		b.Fatal(err)
 	}
 	return c.ID
+}
+
+// setIDs returns the id of every set of db, in the order listSets gives.
+func setIDs(b testing.TB, db *catalog.DB) []string {
+	b.Helper()
+	data, err := db.SetsJSON("")
+	if err != nil {
+		b.Fatal(err)
+	}
+	var sets []struct {
+		ID string `json:"id"`
+	}
+	if err := json.Unmarshal(data, &sets); err != nil {
+		b.Fatal(err)
+	}
+	ids := make([]string, len(sets))
+	for i, s := range sets {
+		ids[i] = s.ID
+	}
+	return ids
 }
 
 // idsRead holds what cardIDs read, by file.

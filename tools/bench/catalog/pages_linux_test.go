@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
+	"slices"
 	"testing"
 	"unsafe"
 
@@ -23,17 +24,18 @@ import (
 //
 // Before each request the file's pages are dropped from the page cache
 // (posix_fadvise DONTNEED, with no other mapping of it open: the
-// counter's own never faults a page in) and the catalogue opened afresh; after it, mincore tells how many of the file's pages are
-// in the page cache again. bbolt maps the file with MADV_RANDOM, so a page
-// fault reads the one page it needs and nothing around it: what came back
-// is what the request touched. The pages Open itself reads (the meta
-// pages, the roots of the buckets, what it loads) are left out, so a request's count is
-// its descents and what it reads at their ends. pages/op is the mean,
-// max-pages the dearest request, log2-cards the catalogue's size for
-// reading the two against it. The requests are drawn at random (seeded)
-// from the whole catalogue: cards and pages of sets at random, the
-// typical searches and their prefixes of BenchmarkSearchGenerated and
-// BenchmarkAutocompleteGenerated.
+// counter's own never faults a page in) and the catalogue opened afresh;
+// after it, mincore tells how many of the file's pages are in the page
+// cache again. bbolt maps the file with MADV_RANDOM, so a page fault
+// reads the one page it needs and nothing around it: what came back is
+// what the request touched. The pages Open itself reads (the meta pages,
+// the roots of the buckets, what it loads) are left out, so a request's
+// count is its descents and what it reads at their ends. pages/op is the
+// mean, max-pages the dearest request, log2-cards the catalogue's size
+// for reading the two against it. The requests are drawn at random
+// (seeded) from the whole catalogue: cards and pages of sets at random,
+// the typical searches and their prefixes of BenchmarkSearchGenerated
+// and BenchmarkAutocompleteGenerated.
 //
 // It reads the disk, so a request takes milliseconds; and it leaves the
 // file out of the page cache.
@@ -50,41 +52,7 @@ func BenchmarkPagesRead(b *testing.B) {
 	}
 	counter := newPageCounter(b, path)
 
-	routes := []struct {
-		name string
-		read func(db *catalog.DB, i int) error
-	}{
-		{"getCard", func(db *catalog.DB, i int) error {
-			_, err := db.AppendCard(nil, t.cards[i%len(t.cards)].id)
-			return err
-		}},
-		{"getCards-100", func(db *catalog.DB, i int) error {
-			ids := make([]string, 0, 100)
-			for j := range 100 {
-				ids = append(ids, t.cards[(i*100+j)%len(t.cards)].id)
-			}
-			return db.Cards(ids, func([]byte) {}, func(id string) {})
-		}},
-		{"getSetCardsByNumber", func(db *catalog.DB, i int) error {
-			c := t.cards[i%len(t.cards)]
-			return db.SetCardsByNumber(c.set, c.number, func([]byte) {})
-		}},
-		{"listSetCards", func(db *catalog.DB, i int) error {
-			p := t.pages[i%len(t.pages)]
-			_, err := db.SetCards(p.set, p.page, 50, func([]byte) {})
-			return err
-		}},
-		{"searchCards", func(db *catalog.DB, i int) error {
-			return db.Search(catalog.SearchQuery{Q: t.queries[i%len(t.queries)], Limit: 20}, func([]byte) {})
-		}},
-		{"searchCards-fuzzy", func(db *catalog.DB, i int) error {
-			return db.Search(catalog.SearchQuery{Q: t.mistyped[i%len(t.mistyped)], Limit: 20, Fuzzy: true}, func([]byte) {})
-		}},
-		{"autocompleteNames", func(db *catalog.DB, i int) error {
-			_, err := db.Autocomplete(catalog.AutocompleteQuery{Q: t.prefixes[i%len(t.prefixes)], Limit: 10})
-			return err
-		}},
-	}
+	routes := pageRoutes(t)
 	for _, r := range routes {
 		b.Run(r.name, func(b *testing.B) {
 			var sum, most, dearest int
@@ -102,6 +70,53 @@ func BenchmarkPagesRead(b *testing.B) {
 			b.ReportMetric(float64(most), "max-pages")
 			b.ReportMetric(math.Log2(float64(total)), "log2-cards")
 		})
+	}
+}
+
+// pageRoute is one catalogue route as BenchmarkPagesRead and
+// TestPagesGrowWithTheLogarithm send it: read sends its i-th request of
+// the targets. descents counts the B+tree descents of one request, for
+// the routes whose pages are bounded by them alone; 0 for those that also
+// walk lists.
+type pageRoute struct {
+	name     string
+	descents int
+	read     func(db *catalog.DB, i int) error
+}
+
+// pageRoutes are the catalogue's routes, sending the targets t.
+func pageRoutes(t targets) []pageRoute {
+	return []pageRoute{
+		{"getCard", 2, func(db *catalog.DB, i int) error {
+			_, err := db.AppendCard(nil, t.cards[i%len(t.cards)].id)
+			return err
+		}},
+		{"getCards-100", 0, func(db *catalog.DB, i int) error {
+			ids := make([]string, 0, 100)
+			for j := range 100 {
+				ids = append(ids, t.cards[(i*100+j)%len(t.cards)].id)
+			}
+			return db.Cards(ids, func([]byte) {}, func(id string) {})
+		}},
+		{"getSetCardsByNumber", 3, func(db *catalog.DB, i int) error {
+			c := t.cards[i%len(t.cards)]
+			return db.SetCardsByNumber(c.set, c.number, func([]byte) {})
+		}},
+		{"listSetCards", 4, func(db *catalog.DB, i int) error {
+			p := t.pages[i%len(t.pages)]
+			_, err := db.SetCards(p.set, p.page, 50, func([]byte) {})
+			return err
+		}},
+		{"searchCards", 0, func(db *catalog.DB, i int) error {
+			return db.Search(catalog.SearchQuery{Q: t.queries[i%len(t.queries)], Limit: 20}, func([]byte) {})
+		}},
+		{"searchCards-fuzzy", 0, func(db *catalog.DB, i int) error {
+			return db.Search(catalog.SearchQuery{Q: t.mistyped[i%len(t.mistyped)], Limit: 20, Fuzzy: true}, func([]byte) {})
+		}},
+		{"autocompleteNames", 0, func(db *catalog.DB, i int) error {
+			_, err := db.Autocomplete(catalog.AutocompleteQuery{Q: t.prefixes[i%len(t.prefixes)], Limit: 10})
+			return err
+		}},
 	}
 }
 
@@ -152,21 +167,14 @@ func drawTargets(b *testing.B, db *catalog.DB, n int) targets {
 // at random, then a page of it, then a card of the page.
 func drawLookups(b testing.TB, db *catalog.DB, n int) targets {
 	b.Helper()
-	data, err := db.SetsJSON("")
-	if err != nil {
-		b.Fatal(err)
-	}
-	var sets []struct{ ID string }
-	if err := json.Unmarshal(data, &sets); err != nil {
-		b.Fatal(err)
-	}
+	sets := setIDs(b, db)
 	rng := rand.New(rand.NewPCG(3, 4))
 	var t targets
 	for tries := 0; len(t.cards) < n; tries++ {
 		if tries == 100*n {
 			b.Fatal("the catalogue's sets hold too few cards")
 		}
-		set := sets[rng.IntN(len(sets))].ID
+		set := sets[rng.IntN(len(sets))]
 		var page []lookupTarget
 		total, err := db.SetCards(set, 1, 1, func([]byte) {})
 		if err != nil || total == 0 {
@@ -276,47 +284,33 @@ func (pc *pageCounter) pages(b testing.TB, read func(*catalog.DB) error) int {
 // they read besides the descents (a page's run of cards) does not grow.
 func TestPagesGrowWithTheLogarithm(t *testing.T) {
 	dir := t.TempDir()
-	routes := []struct {
-		name      string
-		descents  int
-		read      func(db *catalog.DB, tg targets, i int) error
-		perSample [2]float64
-	}{
-		{name: "getCard", descents: 2, read: func(db *catalog.DB, tg targets, i int) error {
-			_, err := db.AppendCard(nil, tg.cards[i].id)
-			return err
-		}},
-		{name: "getSetCardsByNumber", descents: 3, read: func(db *catalog.DB, tg targets, i int) error {
-			c := tg.cards[i]
-			return db.SetCardsByNumber(c.set, c.number, func([]byte) {})
-		}},
-		{name: "listSetCards", descents: 4, read: func(db *catalog.DB, tg targets, i int) error {
-			_, err := db.SetCards(tg.pages[i].set, tg.pages[i].page, 50, func([]byte) {})
-			return err
-		}},
-	}
 	const samples = 40
+	perRequest := map[string][2]float64{}
+	var routes []pageRoute
 	for size, cards := range []int{1_000, 100_000} {
 		db, err := importGenerated(dir, gen.Options{Cards: cards, Seed: 1})
 		if err != nil {
 			t.Fatal(err)
 		}
-		tg := drawLookups(t, db, samples)
+		targets := drawLookups(t, db, samples)
 		path := db.Path()
 		db.Close()
 		counter := newPageCounter(t, path)
-		for r := range routes {
+		routes = slices.DeleteFunc(pageRoutes(targets), func(r pageRoute) bool { return r.descents == 0 })
+		for _, r := range routes {
 			sum := 0
 			for i := range samples {
-				sum += counter.pages(t, func(db *catalog.DB) error { return routes[r].read(db, tg, i) })
+				sum += counter.pages(t, func(db *catalog.DB) error { return r.read(db, i) })
 			}
-			routes[r].perSample[size] = float64(sum) / samples
+			pair := perRequest[r.name]
+			pair[size] = float64(sum) / samples
+			perRequest[r.name] = pair
 		}
 		counter.close()
 		os.Remove(path)
 	}
 	for _, r := range routes {
-		small, large := r.perSample[0], r.perSample[1]
+		small, large := perRequest[r.name][0], perRequest[r.name][1]
 		t.Logf("%s: %.1f pages at 1,000 cards, %.1f at 100,000", r.name, small, large)
 		if small <= 0 || large > small+float64(2*r.descents) {
 			t.Errorf("%s: %.1f pages a request at 1,000 cards and %.1f at 100,000; at most %d more", r.name, small, large, 2*r.descents)

@@ -268,20 +268,11 @@ func benchmarkQueries(b *testing.B, db *catalog.DB, queries []string, fuzzy bool
 // from db.
 func typicalQueries(b *testing.B, db *catalog.DB, n int) []string {
 	b.Helper()
-	data, err := db.SetsJSON("")
-	if err != nil {
-		b.Fatal(err)
-	}
-	var sets []struct {
-		ID string `json:"id"`
-	}
-	if err := json.Unmarshal(data, &sets); err != nil {
-		b.Fatal(err)
-	}
+	sets := setIDs(b, db)
 	rng := rand.New(rand.NewPCG(7, 8))
 	var cards []query.Card
 	for range min(n, len(sets)) {
-		if _, err := db.SetCards(sets[rng.IntN(len(sets))].ID, 1, 50, func(card []byte) {
+		if _, err := db.SetCards(sets[rng.IntN(len(sets))], 1, 50, func(card []byte) {
 			var c query.Card
 			if json.Unmarshal(card, &c) == nil {
 				cards = append(cards, c)
