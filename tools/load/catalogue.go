@@ -144,7 +144,7 @@ func sampleCatalogue(path string, maxCards, maxPages int, seed uint64) (smp samp
 				if err := json.Unmarshal(b, &c); err != nil && derr == nil {
 					derr = fmt.Errorf("card of set %q: %w", set.code, err)
 				}
-				smp.cards = append(smp.cards, card{c.ID, c.Name, c.Number})
+				smp.cards = append(smp.cards, card{c.ID, c.Name, c.Number, set.code})
 			}
 			i++
 		})
@@ -165,7 +165,7 @@ func sampleCatalogue(path string, maxCards, maxPages int, seed uint64) (smp samp
 	}
 	rng.Shuffle(len(smp.cards), func(i, j int) { smp.cards[i], smp.cards[j] = smp.cards[j], smp.cards[i] })
 	for _, i := range pick(rng, len(smp.cards), sampleCards) {
-		smp.cardIDs = append(smp.cardIDs, smp.cards[i].id)
+		smp.hot = append(smp.hot, smp.cards[i])
 	}
 	for _, i := range pick(rng, len(smp.cards), sampleQueries) {
 		smp.queries = append(smp.queries, query.Typical(smp.cards[i].name))

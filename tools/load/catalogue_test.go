@@ -30,8 +30,8 @@ func TestSampleCatalogue(t *testing.T) {
 	if got, want := len(seen), st.Cards; got != want {
 		t.Fatalf("%d cards sampled, want every one of %d", got, want)
 	}
-	if got, want := len(smp.cardIDs), sampleCards; got != want {
-		t.Fatalf("%d card ids, want %d", got, want)
+	if got, want := len(smp.hot), sampleCards; got != want {
+		t.Fatalf("%d hot cards, want %d", got, want)
 	}
 	pages := int64(0)
 	for _, s := range smp.sets {

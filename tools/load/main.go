@@ -64,7 +64,7 @@ func main() {
 	flag.BoolVar(&o.gzip, "gzip", false, "send Accept-Encoding: gzip with every request (the ceiling serves catalogd's compressed answers)")
 	flag.BoolVar(&o.bareCeiling, "bare-ceiling", false, "the ceiling writes only Content-Type, Content-Encoding, and Content-Length over 2 KB, not catalogd's other header fields (ETag, Cache-Control, Catalog-Generation, X-Request-Id, Vary)")
 	traffic := flag.String("traffic", hotSpot+","+longTail, "kinds of traffic to send, comma-separated: hot-spot (a few requests, over and over) and long-tail (every card, every page of every set, 20,000 distinct queries)")
-	only := flag.String("routes", "", "routes to measure, comma-separated (getCard,listSetCards,search,autocomplete,listSets); all when empty")
+	only := flag.String("routes", "", "routes to measure, comma-separated ("+strings.Join(routeNames, ",")+"); all when empty")
 	flag.StringVar(&o.summary, "summary", "", "at the end, write the closed-loop figures, the commit, the machine and this command into this file, between its marker lines (tools/benchtable.sh: docs/BENCHMARKS.md)")
 	serveArgs := flag.String("serve-args", "", "more arguments for catalogd serve, space-separated (-serve-args=--answer-cache-mb=0 measures without the answer cache)")
 	flag.Parse()

@@ -19,11 +19,14 @@ import (
 // How many distinct requests each route cycles through in hot-spot
 // traffic, and how many distinct queries long-tail search sends.
 const (
-	sampleCards     = 1000 // getCard: card ids
+	sampleCards     = 1000 // getCard, getCards, getSetCardsByNumber: cards
 	sampleSets      = 200  // listSetCards: set codes, one page of each
-	sampleQueries   = 100  // search: cards whose name gives a query
+	sampleQueries   = 100  // search, fuzzySearch: cards whose name gives a query
 	longTailQueries = 20_000
 	setPageSize     = 50
+	// batchIDs is the ids of a getCards request: a deck list or a page of
+	// a binder, a quarter of what one request may ask.
+	batchIDs = 25
 )
 
 // The kinds of traffic. Hot-spot traffic cycles through few requests, which
@@ -41,14 +44,17 @@ var trafficNames = []string{hotSpot, longTail}
 // The routes.
 const (
 	routeGetCard      = "getCard"
+	routeGetCards     = "getCards"
+	routeByNumber     = "getSetCardsByNumber"
 	routeListSetCards = "listSetCards"
 	routeSearch       = "search"
+	routeFuzzy        = "fuzzySearch" // search with fuzzy=true, of mistyped queries
 	routeAutocomplete = "autocomplete"
 	routeListSets     = "listSets"
 )
 
 // routeNames are the routes in the order they are measured.
-var routeNames = []string{routeGetCard, routeListSetCards, routeSearch, routeAutocomplete, routeListSets}
+var routeNames = []string{routeGetCard, routeGetCards, routeByNumber, routeListSetCards, routeSearch, routeFuzzy, routeAutocomplete, routeListSets}
 
 // routeTargets are what catalogd must reach against the ceiling on each
 // route: in every closed-loop run, at least minRatio of its throughput;
@@ -58,8 +64,11 @@ var routeTargets = map[string]struct {
 	maxP99   time.Duration
 }{
 	routeGetCard:      {minRatio: 0.85, maxP99: 5 * time.Millisecond},
+	routeGetCards:     {minRatio: 0.5},
+	routeByNumber:     {minRatio: 0.7},
 	routeListSetCards: {minRatio: 0.7},
 	routeSearch:       {minRatio: 0.5},
+	routeFuzzy:        {minRatio: 0.5},
 	routeAutocomplete: {minRatio: 0.5},
 	routeListSets:     {minRatio: 0.7},
 }
@@ -81,7 +90,7 @@ func goal(traffic, route string) (minRatio float64, maxP99 time.Duration) {
 // p99Conns is the closed-loop run whose p99 is bounded.
 const p99Conns = 16
 
-// route is one of the four catalogue routes in one kind of traffic, with
+// route is one of the catalogue routes in one kind of traffic, with
 // the requests the load cycles through and catalogd's answer to each.
 type route struct {
 	name    string
@@ -168,7 +177,7 @@ func (r *route) driveTargets() []driveTarget {
 
 // sample is what the requests are made of, chosen from the catalogue.
 type sample struct {
-	cardIDs []string
+	hot     []card      // the cards of hot-spot traffic
 	sets    []sampleSet // shuffled; only sets with cards
 	queries []string
 	cards   []card // every card, or a uniform sample of them
@@ -180,8 +189,9 @@ type sampleSet struct {
 	cards int64
 }
 
-// card is what the requests need of a card.
-type card struct{ id, name, number string }
+// card is what the requests need of a card: its id, name, printed
+// number, and the id of its set.
+type card struct{ id, name, number, set string }
 
 // pick returns k distinct numbers below n (all of them if k >= n) in the
 // order they were drawn.
@@ -206,9 +216,11 @@ func pick(rng *rand.Rand, n, k int) []int {
 func hotSpotURIs(smp sample, seed uint64) map[string][]string {
 	rng := rand.New(rand.NewPCG(seed, 0x9a9e))
 	uris := map[string][]string{}
-	for _, id := range smp.cardIDs {
-		uris[routeGetCard] = append(uris[routeGetCard], cardURI(id))
+	for _, c := range smp.hot {
+		uris[routeGetCard] = append(uris[routeGetCard], cardURI(c.id))
 	}
+	uris[routeGetCards] = batchURIs(smp.hot)
+	uris[routeByNumber] = numberURIs(smp.hot)
 	for _, set := range smp.sets {
 		if len(uris[routeListSetCards]) == sampleSets {
 			break
@@ -219,26 +231,32 @@ func hotSpotURIs(smp sample, seed uint64) map[string][]string {
 		uris[routeListSetCards] = append(uris[routeListSetCards], pageURI(set.code, n))
 	}
 	seen := map[string]bool{}
+	var queries []string
 	for _, q := range smp.queries {
 		if q != "" && !seen[q] {
 			seen[q] = true
+			queries = append(queries, q)
 			uris[routeSearch] = append(uris[routeSearch], searchURI(q))
 			uris[routeAutocomplete] = append(uris[routeAutocomplete], autocompleteURI(typed(q, rng)))
 		}
 	}
+	uris[routeFuzzy] = fuzzyURIs(queries, seed)
 	uris[routeListSets] = []string{apiPath + "/catalog/sets"}
 	return uris
 }
 
 // longTailURIs are the request targets of long-tail traffic, by route:
-// every card, every page of every set, and up to longTailQueries distinct
-// queries, each route's in a seeded random order.
+// every card, alone and in batches of batchIDs, every set and number of a
+// card, every page of every set, and up to longTailQueries distinct
+// queries, exact and mistyped, each route's in a seeded random order.
 func longTailURIs(smp sample, seed uint64) map[string][]string {
 	rng := rand.New(rand.NewPCG(seed, 0x7a11))
 	uris := map[string][]string{}
 	for _, c := range smp.cards {
 		uris[routeGetCard] = append(uris[routeGetCard], cardURI(c.id))
 	}
+	uris[routeGetCards] = batchURIs(smp.cards)
+	uris[routeByNumber] = numberURIs(smp.cards)
 	for _, set := range smp.sets {
 		for n := int64(1); n <= (set.cards+setPageSize-1)/setPageSize; n++ {
 			uris[routeListSetCards] = append(uris[routeListSetCards], pageURI(set.code, n))
@@ -249,7 +267,8 @@ func longTailURIs(smp sample, seed uint64) map[string][]string {
 		named[i] = query.Card{Name: c.name, Number: c.number}
 	}
 	typedOnce := map[string]bool{}
-	for _, q := range query.Distinct(named, longTailQueries, rng) {
+	queries := query.Distinct(named, longTailQueries, rng)
+	for _, q := range queries {
 		uris[routeSearch] = append(uris[routeSearch], searchURI(q))
 		// What was typed on the way to distinct queries may be the same.
 		if t := typed(q, rng); !typedOnce[t] {
@@ -257,6 +276,7 @@ func longTailURIs(smp sample, seed uint64) map[string][]string {
 			uris[routeAutocomplete] = append(uris[routeAutocomplete], autocompleteURI(t))
 		}
 	}
+	uris[routeFuzzy] = fuzzyURIs(queries, seed)
 	for _, name := range routeNames { // in a fixed order, for the same draws
 		u := uris[name]
 		rng.Shuffle(len(u), func(i, j int) { u[i], u[j] = u[j], u[i] })
@@ -265,6 +285,48 @@ func longTailURIs(smp sample, seed uint64) map[string][]string {
 }
 
 func cardURI(id string) string { return apiPath + "/catalog/cards/" + url.PathEscape(id) }
+
+// batchURIs asks for the cards in getCards requests of batchIDs ids each
+// (the last may have fewer), in order.
+func batchURIs(cards []card) []string {
+	var uris []string
+	for batch := range slices.Chunk(cards, batchIDs) {
+		q := url.Values{}
+		for _, c := range batch {
+			q.Add("id", c.id)
+		}
+		uris = append(uris, apiPath+"/catalog/cards?"+q.Encode())
+	}
+	return uris
+}
+
+// numberURIs asks for each set and printed number of the cards once.
+func numberURIs(cards []card) []string {
+	var uris []string
+	seen := map[[2]string]bool{}
+	for _, c := range cards {
+		if k := [2]string{c.set, c.number}; c.number != "" && !seen[k] {
+			seen[k] = true
+			uris = append(uris, apiPath+"/catalog/sets/"+url.PathEscape(c.set)+"/cards/"+url.PathEscape(c.number))
+		}
+	}
+	return uris
+}
+
+// fuzzyURIs searches with fuzzy=true for each query mistyped
+// (query.Mistyped), each once.
+func fuzzyURIs(queries []string, seed uint64) []string {
+	rng := rand.New(rand.NewPCG(seed, 0xf022))
+	var uris []string
+	seen := map[string]bool{}
+	for _, q := range queries {
+		if m := query.Mistyped(q, rng); !seen[m] {
+			seen[m] = true
+			uris = append(uris, searchURI(m)+"&fuzzy=true")
+		}
+	}
+	return uris
+}
 
 func pageURI(code string, page int64) string {
 	return apiPath + "/catalog/sets/" + url.PathEscape(code) + "/cards?page=" + strconv.FormatInt(page, 10) + "&pageSize=" + strconv.Itoa(setPageSize)
@@ -286,7 +348,7 @@ func typed(q string, rng *rand.Rand) string {
 }
 
 // fetchTargets builds the requests of each kind of traffic in traffics for
-// the routes named in only (all four when it is empty), in their usual
+// the routes named in only (all of them when it is empty), in their usual
 // order, and fetches each answer once from catalogd at origin, compressed
 // where catalogd compresses it when acceptGzip is set. Other routes are not
 // asked: their pages would count in catalogd's memory.

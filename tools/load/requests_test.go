@@ -15,8 +15,8 @@ func TestSampleGenerated(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, want := len(a.cardIDs), sampleCards; got != want {
-		t.Fatalf("%d card ids, want %d", got, want)
+	if got, want := len(a.hot), sampleCards; got != want {
+		t.Fatalf("%d hot cards, want %d", got, want)
 	}
 	if got, want := len(a.queries), sampleQueries; got != want {
 		t.Fatalf("%d queries, want %d", got, want)
@@ -24,9 +24,9 @@ func TestSampleGenerated(t *testing.T) {
 	if len(a.sets) == 0 {
 		t.Fatal("no set codes")
 	}
-	for _, id := range a.cardIDs {
-		if id == "" {
-			t.Fatal("a chosen card was not found in the snapshot")
+	for _, c := range a.hot {
+		if c.id == "" || c.set == "" || c.number == "" {
+			t.Fatalf("a chosen card was not read whole: %+v", c)
 		}
 	}
 	// A query is left empty only for a name too short to search for, which
@@ -46,7 +46,7 @@ func TestSampleGenerated(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !slices.Equal(a.cardIDs, b.cardIDs) || !slices.Equal(a.sets, b.sets) || !slices.Equal(a.queries, b.queries) {
+	if !slices.Equal(a.hot, b.hot) || !slices.Equal(a.sets, b.sets) || !slices.Equal(a.queries, b.queries) {
 		t.Fatal("the same seed chose different requests")
 	}
 }
@@ -99,9 +99,39 @@ func TestLongTailURIs(t *testing.T) {
 			t.Fatalf("%s: not a query of 2 to 200 characters (%v)", u, err)
 		}
 	}
+	batched := map[string]bool{}
+	for _, u := range uris[routeGetCards] {
+		q, err := url.ParseQuery(strings.TrimPrefix(u, apiPath+"/catalog/cards?"))
+		if ids := q["id"]; err != nil || len(ids) == 0 || len(ids) > batchIDs {
+			t.Fatalf("%s: not a batch of 1 to %d ids (%v)", u, batchIDs, err)
+		}
+		for _, id := range q["id"] {
+			if batched[id] {
+				t.Fatalf("%s: card %q asked twice", u, id)
+			}
+			batched[id] = true
+		}
+	}
+	pairs := map[[2]string]bool{}
+	for _, c := range smp.cards {
+		pairs[[2]string{c.set, c.number}] = true
+	}
+	if len(batched) != st.Cards || len(uris[routeByNumber]) != len(pairs) {
+		t.Errorf("%d cards in batches and %d numbers asked, want %d and %d", len(batched), len(uris[routeByNumber]), st.Cards, len(pairs))
+	}
+	for _, u := range uris[routeFuzzy] {
+		if !strings.HasSuffix(u, "&fuzzy=true") {
+			t.Fatalf("%s: not a fuzzy search", u)
+		}
+	}
+	if n := len(uris[routeFuzzy]); n < len(uris[routeSearch])*9/10 {
+		t.Errorf("%d mistyped queries of %d", n, len(uris[routeSearch]))
+	}
 	again := longTailURIs(smp, 7)
-	if !slices.Equal(again[routeSearch], uris[routeSearch]) || !slices.Equal(again[routeGetCard], uris[routeGetCard]) || !slices.Equal(again[routeListSetCards], uris[routeListSetCards]) {
-		t.Fatal("the same seed gave different long-tail requests")
+	for _, route := range routeNames {
+		if !slices.Equal(again[route], uris[route]) {
+			t.Fatalf("%s: the same seed gave different long-tail requests", route)
+		}
 	}
 	if _, ok := uris[routeListSets]; ok {
 		t.Fatal("long-tail traffic lists the sets")

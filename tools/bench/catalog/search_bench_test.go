@@ -205,43 +205,13 @@ func benchmarkTypicalSearches(b *testing.B, db *catalog.DB) {
 	}
 }
 
-// mistyped returns the queries with their longest term mistyped, as a
-// person types: two neighbours swapped, a letter dropped, doubled or
-// changed, once in a term of 5 to 8 characters, twice from 9.
+// mistyped returns the queries with their longest term mistyped
+// (query.Mistyped).
 func mistyped(queries []string) []string {
 	rng := rand.New(rand.NewPCG(9, 10))
 	out := make([]string, len(queries))
 	for i, q := range queries {
-		terms := strings.Fields(q)
-		longest := 0
-		for j, t := range terms {
-			if len([]rune(t)) > len([]rune(terms[longest])) {
-				longest = j
-			}
-		}
-		t := []rune(terms[longest])
-		edits := 0
-		switch {
-		case len(t) >= 9:
-			edits = 2
-		case len(t) >= 5:
-			edits = 1
-		}
-		for range edits {
-			k := rng.IntN(len(t) - 1)
-			switch rng.IntN(4) {
-			case 0:
-				t[k], t[k+1] = t[k+1], t[k]
-			case 1:
-				t = append(t[:k:k], t[k+1:]...)
-			case 2:
-				t = append(t[:k+1:k+1], t[k:]...)
-			default:
-				t[k] = 'a' + rune(rng.IntN(26))
-			}
-		}
-		terms[longest] = string(t)
-		out[i] = strings.Join(terms, " ")
+		out[i] = query.Mistyped(q, rng)
 	}
 	return out
 }

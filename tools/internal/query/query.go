@@ -100,3 +100,43 @@ func Distinct(cards []Card, n int, rng *rand.Rand) []string {
 	}
 	return out
 }
+
+// Mistyped is q with its longest term mistyped as a person types: two
+// neighbours swapped, a letter dropped, doubled or changed, once in a
+// term of 5 to 8 characters, twice from 9 (the edits a fuzzy search
+// forgives, docs/CONTRACT.md, Typos). Shorter terms are left as typed.
+func Mistyped(q string, rng *rand.Rand) string {
+	terms := strings.Fields(q)
+	if len(terms) == 0 {
+		return q
+	}
+	longest := 0
+	for j, t := range terms {
+		if utf8.RuneCountInString(t) > utf8.RuneCountInString(terms[longest]) {
+			longest = j
+		}
+	}
+	t := []rune(terms[longest])
+	edits := 0
+	switch {
+	case len(t) >= 9:
+		edits = 2
+	case len(t) >= 5:
+		edits = 1
+	}
+	for range edits {
+		k := rng.IntN(len(t) - 1)
+		switch rng.IntN(4) {
+		case 0:
+			t[k], t[k+1] = t[k+1], t[k]
+		case 1:
+			t = append(t[:k:k], t[k+1:]...)
+		case 2:
+			t = append(t[:k+1:k+1], t[k:]...)
+		default:
+			t[k] = 'a' + rune(rng.IntN(26))
+		}
+	}
+	terms[longest] = string(t)
+	return strings.Join(terms, " ")
+}
