@@ -103,8 +103,10 @@ func Distinct(cards []Card, n int, rng *rand.Rand) []string {
 
 // Mistyped is q with its longest term mistyped as a person types: two
 // neighbours swapped, a letter dropped, doubled or changed, once in a
-// term of 5 to 8 characters, twice from 9 (the edits a fuzzy search
-// forgives, docs/CONTRACT.md, Typos). Shorter terms are left as typed.
+// term of 5 to 8 characters, twice from 9, as many edits as a fuzzy
+// search forgives (docs/CONTRACT.md, Typos). As a person's, two edits may
+// fall on one letter, and a term may hold a digit: a few such queries are
+// further than a fuzzy search forgives. Shorter terms are left as typed.
 func Mistyped(q string, rng *rand.Rand) string {
 	terms := strings.Fields(q)
 	if len(terms) == 0 {
