@@ -8,7 +8,7 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/catalogd/catalogd/catalog"
+	"github.com/catalogd/catalogd/catalog/store"
 	"github.com/spf13/cobra"
 )
 
@@ -22,7 +22,7 @@ func newInfoCommand(e *env) *cobra.Command {
 		Short: "Show the generation, sources and counts of a catalogue file",
 		Args:  noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			d, err := catalog.Open(db)
+			d, err := store.Open(db)
 			if err != nil {
 				return err
 			}
@@ -41,7 +41,7 @@ func newInfoCommand(e *env) *cobra.Command {
 	return cmd
 }
 
-func printInfo(e *env, db string, info catalog.Info) error {
+func printInfo(e *env, db string, info store.Info) error {
 	w := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintf(w, "catalogue:\t%s\n", db)
 	fmt.Fprintf(w, "generation:\t%s\n", info.Generation)
@@ -71,7 +71,7 @@ func printInfo(e *env, db string, info catalog.Info) error {
 
 // printHistory lists the generations GET /catalog/changes answers since=
 // for, oldest first, each with the records the next import changed.
-func printHistory(e *env, info catalog.Info) error {
+func printHistory(e *env, info store.Info) error {
 	w := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintf(w, "changes since (%s kept):\n", countOf(len(info.History), "import"))
 	for _, s := range info.History {

@@ -21,7 +21,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/catalogd/catalogd/catalog"
+	"github.com/catalogd/catalogd/catalog/store"
 	"github.com/catalogd/catalogd/data"
 	"github.com/catalogd/catalogd/importer"
 	"github.com/catalogd/catalogd/internal/gcheadroom"
@@ -157,7 +157,7 @@ func runServe(ctx context.Context, e *env, o serveOptions) error {
 		return err
 	}
 	defer cleanup()
-	live := catalog.NewLive(db)
+	live := store.NewLive(db)
 	defer live.Close()
 	reg, metrics, err := newMetrics(live, logs)
 	if err != nil {
@@ -205,7 +205,7 @@ func runServe(ctx context.Context, e *env, o serveOptions) error {
 }
 
 // logServing writes the "serving" line: where, what and with which keys.
-func logServing(ctx context.Context, log *slog.Logger, o serveOptions, ln net.Listener, db *catalog.DB, keysLoaded bool, gcHeadroom int, metricsSrv *http.Server, https *httpsFront) {
+func logServing(ctx context.Context, log *slog.Logger, o serveOptions, ln net.Listener, db *store.DB, keysLoaded bool, gcHeadroom int, metricsSrv *http.Server, https *httpsFront) {
 	attrs := []slog.Attr{slog.String("addr", ln.Addr().String()), slog.String("base_url", o.baseURL),
 		slog.String("catalogue", db.Path()), slog.String("generation", db.Info().Generation),
 		slog.String("issuer", o.issuer), slog.Bool("keys_loaded", keysLoaded),
@@ -274,7 +274,7 @@ func (o *serveOptions) listen(log *slog.Logger) (net.Listener, *httpsFront, erro
 }
 
 // newMetrics registers the process's and catalogd's series.
-func newMetrics(live *catalog.Live, logs *logbuf.Writer) (*prometheus.Registry, *server.Metrics, error) {
+func newMetrics(live *store.Live, logs *logbuf.Writer) (*prometheus.Registry, *server.Metrics, error) {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	metrics, err := server.NewMetrics(reg, live)
@@ -475,8 +475,8 @@ func isLoopback(host string) bool {
 
 // openCatalog opens --db; in dev mode, when it does not exist, it imports the
 // built-in sample and name groups into a temporary file instead. cleanup removes that file.
-func openCatalog(ctx context.Context, o serveOptions) (*catalog.DB, func(), error) {
-	db, err := catalog.Open(o.db)
+func openCatalog(ctx context.Context, o serveOptions) (*store.DB, func(), error) {
+	db, err := store.Open(o.db)
 	if err == nil || !o.dev || !errors.Is(err, fs.ErrNotExist) {
 		return db, func() {}, err
 	}
@@ -495,7 +495,7 @@ func openCatalog(ctx context.Context, o serveOptions) (*catalog.DB, func(), erro
 		_, err = importer.Import(ctx, importer.Config{DB: path, Inputs: []string{sample, names}})
 	}
 	if err == nil {
-		db, err = catalog.Open(path)
+		db, err = store.Open(path)
 	}
 	if err != nil {
 		cleanup()

@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/catalogd/catalogd/catalog"
+	"github.com/catalogd/catalogd/catalog/store"
 	"github.com/catalogd/catalogd/server"
 	"github.com/prometheus/client_golang/prometheus"
 	bolt "go.etcd.io/bbolt"
@@ -96,14 +96,14 @@ func TestDamagedFile(t *testing.T) {
 	path := filepath.Join(dir, "catalog.db")
 	first, _ := sampleVariant(t, dir, 1)
 	importInto(t, path, first)
-	db, err := catalog.Open(path)
+	db, err := store.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := db.Check(); err != nil {
 		t.Fatalf("Check of a whole file: %v", err)
 	}
-	live := catalog.NewLive(db)
+	live := store.NewLive(db)
 	defer live.Close()
 	seen, err := os.Stat(path)
 	if err != nil {
@@ -123,14 +123,14 @@ func TestDamagedFile(t *testing.T) {
 	page := damageCardPage(t, damaged, "jp-SV1a-001")
 	pageSays := "page " + strconv.FormatUint(page, 10)
 
-	d, err := catalog.Open(damaged)
+	d, err := store.Open(damaged)
 	if err != nil {
 		t.Fatalf("Open reads the damaged page: %v", err)
 	}
-	if err := d.Check(); !errors.Is(err, catalog.ErrDamaged) || !strings.Contains(err.Error(), pageSays) {
+	if err := d.Check(); !errors.Is(err, store.ErrDamaged) || !strings.Contains(err.Error(), pageSays) {
 		t.Errorf("Check: %v; want ErrDamaged naming %s", err, pageSays)
 	}
-	if _, err := d.AppendCard(nil, "jp-SV1a-001"); !errors.Is(err, catalog.ErrDamaged) {
+	if _, err := d.AppendCard(nil, "jp-SV1a-001"); !errors.Is(err, store.ErrDamaged) {
 		t.Errorf("a card on the damaged page: %v, want ErrDamaged", err)
 	}
 	d.Close()

@@ -9,7 +9,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/catalogd/catalogd/catalog"
+	"github.com/catalogd/catalogd/catalog/store"
 	"github.com/catalogd/catalogd/server"
 )
 
@@ -24,7 +24,7 @@ const reloadEvery = time.Second
 // at path is a new catalogue, complete.
 type reloader struct {
 	path    string
-	live    *catalog.Live
+	live    *store.Live
 	log     *slog.Logger
 	metrics *server.Metrics
 	// seen is the file last opened or tried, so that a file that cannot be
@@ -35,7 +35,7 @@ type reloader struct {
 // newReloader watches path for the Live; seen is the file's state taken
 // before the current catalogue was opened (nil if there was none), so that
 // a rename in between is noticed on the first look.
-func newReloader(path string, live *catalog.Live, seen fs.FileInfo, log *slog.Logger, metrics *server.Metrics) *reloader {
+func newReloader(path string, live *store.Live, seen fs.FileInfo, log *slog.Logger, metrics *server.Metrics) *reloader {
 	return &reloader{path: path, live: live, seen: seen, log: log, metrics: metrics}
 }
 
@@ -59,7 +59,7 @@ func (rl *reloader) run(ctx context.Context, every time.Duration, hup <-chan os.
 
 // check swaps in the file at path if it is new, or, when forced, if it
 // holds another generation than the one being served. A file that cannot
-// be opened, or whose pages are not all whole (catalog.DB.Check), is
+// be opened, or whose pages are not all whole (store.DB.Check), is
 // logged and the current catalogue stays.
 func (rl *reloader) check(force bool) {
 	st, err := os.Stat(rl.path)
@@ -79,7 +79,7 @@ func (rl *reloader) check(force bool) {
 		return
 	}
 	rl.seen = st
-	db, err := catalog.Open(rl.path)
+	db, err := store.Open(rl.path)
 	if err != nil {
 		rl.log.Error("catalogue reload failed; serving the current catalogue",
 			slog.String("catalogue", rl.path), slog.String("error", err.Error()))

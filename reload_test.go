@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/catalogd/catalogd/catalog"
+	"github.com/catalogd/catalogd/catalog/store"
 	"github.com/catalogd/catalogd/data"
 	"github.com/catalogd/catalogd/importer"
 	"github.com/catalogd/catalogd/server"
@@ -52,11 +52,11 @@ func TestReloaderSwapsNewImportsAndKeepsServingOnBadFiles(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	db, err := catalog.Open(path)
+	db, err := store.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	live := catalog.NewLive(db)
+	live := store.NewLive(db)
 	defer live.Close()
 	var logs bytes.Buffer
 	reg := prometheus.NewRegistry()
@@ -187,7 +187,7 @@ func TestReloaderSwapsNewImportsAndKeepsServingOnBadFiles(t *testing.T) {
 }
 
 // setsJSON returns the list of sets of zone in db.
-func setsJSON(t *testing.T, db *catalog.DB, zone string) string {
+func setsJSON(t *testing.T, db *store.DB, zone string) string {
 	t.Helper()
 	sets, err := db.SetsJSON(zone)
 	if err != nil {

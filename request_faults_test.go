@@ -24,7 +24,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/catalogd/catalogd/catalog"
+	"github.com/catalogd/catalogd/catalog/store"
 	"github.com/catalogd/catalogd/server"
 	"github.com/catalogd/catalogd/server/auth"
 )
@@ -55,11 +55,11 @@ type faultServer struct {
 func newFaultServer(t *testing.T, l serverLimits) *faultServer {
 	t.Helper()
 	_, db, _ := importSample(t)
-	cat, err := catalog.Open(db)
+	cat, err := store.Open(db)
 	if err != nil {
 		t.Fatal(err)
 	}
-	live := catalog.NewLive(cat)
+	live := store.NewLive(cat)
 	t.Cleanup(func() { live.Close() })
 
 	ln, err := net.Listen("tcp", "127.0.0.1:0")

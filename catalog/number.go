@@ -23,12 +23,12 @@ import (
 // number is folded before it is cut at the first "/", so that a full-width
 // "／" cuts it too.
 func NormalizeNumber(printed string) string {
-	return normalizeFolded(Fold(printed))
+	return NormalizeFoldedNumber(Fold(printed))
 }
 
-// normalizeFolded is NormalizeNumber of a number already folded: a search
+// NormalizeFoldedNumber is NormalizeNumber of a number already folded: a search
 // term is, and folding it again would cost more than the rest.
-func normalizeFolded(s string) string {
+func NormalizeFoldedNumber(s string) string {
 	before, _, _ := strings.Cut(s, "/")
 	folded := strings.TrimSpace(before)
 	if !strings.ContainsAny(folded, "0123456789") {
@@ -69,17 +69,17 @@ const (
 
 // AppendNumberKey appends the sort key of a printed number to dst.
 func AppendNumberKey(dst []byte, printed string) []byte {
-	return appendNormalizedKey(dst, NormalizeNumber(printed))
+	return AppendNormalizedNumberKey(dst, NormalizeNumber(printed))
 }
 
 // NumberKey returns the sort key of a printed number.
 func NumberKey(printed string) []byte { return AppendNumberKey(nil, printed) }
 
-// appendNormalizedKey encodes a normalized number: the class byte; for
+// AppendNormalizedNumberKey encodes a normalized number: the class byte; for
 // numbers with digits, the first digit run as a length-prefixed value; then
 // the whole normalized form with every digit run length-prefixed, so that
 // runs compare by value whatever their width; then the end mark.
-func appendNormalizedKey(dst []byte, norm string) []byte {
+func AppendNormalizedNumberKey(dst []byte, norm string) []byte {
 	first, ok := firstDigitRun(norm)
 	if ok {
 		dst = append(dst, keyHasDigits)

@@ -1,7 +1,7 @@
 // Package catalog is the domain of catalogd: sets and cards, the rules one
-// record must satisfy, the folding and printed-number keys that order and find
-// them, and the read-only bbolt file that holds one generation of the
-// catalogue.
+// record and one name group must satisfy, the folding, romanized forms and
+// printed-number keys that order and find them. It knows no file: the
+// catalogue file is catalog/store's.
 package catalog
 
 import "encoding/json"

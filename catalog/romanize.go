@@ -62,28 +62,30 @@ func Romanize(folded, language string) string {
 // space, the words of its romanized form that romanizing changed. A term
 // holds no space, so it matches within one word: a word the same in both
 // forms is matched in the name, and indexed once.
-func SearchText(name, language string) string { return newSearchText(name, language).text }
+func SearchText(name, language string) string { return NewIndexText(name, language).Text }
 
-// searchText is a card's SearchText, and how many of its bytes are the
-// folded name, which the name groups are found in.
-type searchText struct {
-	text   string
-	folded int
+// IndexText is a card's SearchText, as the index stores it: Folded is how
+// many of its bytes are the folded name, which the name groups are found
+// in.
+type IndexText struct {
+	Text   string
+	Folded int
 }
 
-func newSearchText(name, language string) searchText {
+// NewIndexText returns the IndexText of a card named name in language.
+func NewIndexText(name, language string) IndexText {
 	folded := Fold(name)
-	t := searchText{text: folded, folded: len(folded)}
-	if r := changedWords(folded, Romanize(folded, language)); r != "" {
-		t.text = folded + " " + r
+	t := IndexText{Text: folded, Folded: len(folded)}
+	if r := ChangedWords(folded, Romanize(folded, language)); r != "" {
+		t.Text = folded + " " + r
 	}
 	return t
 }
 
-// changedWords returns the words of romanized, the romanized form of
+// ChangedWords returns the words of romanized, the romanized form of
 // folded, that differ from folded's, joined by spaces: Romanize keeps
 // every space, so the words of both line up.
-func changedWords(folded, romanized string) string {
+func ChangedWords(folded, romanized string) string {
 	if romanized == "" {
 		return ""
 	}
@@ -102,9 +104,9 @@ func changedWords(folded, romanized string) string {
 	return b.String()
 }
 
-// romanizeClass is the byte that tells the romanizations apart: only a
+// RomanizeClass is the byte that tells the romanizations apart: only a
 // Chinese name's Han characters are romanized.
-func romanizeClass(language string) byte {
+func RomanizeClass(language string) byte {
 	if isChinese(language) {
 		return 'z'
 	}

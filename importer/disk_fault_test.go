@@ -13,7 +13,7 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/catalogd/catalogd/catalog"
+	"github.com/catalogd/catalogd/catalog/store"
 )
 
 // These tests make the file system fail under an import with real faults:
@@ -206,7 +206,7 @@ func TestImportThroughASymlink(t *testing.T) {
 		if got, err := os.Readlink(link); err != nil || got != target {
 			t.Fatalf("--db after the import: link to %q, %v; want a link to %s", got, err, target)
 		}
-		db, err := catalog.Open(link)
+		db, err := store.Open(link)
 		if err != nil {
 			t.Fatalf("open the catalogue through the link: %v", err)
 		}

@@ -12,7 +12,7 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/catalogd/catalogd/catalog"
+	"github.com/catalogd/catalogd/catalog/store"
 )
 
 // TestWriteErrorAfterNCardsLeavesCatalogue injects a disk error after N cards
@@ -249,15 +249,15 @@ func TestProblemsOfOneRecordAreBounded(t *testing.T) {
 // countChanges counts the changes since generation of the catalogue at db.
 func countChanges(t *testing.T, db, since string) int {
 	t.Helper()
-	c, err := catalog.Open(db)
+	c, err := store.Open(db)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer c.Close()
 	n := 0
-	q := catalog.ChangesQuery{Since: since, Limit: 1000}
+	q := store.ChangesQuery{Since: since, Limit: 1000}
 	for {
-		next, err := c.Changes(q, func(catalog.Change) error { n++; return nil })
+		next, err := c.Changes(q, func(store.Change) error { n++; return nil })
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -16,7 +16,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	"github.com/catalogd/catalogd/catalog"
+	"github.com/catalogd/catalogd/catalog/store"
 )
 
 // sampleSnapshot assembles a small valid snapshot from records of the
@@ -144,7 +144,7 @@ func FuzzImport(f *testing.F) {
 			t.Fatalf("import of %q holds %d sets and %d cards, encoding/json reads %d and %d", plain, sets, cards, len(snap.Sets), len(snap.Cards))
 		}
 		sum := sha256.Sum256(data)
-		want := []catalog.Source{{Name: "<stdin>", SHA256: hex.EncodeToString(sum[:]), Bytes: int64(len(data))}}
+		want := []store.Source{{Name: "<stdin>", SHA256: hex.EncodeToString(sum[:]), Bytes: int64(len(data))}}
 		got := mustOpen(t, db).Info().Sources
 		if !slices.Equal(got, want) || !slices.Equal(res.Info.Sources, want) {
 			t.Fatalf("sources %+v (result %+v), want the bytes read, %+v", got, res.Info.Sources, want)

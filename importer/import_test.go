@@ -18,10 +18,11 @@ import (
 	"testing"
 
 	"github.com/catalogd/catalogd/catalog"
+	"github.com/catalogd/catalogd/catalog/store"
 )
 
 // validCounts is what testdata/valid.json holds, zone by zone.
-var validCounts = []catalog.ZoneCount{
+var validCounts = []store.ZoneCount{
 	{Zone: "intl", Sets: 3, Cards: 6},
 	{Zone: "jp", Sets: 3, Cards: 3},
 	{Zone: "chn", Sets: 2, Cards: 3},
@@ -45,7 +46,7 @@ func TestImportValid(t *testing.T) {
 	}
 	data := readFile(t, file)
 	sum := sha256.Sum256(data)
-	want := []catalog.Source{{Name: file, SHA256: hex.EncodeToString(sum[:]), Bytes: int64(len(data))}}
+	want := []store.Source{{Name: file, SHA256: hex.EncodeToString(sum[:]), Bytes: int64(len(data))}}
 	if !slices.Equal(info.Sources, want) {
 		t.Errorf("sources %+v, want %+v", info.Sources, want)
 	}
@@ -134,7 +135,7 @@ func TestImportGzip(t *testing.T) {
 				t.Errorf("counts %+v, want %+v", info.Zones, validCounts)
 			}
 			sum := sha256.Sum256(compressed)
-			want := []catalog.Source{{Name: file, SHA256: hex.EncodeToString(sum[:]), Bytes: int64(len(compressed))}}
+			want := []store.Source{{Name: file, SHA256: hex.EncodeToString(sum[:]), Bytes: int64(len(compressed))}}
 			if !slices.Equal(info.Sources, want) {
 				t.Errorf("sources %+v, want the file as read, %+v", info.Sources, want)
 			}
@@ -354,7 +355,7 @@ func TestImportReplacesCatalogue(t *testing.T) {
 	if got := db.Info(); got.Generation == first || !slices.Equal(got.Zones, validCounts) {
 		t.Errorf("generation %q (first %q), counts %+v, want a new generation with %+v", got.Generation, first, got.Zones, validCounts)
 	}
-	if _, err := db.AppendCard(nil, "intl-edge-1"); !errors.Is(err, catalog.ErrNotFound) {
+	if _, err := db.AppendCard(nil, "intl-edge-1"); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("card of the previous catalogue: err = %v, want ErrNotFound", err)
 	}
 }
@@ -368,9 +369,9 @@ func mustImport(t *testing.T, cfg Config) Result {
 	return res
 }
 
-func mustOpen(tb testing.TB, path string) *catalog.DB {
+func mustOpen(tb testing.TB, path string) *store.DB {
 	tb.Helper()
-	db, err := catalog.Open(path)
+	db, err := store.Open(path)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -380,7 +381,7 @@ func mustOpen(tb testing.TB, path string) *catalog.DB {
 
 // assertHoldsSnapshot checks that every record of a snapshot is in db as it
 // was written, a missing variant aside.
-func assertHoldsSnapshot(t *testing.T, db *catalog.DB, snapshot []byte) {
+func assertHoldsSnapshot(t *testing.T, db *store.DB, snapshot []byte) {
 	t.Helper()
 	var snap struct{ Sets, Cards []json.RawMessage }
 	if err := json.Unmarshal(snapshot, &snap); err != nil {
@@ -410,7 +411,7 @@ func assertHoldsSnapshot(t *testing.T, db *catalog.DB, snapshot []byte) {
 	}
 }
 
-func getCard(t *testing.T, db *catalog.DB, id string) catalog.Card {
+func getCard(t *testing.T, db *store.DB, id string) catalog.Card {
 	t.Helper()
 	raw, err := db.AppendCard(nil, id)
 	if err != nil {

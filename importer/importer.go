@@ -23,7 +23,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/catalogd/catalogd/catalog"
+	"github.com/catalogd/catalogd/catalog/store"
 	"github.com/klauspost/compress/gzip"
 )
 
@@ -60,7 +60,7 @@ type Config struct {
 
 // Result describes a finished import.
 type Result struct {
-	Info   catalog.Info
+	Info   store.Info
 	Path   string // the catalogue written; empty for a dry run
 	DryRun bool
 	// Unfollowed says why the catalogue at DB could not be compared with
@@ -88,7 +88,7 @@ func Import(ctx context.Context, cfg Config) (Result, error) {
 		return Result{}, err
 	}
 	defer release()
-	w, err := catalog.Create(tmp)
+	w, err := store.Create(tmp)
 	if err != nil {
 		return Result{}, fmt.Errorf("import: %w", err)
 	}
@@ -105,7 +105,7 @@ func Import(ctx context.Context, cfg Config) (Result, error) {
 	}
 	var unfollowed error
 	if !cfg.DryRun && cfg.History > 0 {
-		prev, err := catalog.Open(dbPath)
+		prev, err := store.Open(dbPath)
 		switch {
 		case err == nil:
 			defer prev.Close()
@@ -243,7 +243,7 @@ func syncDir(dir string) error {
 type run struct {
 	ctx context.Context
 	cfg Config
-	w   *catalog.Writer
+	w   *store.Writer
 
 	errs      []*RecordError
 	truncated bool
@@ -277,8 +277,8 @@ func (r *run) report(e *RecordError) error {
 	return nil
 }
 
-func (r *run) readAll() (catalog.Info, error) {
-	info := catalog.Info{
+func (r *run) readAll() (store.Info, error) {
+	info := store.Info{
 		Generation: newGeneration(r.cfg.Now()),
 		ImportedAt: r.cfg.Now().UTC().Truncate(time.Second),
 	}
@@ -336,8 +336,8 @@ func (r *run) sortErrors() {
 
 // readInput reads one snapshot file. Problems in the data are reported; the
 // error returned is errStop, a context error, or a failure to read or write.
-func (r *run) readInput(name string) (catalog.Source, error) {
-	src := catalog.Source{Name: name}
+func (r *run) readInput(name string) (store.Source, error) {
+	src := store.Source{Name: name}
 	var f io.Reader
 	var before os.FileInfo
 	if name == "-" {

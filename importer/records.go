@@ -2,7 +2,9 @@ package importer
 
 import (
 	"cmp"
+	"crypto/rand"
 	"encoding/binary"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"slices"
@@ -10,10 +12,8 @@ import (
 	"strings"
 	"time"
 
-	"crypto/rand"
-	"encoding/hex"
-
 	"github.com/catalogd/catalogd/catalog"
+	"github.com/catalogd/catalogd/catalog/store"
 )
 
 // errWrite marks a failure to write the new catalogue: not the snapshot's
@@ -121,7 +121,7 @@ func (r *run) addSet(file string, rec *record, problems []problem) error {
 		r.rejectSet(set)
 		return err
 	}
-	var dup *catalog.DuplicateError
+	var dup *store.DuplicateError
 	if err := r.w.AddSet(set); errors.As(err, &dup) {
 		r.rejectSet(set)
 		what := "a set id not used by another set"
@@ -151,7 +151,7 @@ func (r *run) addCard(file string, rec *record, problems []problem) error {
 	} else if err := r.deferCard(file, rec, &card); err != nil {
 		return err
 	}
-	var dup *catalog.DuplicateError
+	var dup *store.DuplicateError
 	if err := r.w.AddCard(&card); errors.As(err, &dup) {
 		return r.fieldError(file, rec, cardFields, "id", card.ID, "a card id not used by another card", catalog.Quote(card.ID)+" again")
 	} else if err != nil {
@@ -241,7 +241,7 @@ func (r *run) checkPending() error {
 		slices.SortFunc(found, func(a, b unmatched) int { return cmp.Compare(a.first, b.first) })
 		found = found[:min(keep, len(found))]
 	}
-	err := r.w.CheckSetRefs(func(p *catalog.SetRefProblem) error {
+	err := r.w.CheckSetRefs(func(p *store.SetRefProblem) error {
 		if r.rejected[setRef{zone: p.Zone, code: p.Code}] {
 			return nil
 		}

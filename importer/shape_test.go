@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/catalogd/catalogd/catalog"
+	"github.com/catalogd/catalogd/catalog/store"
 )
 
 // The tests of this file hold the import to the one definition of the
@@ -211,7 +212,7 @@ func clone(r map[string]any) map[string]any {
 }
 
 type importedDB struct {
-	*catalog.DB
+	*store.DB
 	err error
 }
 

@@ -6,7 +6,7 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/catalogd/catalogd/catalog"
+	"github.com/catalogd/catalogd/catalog/store"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
@@ -31,7 +31,7 @@ import (
 // time while still remembered as asked (see askedLately).
 type answerCache struct {
 	max    int64
-	live   *catalog.Live // only its current catalogue's requests use the cache
+	live   *store.Live // only its current catalogue's requests use the cache
 	hits   prometheus.Counter
 	misses prometheus.Counter
 }
@@ -79,7 +79,7 @@ func (a *cachedAnswer) gzipped() []byte {
 // cached returns the cached answer to r from db, nil when there is none.
 // A cached answer was built for the same path and query, so its parameters
 // were checked then: a hit checks nothing again.
-func (s *Server) cached(db *catalog.DB, r *http.Request) *cachedAnswer {
+func (s *Server) cached(db *store.DB, r *http.Request) *cachedAnswer {
 	if s.answers == nil {
 		return nil
 	}
@@ -89,7 +89,7 @@ func (s *Server) cached(db *catalog.DB, r *http.Request) *cachedAnswer {
 
 // writeAndKeep writes body as the answer to r from db, and keeps it in
 // the answer cache when it can.
-func (s *Server) writeAndKeep(w http.ResponseWriter, r *http.Request, db *catalog.DB, body []byte) {
+func (s *Server) writeAndKeep(w http.ResponseWriter, r *http.Request, db *store.DB, body []byte) {
 	var kb [256]byte // on the stack for all but outsized requests
 	key := answerKey(kb[:0], r)
 	valid := validatorsOf(db, key)
@@ -108,7 +108,7 @@ const answerOverhead = 96
 
 // newAnswerCache returns a cache of at most max bytes, or nil when max is
 // zero or less: a nil cache caches nothing.
-func newAnswerCache(max int64, live *catalog.Live, m *Metrics) *answerCache {
+func newAnswerCache(max int64, live *store.Live, m *Metrics) *answerCache {
 	if max <= 0 {
 		return nil
 	}
@@ -127,13 +127,13 @@ func (c *answerCache) newSet() *answerSet {
 // serves reports whether requests on db use the cache: a request still
 // answering from a replaced catalogue neither finds nor caches anything,
 // so a replaced catalogue's cache stops growing.
-func (c *answerCache) serves(db *catalog.DB, set *answerSet) bool {
+func (c *answerCache) serves(db *store.DB, set *answerSet) bool {
 	return set != nil && db == c.live.Current()
 }
 
 // get returns the answer to the request key, if cached in set, db's cache;
 // nil when not.
-func (c *answerCache) get(db *catalog.DB, set *answerSet, key []byte) *cachedAnswer {
+func (c *answerCache) get(db *store.DB, set *answerSet, key []byte) *cachedAnswer {
 	if !c.serves(db, set) {
 		return nil
 	}
@@ -151,7 +151,7 @@ func (c *answerCache) get(db *catalog.DB, set *answerSet, key []byte) *cachedAns
 // put caches a copy of body, with its validators, as the answer to key
 // from db in set, db's cache, and returns the cached answer; nil when it is
 // not cached.
-func (c *answerCache) put(db *catalog.DB, set *answerSet, key []byte, valid *validators, body []byte) *cachedAnswer {
+func (c *answerCache) put(db *store.DB, set *answerSet, key []byte, valid *validators, body []byte) *cachedAnswer {
 	if !c.serves(db, set) {
 		return nil
 	}

@@ -10,7 +10,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/catalogd/catalogd/catalog"
+	"github.com/catalogd/catalogd/catalog/store"
 	"github.com/catalogd/catalogd/data"
 	"github.com/catalogd/catalogd/importer"
 	dto "github.com/prometheus/client_model/go"
@@ -142,7 +142,7 @@ func TestAnswerCacheKeepsTheNewCatalogue(t *testing.T) {
 	}
 	// Stragglers on both replaced catalogues: neither caches, and neither
 	// stops the catalogue being served from caching.
-	for _, old := range []*catalog.DB{first, second} {
+	for _, old := range []*store.DB{first, second} {
 		if a := c.put(old, f.srv.state(old).answers, other, validatorsOf(old, other), []byte("old")); a != nil {
 			t.Errorf("a request on a replaced catalogue cached %q", a.body)
 		}
@@ -157,7 +157,7 @@ func TestAnswerCacheKeepsTheNewCatalogue(t *testing.T) {
 
 // importSampleDB imports the built-in sample, and more snapshots when
 // given, into a new catalogue file: a catalogue other than the fixture's.
-func importSampleDB(t *testing.T, more ...string) *catalog.DB {
+func importSampleDB(t *testing.T, more ...string) *store.DB {
 	t.Helper()
 	dir := t.TempDir()
 	path := filepath.Join(dir, "catalog.db")
@@ -168,7 +168,7 @@ func importSampleDB(t *testing.T, more ...string) *catalog.DB {
 	if _, err := importer.Import(context.Background(), importer.Config{DB: path, Inputs: append([]string{snapshot}, more...)}); err != nil {
 		t.Fatal(err)
 	}
-	db, err := catalog.Open(path)
+	db, err := store.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -22,7 +22,7 @@ import (
 	"time"
 
 	"github.com/MicahParks/jwkset"
-	"github.com/catalogd/catalogd/catalog"
+	"github.com/catalogd/catalogd/catalog/store"
 	"github.com/catalogd/catalogd/server/auth"
 	"github.com/golang-jwt/jwt/v5"
 )
@@ -243,11 +243,11 @@ type authServer struct {
 // exists, so it needs the base URL before the listener serves.
 func newAuthServer(tb testing.TB, idp *oidcIdP, edit func(*auth.Config)) *authServer {
 	tb.Helper()
-	db, err := catalog.Open(sampleCatalogue(tb))
+	db, err := store.Open(sampleCatalogue(tb))
 	if err != nil {
 		tb.Fatal(err)
 	}
-	live := catalog.NewLive(db)
+	live := store.NewLive(db)
 	tb.Cleanup(func() { live.Close() })
 
 	hs := httptest.NewUnstartedServer(nil)

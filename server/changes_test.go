@@ -15,6 +15,7 @@ import (
 	"testing"
 
 	"github.com/catalogd/catalogd/catalog"
+	"github.com/catalogd/catalogd/catalog/store"
 	"github.com/catalogd/catalogd/importer"
 )
 
@@ -157,7 +158,7 @@ func (h *history) importNow() string {
 	}
 	gen := res.Info.Generation
 	h.gens = append(h.gens, gen)
-	db, err := catalog.Open(h.db)
+	db, err := store.Open(h.db)
 	if err != nil {
 		h.t.Fatal(err)
 	}
@@ -167,7 +168,7 @@ func (h *history) importNow() string {
 }
 
 // readState reads a catalogue's records through its export.
-func readState(t testing.TB, db *catalog.DB) catalogState {
+func readState(t testing.TB, db *store.DB) catalogState {
 	t.Helper()
 	e, err := db.Export("")
 	if err != nil {
@@ -347,7 +348,7 @@ func TestChangesAcrossAnImport(t *testing.T) {
 						h.change()
 					}
 					h.importNow()
-					db, err := catalog.Open(h.db)
+					db, err := store.Open(h.db)
 					if err != nil {
 						t.Fatal(err)
 					}

@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/catalogd/catalogd/catalog"
+	"github.com/catalogd/catalogd/catalog/store"
 	"github.com/catalogd/catalogd/importer"
 )
 
@@ -410,7 +411,7 @@ func TestExportResumeAcrossImports(t *testing.T) {
 		if len(got) != 5000 {
 			t.Fatal("short read")
 		}
-		next, err := catalog.Open(sampleCatalogue(t))
+		next, err := store.Open(sampleCatalogue(t))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -425,7 +426,7 @@ func TestExportResumeAcrossImports(t *testing.T) {
 		if g := rest.header.Get(GenerationHeader); g != next.Generation() {
 			t.Errorf("Catalog-Generation %q, want %q", g, next.Generation())
 		}
-		back, err := catalog.Open(old.Path())
+		back, err := store.Open(old.Path())
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 
 	"github.com/catalogd/catalogd/catalog"
+	"github.com/catalogd/catalogd/catalog/store"
 	"github.com/klauspost/compress/flate"
 )
 
@@ -61,7 +62,7 @@ type gzipSlot struct {
 }
 
 // exportGzip returns the slot of db's compressed export of zone.
-func (s *Server) exportGzip(db *catalog.DB, zone string) *gzipSlot {
+func (s *Server) exportGzip(db *store.DB, zone string) *gzipSlot {
 	return &s.state(db).exportGzips.slots[catalog.ZoneIndex(zone)+1]
 }
 
@@ -70,7 +71,7 @@ func (g *gzipSlot) known() *gzipLayout { return g.layout.Load() }
 
 // measure returns the layout, compressing the export to learn it unless
 // it is known.
-func (g *gzipSlot) measure(export *catalog.Export) (*gzipLayout, error) {
+func (g *gzipSlot) measure(export *store.Export) (*gzipLayout, error) {
 	g.measureOnce.Do(func() {
 		if g.known() != nil {
 			return
@@ -89,7 +90,7 @@ func (g *gzipSlot) measure(export *catalog.Export) (*gzipLayout, error) {
 }
 
 // measureGzip compresses the export, counting the bytes of each chunk.
-func measureGzip(export *catalog.Export) (*gzipLayout, error) {
+func measureGzip(export *store.Export) (*gzipLayout, error) {
 	plain, err := export.Open()
 	if err != nil {
 		return nil, err
@@ -286,7 +287,7 @@ func (g *gzipExportReader) load() ([]byte, error) {
 }
 
 func (g *gzipExportReader) Seek(offset int64, whence int) (int64, error) {
-	off, err := catalog.SeekOffset(g.off, g.layout.size, offset, whence)
+	off, err := store.SeekOffset(g.off, g.layout.size, offset, whence)
 	g.off = off
 	return off, err
 }

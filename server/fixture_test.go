@@ -16,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/catalogd/catalogd/catalog"
+	"github.com/catalogd/catalogd/catalog/store"
 	"github.com/catalogd/catalogd/data"
 	"github.com/catalogd/catalogd/importer"
 	"github.com/catalogd/catalogd/server/auth"
@@ -72,7 +72,7 @@ func sampleCatalogue(t testing.TB) string {
 type fixture struct {
 	t     testing.TB
 	srv   *Server
-	live  *catalog.Live
+	live  *store.Live
 	http  *httptest.Server
 	base  string // the API's URL, path included
 	idp   *testIdP
@@ -94,11 +94,11 @@ func newFixtureWith(t testing.TB, configure func(*Config)) *fixture {
 // newFixtureAt is newFixtureWith over the catalogue file at path.
 func newFixtureAt(t testing.TB, path string, configure func(*Config)) *fixture {
 	t.Helper()
-	db, err := catalog.Open(path)
+	db, err := store.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	live := catalog.NewLive(db)
+	live := store.NewLive(db)
 	t.Cleanup(func() { live.Close() })
 	f := &fixture{t: t, live: live}
 	f.http = httptest.NewUnstartedServer(nil)

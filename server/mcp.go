@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/catalogd/catalogd/catalog"
+	"github.com/catalogd/catalogd/catalog/store"
 	"github.com/catalogd/catalogd/server/op"
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -107,14 +108,14 @@ func (s *Server) newMCP() *mcp.Server {
 // named, after a NotFound.
 type catalogTool struct {
 	tool     *mcp.Tool
-	answer   func(args toolArgs, db *catalog.DB) (body []byte, summary string, err error)
+	answer   func(args toolArgs, db *store.DB) (body []byte, summary string, err error)
 	notFound string
 }
 
 // toolOf makes the tool that answers the operation o: the arguments, one
 // call into the operation, the answer with its summary.
-func toolOf[R any](tool *mcp.Tool, o op.Operation[R], summary func(db *catalog.DB, req R, a op.Answer) (string, error)) catalogTool {
-	return catalogTool{tool: tool, answer: func(args toolArgs, db *catalog.DB) ([]byte, string, error) {
+func toolOf[R any](tool *mcp.Tool, o op.Operation[R], summary func(db *store.DB, req R, a op.Answer) (string, error)) catalogTool {
+	return catalogTool{tool: tool, answer: func(args toolArgs, db *store.DB) ([]byte, string, error) {
 		req, err := o.Parse(op.Params{Values: args.values})
 		if err = op.InvalidWith(args.errs, err); err != nil {
 			return nil, "", err
@@ -188,7 +189,7 @@ func (s *Server) toolError(ctx context.Context, t catalogTool, err error) *mcp.C
 		msg = e.Detail + t.notFound
 	case e != nil:
 		msg = e.Detail
-	case errors.Is(err, catalog.ErrDamaged):
+	case errors.Is(err, store.ErrDamaged):
 		s.log.ErrorContext(ctx, "catalogue file damaged", slog.String("tool", t.tool.Name), slog.Any("error", err))
 		msg = damagedDetail
 	default:

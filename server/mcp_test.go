@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/catalogd/catalogd/catalog"
+	"github.com/catalogd/catalogd/catalog/store"
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -669,11 +670,11 @@ func TestMCPStatelessAcrossInstances(t *testing.T) {
 	var hosts []string
 	var logs syncBuffer
 	for range 2 {
-		db, err := catalog.Open(sampleCatalogue(t))
+		db, err := store.Open(sampleCatalogue(t))
 		if err != nil {
 			t.Fatal(err)
 		}
-		live := catalog.NewLive(db)
+		live := store.NewLive(db)
 		t.Cleanup(func() { live.Close() })
 		// Replicas share the public base URL and the identity provider.
 		srv, err := New(Config{Catalog: live, BaseURL: f.base, Auth: f.idp.verifier,
@@ -750,7 +751,7 @@ func TestMCPToolPanic(t *testing.T) {
 	f.srv.log = slog.New(slog.NewJSONHandler(&logs, nil))
 	h := f.srv.toolHandler(catalogTool{
 		tool:   &mcp.Tool{Name: "boom", InputSchema: objectSchema(nil)},
-		answer: func(toolArgs, *catalog.DB) ([]byte, string, error) { panic("boom") },
+		answer: func(toolArgs, *store.DB) ([]byte, string, error) { panic("boom") },
 	})
 	res, err := h(context.Background(), &mcp.CallToolRequest{Params: &mcp.CallToolParamsRaw{Name: "boom"}})
 	if err != nil || res == nil || !res.IsError {

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/catalogd/catalogd/catalog"
+	"github.com/catalogd/catalogd/catalog/store"
 	"github.com/catalogd/catalogd/server/op"
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -31,7 +32,7 @@ func listSetsTool() catalogTool {
 		),
 		OutputSchema: outputSchema([]string{"Set", "Zone"}, "data", arrayOf("Set")),
 		Annotations:  readOnlyHints("List sets"),
-	}, op.ListSets, func(_ *catalog.DB, req op.ListSetsRequest, a op.Answer) (string, error) {
+	}, op.ListSets, func(_ *store.DB, req op.ListSetsRequest, a op.Answer) (string, error) {
 		where := "every zone"
 		if req.Zone != "" {
 			where = "zone " + req.Zone
@@ -66,7 +67,7 @@ func listSetCardsTool() catalogTool {
 		),
 		OutputSchema: outputSchema([]string{"Card", "Page", "Zone"}, "data", arrayOf("Card"), "meta", &jsonschema.Schema{Ref: "#/$defs/Page"}),
 		Annotations:  readOnlyHints("List the cards of a set"),
-	}, op.ListSetCards, func(db *catalog.DB, req op.ListSetCardsRequest, a op.Answer) (string, error) {
+	}, op.ListSetCards, func(db *store.DB, req op.ListSetCardsRequest, a op.Answer) (string, error) {
 		summary, err := setSummary(db, req.Code)
 		if err != nil {
 			return "", err
@@ -88,7 +89,7 @@ func listSetCardsTool() catalogTool {
 }
 
 // setSummary starts the summary of an answer about the set code names.
-func setSummary(db *catalog.DB, code string) (string, error) {
+func setSummary(db *store.DB, code string) (string, error) {
 	set, err := db.Set(code)
 	if err != nil {
 		return "", err
@@ -113,7 +114,7 @@ func getCardTool() catalogTool {
 		),
 		OutputSchema: outputSchema([]string{"Card", "Zone"}, "data", &jsonschema.Schema{Ref: "#/$defs/Card"}),
 		Annotations:  readOnlyHints("Get a card"),
-	}, op.GetCard, func(_ *catalog.DB, req op.GetCardRequest, a op.Answer) (string, error) {
+	}, op.GetCard, func(_ *store.DB, req op.GetCardRequest, a op.Answer) (string, error) {
 		var card struct{ Name, Number, SetName, SetCode, Zone string }
 		if err := json.Unmarshal(a.Body[len(`{"data":`):len(a.Body)-1], &card); err != nil {
 			return "", fmt.Errorf("card %q: decode stored record: %w", req.ID, err)
@@ -141,7 +142,7 @@ func getCardsTool() catalogTool {
 		OutputSchema: outputSchema([]string{"Card", "Zone"}, "data", withItems(arrayOf("Card"), 0, op.MaxIDs),
 			"notFound", withItems(&jsonschema.Schema{Type: "array", Items: &jsonschema.Schema{Type: "string"}}, 0, op.MaxIDs)),
 		Annotations: readOnlyHints("Get many cards"),
-	}, op.GetCards, func(_ *catalog.DB, req op.GetCardsRequest, a op.Answer) (string, error) {
+	}, op.GetCards, func(_ *store.DB, req op.GetCardsRequest, a op.Answer) (string, error) {
 		summary := fmt.Sprintf("%s of the %s asked for found, in the order asked", counted(int64(a.N), "card"), counted(int64(len(req.IDs)), "id"))
 		if a.Missing > 0 {
 			summary += fmt.Sprintf("; %s in notFound%s", counted(int64(a.Missing), "id"), cardNotFound)
@@ -167,7 +168,7 @@ func getSetCardsByNumberTool() catalogTool {
 		),
 		OutputSchema: outputSchema([]string{"Card", "Zone"}, "data", withItems(arrayOf("Card"), 1, 0)),
 		Annotations:  readOnlyHints("Get the cards of a set by printed number"),
-	}, op.GetSetCardsByNumber, func(db *catalog.DB, req op.GetSetCardsByNumberRequest, a op.Answer) (string, error) {
+	}, op.GetSetCardsByNumber, func(db *store.DB, req op.GetSetCardsByNumberRequest, a op.Answer) (string, error) {
 		summary, err := setSummary(db, req.Code)
 		if err != nil {
 			return "", err
@@ -213,7 +214,7 @@ func searchCardsTool() catalogTool {
 		),
 		OutputSchema: outputSchema([]string{"Card", "Zone"}, "data", arrayOf("Card")),
 		Annotations:  readOnlyHints("Search cards"),
-	}, op.SearchCards, func(_ *catalog.DB, req op.SearchRequest, a op.Answer) (string, error) {
+	}, op.SearchCards, func(_ *store.DB, req op.SearchRequest, a op.Answer) (string, error) {
 		var filters []string
 		if req.Zone != "" {
 			filters = append(filters, "zone "+req.Zone)
@@ -266,11 +267,11 @@ func autocompleteNamesTool() catalogTool {
 				Description: fmt.Sprintf("What was typed: %d to %d characters (Unicode code points) once leading and trailing white space is trimmed.", op.MinPrefixLen, op.MaxQueryLen),
 			},
 			"zone", zoneSchema("Only names of cards of this release zone, counting only those cards."),
-			"limit", integerSchema("The largest number of names to return.", 1, catalog.MaxAutocompleteLimit, op.DefaultAutocompleteLimit),
+			"limit", integerSchema("The largest number of names to return.", 1, store.MaxAutocompleteLimit, op.DefaultAutocompleteLimit),
 		),
 		OutputSchema: outputSchema([]string{"NameCount"}, "data", arrayOf("NameCount")),
 		Annotations:  readOnlyHints("Autocomplete card names"),
-	}, op.AutocompleteNames, func(_ *catalog.DB, req op.AutocompleteRequest, a op.Answer) (string, error) {
+	}, op.AutocompleteNames, func(_ *store.DB, req op.AutocompleteRequest, a op.Answer) (string, error) {
 		summary := fmt.Sprintf("%s complete %s", counted(int64(a.N), "name"), catalog.Quote(req.Q))
 		if a.N == 1 {
 			summary = fmt.Sprintf("1 name completes %s", catalog.Quote(req.Q))

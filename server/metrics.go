@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/catalogd/catalogd/catalog"
+	"github.com/catalogd/catalogd/catalog/store"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
@@ -27,7 +27,7 @@ type Metrics struct {
 // authentication series the Server records, the reload counter the caller
 // records with Reloaded, and the catalogue's own series, read from live at
 // each scrape so that they always describe the catalogue being served.
-func NewMetrics(reg prometheus.Registerer, live *catalog.Live) (*Metrics, error) {
+func NewMetrics(reg prometheus.Registerer, live *store.Live) (*Metrics, error) {
 	m := &Metrics{
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "catalogd_http_requests_total",
@@ -100,7 +100,7 @@ func (m *Metrics) Reloaded(ok bool) {
 // catalogCollector describes the catalogue being served: which generation,
 // when it was imported, and how much it holds per zone.
 type catalogCollector struct {
-	live     *catalog.Live
+	live     *store.Live
 	info     *prometheus.Desc
 	imported *prometheus.Desc
 	age      *prometheus.Desc
@@ -108,7 +108,7 @@ type catalogCollector struct {
 	cards    *prometheus.Desc
 }
 
-func newCatalogCollector(live *catalog.Live) *catalogCollector {
+func newCatalogCollector(live *store.Live) *catalogCollector {
 	return &catalogCollector{
 		live:     live,
 		info:     prometheus.NewDesc("catalogd_catalog_info", "The catalogue generation being served (always 1).", []string{"generation"}, nil),

@@ -7,7 +7,7 @@ import (
 	"net/http"
 	"strconv"
 
-	"github.com/catalogd/catalogd/catalog"
+	"github.com/catalogd/catalogd/catalog/store"
 	"github.com/catalogd/catalogd/server/op"
 )
 
@@ -55,7 +55,7 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 			return
 		}
 	}
-	if errors.Is(err, catalog.ErrDamaged) {
+	if errors.Is(err, store.ErrDamaged) {
 		s.log.ErrorContext(r.Context(), "catalogue file damaged", slog.String("method", r.Method), slog.String("path", r.URL.Path), slog.Any("error", err))
 		writeProblem(w, http.StatusInternalServerError, damagedDetail)
 		return

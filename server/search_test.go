@@ -13,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/catalogd/catalogd/catalog"
+	"github.com/catalogd/catalogd/catalog/store"
 )
 
 // searchCard is a card of the fixture's snapshots as encoding/json reads it.
@@ -299,7 +300,7 @@ func TestSearchAgreesWithPlainScan(t *testing.T) {
 		return bytes.Compare(append(catalog.NumberKey(a.Number), a.ID...), append(catalog.NumberKey(b.Number), b.ID...))
 	})
 	scan := func(q, zone, set string, limit int) []string {
-		terms := catalog.Terms(q)
+		terms := store.Terms(q)
 		var out []string
 		for _, c := range cards {
 			if zone != "" && c.Zone != zone {

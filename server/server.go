@@ -17,7 +17,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/catalogd/catalogd/catalog"
+	"github.com/catalogd/catalogd/catalog/store"
 	"github.com/catalogd/catalogd/server/auth"
 	"github.com/julienschmidt/httprouter"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -27,7 +27,7 @@ import (
 // Config is what a Server needs.
 type Config struct {
 	// Catalog is the catalogue to answer from.
-	Catalog *catalog.Live
+	Catalog *store.Live
 	// BaseURL is the public URL of the API, version segment included
 	// (http://127.0.0.1:8080/api/v1); routes are mounted under its path.
 	BaseURL string
@@ -88,7 +88,7 @@ type Authenticator interface {
 
 // Server is the HTTP face of catalogd.
 type Server struct {
-	catalog *catalog.Live
+	catalog *store.Live
 	auth    Authenticator
 	// resourceMetadata is the URL of the protected resource metadata that
 	// every 401 points to.
@@ -366,7 +366,7 @@ func (rt *route) ServeHTTP(w http.ResponseWriter, r *http.Request) { rt.serve(w,
 // generation is what the server keeps of one catalogue: it lasts as long
 // as that catalogue is served, and one swapped in starts with its own.
 type generation struct {
-	db           *catalog.DB
+	db           *store.DB
 	answers      *answerSet // nil without an answer cache
 	setsGzipOnce sync.Once
 	setsGzip     []byte
@@ -376,7 +376,7 @@ type generation struct {
 // state returns the server's state of db: the current one's, made by the
 // first request on it; a request still on a replaced catalogue gets a
 // state of its own that nothing keeps.
-func (s *Server) state(db *catalog.DB) *generation {
+func (s *Server) state(db *store.DB) *generation {
 	cur := s.generation.Load()
 	if cur != nil && cur.db == db {
 		return cur

@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/catalogd/catalogd/catalog"
+	"github.com/catalogd/catalogd/catalog/store"
 )
 
 // GenerationHeader names the catalogue generation that answered, so that a
@@ -26,14 +26,14 @@ func (v *validators) tag() string { return v[0] }
 // etag returns the validators of the answer to r from db. Its ETag is
 // strong: a catalogue generation never changes, so the same request to the
 // same generation always gets the same bytes.
-func etag(db *catalog.DB, r *http.Request) *validators {
+func etag(db *store.DB, r *http.Request) *validators {
 	var kb [256]byte // on the stack for all but outsized requests
 	return validatorsOf(db, answerKey(kb[:0], r))
 }
 
 // validatorsOf returns the validators of the answer from db to the request
 // key (answerKey).
-func validatorsOf(db *catalog.DB, key []byte) *validators {
+func validatorsOf(db *store.DB, key []byte) *validators {
 	sum := sha256.Sum256(key)
 	var out [128]byte // on the stack
 	t := append(out[:0], '"')

@@ -2,50 +2,63 @@
 # Lists the functions of catalogd's own packages that one request runs, from
 # the listener to the bytes, with their files: docs/ARCHITECTURE.md names
 # them. It builds catalogd with coverage counters, serves the built-in
-# sample twice (serve --dev), sends the request twice to warm every cache
-# (the token's verification among them), then once in one run and eleven
-# times in the other, and keeps the functions whose blocks ran at least
-# ten times more in the second: once per request, whatever the timers of
-# the background did meanwhile.
+# sample twice (serve --dev on a file imported beforehand), sends the
+# request twice to warm every cache (the token's verification among them),
+# then once in one run and eleven times in the other, and keeps the
+# functions whose blocks ran at least ten times more in the second: once
+# per request, whatever the timers of the background did meanwhile.
+# Methods of the same name in one file are counted apart.
 #
 # usage: tools/pathfuncs.sh METHOD PATH [JSON-BODY]
-# (the request is sent to serve --dev on the sample catalogue, data/)
 #   tools/pathfuncs.sh GET /api/v1/catalog/cards/jp-SV1a-001
 #   tools/pathfuncs.sh POST /api/v1/mcp '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"search_cards","arguments":{"q":"pikachu"}}}'
 #
-# With CHECK_DOC=FILE it fails, naming them, when FILE does not name each
-# function (`name` or `Type.name`) or the count ("N functions in M files").
-# SERVE_ARGS adds flags to serve (--answer-cache-mb=0 for a search's path
-# on a miss, say). 127.0.0.1 only. Needs curl.
+# With CHECK_DOC=FILE and CHECK_LIST=TITLE it fails, saying what is
+# missing, unless FILE has a "<details><summary>TITLE: N functions in M
+# files" list with the count this run found and, on the line of each file,
+# each of its functions (`name` or `Type.name`). SERVE_ARGS adds flags to
+# serve (--answer-cache-mb=0 for a search's path on a miss, say).
+# 127.0.0.1 only. Needs curl.
 set -euo pipefail
 method=$1 path=$2 body=${3:-}
 cd "$(dirname "$0")/.."
 work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+pid=
+trap '[[ -n $pid ]] && kill $pid 2>/dev/null; rm -rf "$work"' EXIT
+fail() { echo "pathfuncs: $*" >&2; exit 1; }
 go build -cover -covermode=count -coverpkg=./... -o "$work/catalogd" .
-port=18433
+
+# A port nothing listens on: the kernel's choice, released at once.
+port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])' 2>/dev/null || echo 18433)
 
 run() { # run N: serve, warm up, send the request N times, stop
   local n=$1 dir=$work/cov$1 log=$work/serve$1.log
   mkdir -p "$dir"
   # shellcheck disable=SC2086 # SERVE_ARGS is a list of flags
   GOCOVERDIR=$dir "$work/catalogd" serve --dev --db "$work/catalog.db" --addr 127.0.0.1:$port ${SERVE_ARGS:-} > "$log" 2>&1 &
-  local pid=$!
-  until curl -sf -o /dev/null http://127.0.0.1:$port/readyz; do sleep 0.05; done
+  pid=$!
+  # serve prints the dev token once it listens; wait for both, or its end.
+  for ((tries = 0; ; tries++)); do
+    kill -0 $pid 2>/dev/null || fail "serve ended: $(tail -3 "$log")"
+    ((tries < 400)) || fail "serve not ready in 20 s: $(tail -3 "$log")"
+    if curl -sf -o /dev/null http://127.0.0.1:$port/readyz && grep -q 'Bearer ' "$log"; then break; fi
+    sleep 0.05
+  done
   local token
   token=$(grep -o 'Bearer [A-Za-z0-9._-]*' "$log" | head -1 | cut -d' ' -f2)
-  local args=(-s -o /dev/null -w '%{http_code}\n' -X "$method" -H "Authorization: Bearer $token")
+  local args=(-s -o /dev/null -w '%{http_code}' -X "$method" -H "Authorization: Bearer $token")
   if [[ -n $body ]]; then
     args+=(-H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream' --data "$body")
   fi
   for i in $(seq $((2 + n))); do
-    code=$(curl "${args[@]}" "http://127.0.0.1:$port$path")
-    [[ $code == 2* ]] || { echo "pathfuncs: $method $path answered $code" >&2; kill $pid; exit 1; }
+    code=$(curl "${args[@]}" "http://127.0.0.1:$port$path") || code=000
+    [[ $code == 2* ]] || fail "$method $path answered $code"
     if ((i == 2)); then sleep 0.5; fi
   done
   sleep 0.5
   kill -TERM $pid
   wait $pid || true
+  pid=
   go tool covdata textfmt -i="$dir" -o "$work/$n.out"
 }
 # Both runs serve one file imported beforehand: serve --dev would import
@@ -62,18 +75,22 @@ awk 'FNR == 1 { next }
      { second[$1] += $3; stmts[$1] = $2 }
      END { print "mode: set"; for (b in second) print b, stmts[b], (second[b] - first[b] >= 10) ? 1 : 0 }' \
   "$work/1.out" "$work/11.out" > "$work/path.out"
-go tool cover -func="$work/path.out" | awk '$1 != "total:" && $NF != "0.0%" { sub(/:[0-9]+:$/, "", $1); sub(/^github.com\/catalogd\/catalogd\//, "", $1); print $1, $2 }' |
-  sort -u > "$work/funcs"
+# file:line name, a function a line; then file name, sorted.
+go tool cover -func="$work/path.out" |
+  awk '$1 != "total:" && $NF != "0.0%" { sub(/^github.com\/catalogd\/catalogd\//, "", $1); sub(/:$/, "", $1); print $1, $2 }' |
+  sort -u | awk '{ sub(/:[0-9]+$/, "", $1); print }' | sort > "$work/funcs"
 count="$(wc -l < "$work/funcs") functions in $(cut -d' ' -f1 "$work/funcs" | sort -u | wc -l) files"
 cat "$work/funcs"
 echo "$count"
+
 if [[ -n ${CHECK_DOC:-} ]]; then
-  missing=$(while read -r file fn; do
-    grep -qE "\`([A-Za-z]+\.)?$fn\`" "$CHECK_DOC" || echo "$file $fn"
-  done < "$work/funcs")
-  grep -qF "$count" "$CHECK_DOC" || missing+=$'\n'"the count: $count"
-  if [[ -n ${missing//$'\n'/} ]]; then
-    echo "pathfuncs: $CHECK_DOC does not name, for $method $path:$missing" >&2
-    exit 1
-  fi
+  list=$(sed -n "/^<details><summary>${CHECK_LIST:?CHECK_LIST names the list}: /,/^<\/details>/p" "$CHECK_DOC")
+  [[ -n $list ]] || fail "$CHECK_DOC has no list \"$CHECK_LIST\""
+  missing=
+  grep -qF "<summary>$CHECK_LIST: $count</summary>" <<< "$list" || missing+=$'\n'"  the count: $count"
+  while read -r file fn; do
+    line=$(grep -F "\`$file\`:" <<< "$list" || true)
+    grep -qE "\`([A-Za-z]+\.)?$fn\`" <<< "$line" || missing+=$'\n'"  $file $fn"
+  done < "$work/funcs"
+  [[ -z $missing ]] || fail "$CHECK_DOC, list \"$CHECK_LIST\", lacks what $method $path runs:$missing"
 fi

@@ -4,6 +4,7 @@ import (
 	"strconv"
 
 	"github.com/catalogd/catalogd/catalog"
+	"github.com/catalogd/catalogd/catalog/store"
 )
 
 // Limits of autocompleteNames (docs/CONTRACT.md, As you type): q as in
@@ -15,7 +16,7 @@ const (
 )
 
 // AutocompleteRequest asks for the names that complete what was typed.
-type AutocompleteRequest = catalog.AutocompleteQuery
+type AutocompleteRequest = store.AutocompleteQuery
 
 // ParseAutocomplete reads q, zone and limit.
 func ParseAutocomplete(p Params) (AutocompleteRequest, error) {
@@ -23,12 +24,12 @@ func ParseAutocomplete(p Params) (AutocompleteRequest, error) {
 	var req AutocompleteRequest
 	req.Q = r.text("q", MinPrefixLen, MaxQueryLen, true)
 	req.Zone = r.zone("zone")
-	req.Limit = int(r.integer("limit", DefaultAutocompleteLimit, 1, catalog.MaxAutocompleteLimit))
+	req.Limit = int(r.integer("limit", DefaultAutocompleteLimit, 1, store.MaxAutocompleteLimit))
 	return req, r.err()
 }
 
 // autocompleteNames appends {"data": [{"name", "cards"}…]}, best first.
-func autocompleteNames(b []byte, db *catalog.DB, req AutocompleteRequest) (Answer, error) {
+func autocompleteNames(b []byte, db *store.DB, req AutocompleteRequest) (Answer, error) {
 	names, err := db.Autocomplete(req)
 	if err != nil {
 		return Answer{}, fromCatalog(err)

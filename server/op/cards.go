@@ -4,6 +4,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/catalogd/catalogd/catalog"
+	"github.com/catalogd/catalogd/catalog/store"
 )
 
 // MaxIDs is the most ids one getCards asks for (docs/CONTRACT.md, Lookups).
@@ -20,7 +21,7 @@ func ParseGetCard(p Params) (GetCardRequest, error) {
 }
 
 // getCard appends {"data": card}.
-func getCard(b []byte, db *catalog.DB, req GetCardRequest) (Answer, error) {
+func getCard(b []byte, db *store.DB, req GetCardRequest) (Answer, error) {
 	b, err := db.AppendCard(append(b, `{"data":`...), req.ID)
 	if err != nil {
 		return Answer{}, fromCatalog(err)
@@ -68,7 +69,7 @@ func ParseGetCards(p Params) (GetCardsRequest, error) {
 // the order asked, then the ids no card has, in that order too. It reads
 // the file once for every id, in one transaction, and never answers
 // NotFound.
-func getCards(b []byte, db *catalog.DB, req GetCardsRequest) (Answer, error) {
+func getCards(b []byte, db *store.DB, req GetCardsRequest) (Answer, error) {
 	var missing []string
 	cards := cardsOpen(b)
 	if err := db.Cards(req.IDs, cards.add, func(id string) { missing = append(missing, id) }); err != nil {
@@ -87,7 +88,7 @@ func getCards(b []byte, db *catalog.DB, req GetCardsRequest) (Answer, error) {
 // GetSetCardsByNumberRequest asks for the cards of a set that bear one
 // printed number, in any of its written forms.
 type GetSetCardsByNumberRequest struct {
-	Code   string // a set id or code (catalog.DB.Set)
+	Code   string // a set id or code (store.DB.Set)
 	Number string // as written by the client: 25, 025, 025/073 are one number
 }
 
@@ -102,7 +103,7 @@ func ParseGetSetCardsByNumber(p Params) (GetSetCardsByNumberRequest, error) {
 }
 
 // getSetCardsByNumber appends {"data": [cards]}, ordered by id.
-func getSetCardsByNumber(b []byte, db *catalog.DB, req GetSetCardsByNumberRequest) (Answer, error) {
+func getSetCardsByNumber(b []byte, db *store.DB, req GetSetCardsByNumberRequest) (Answer, error) {
 	cards := cardsOpen(b)
 	if err := db.SetCardsByNumber(req.Code, req.Number, cards.add); err != nil {
 		return Answer{}, fromCatalog(err)

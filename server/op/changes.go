@@ -1,6 +1,9 @@
 package op
 
-import "github.com/catalogd/catalogd/catalog"
+import (
+	"github.com/catalogd/catalogd/catalog"
+	"github.com/catalogd/catalogd/catalog/store"
+)
 
 // Limits of listChanges (docs/CONTRACT.md, Changes).
 const (
@@ -9,7 +12,7 @@ const (
 )
 
 // ChangesRequest asks for one page of what changed since a generation.
-type ChangesRequest = catalog.ChangesQuery
+type ChangesRequest = store.ChangesQuery
 
 // ParseChanges reads since, zone, after and limit.
 func ParseChanges(p Params) (ChangesRequest, error) {
@@ -36,10 +39,10 @@ func ParseChanges(p Params) (ChangesRequest, error) {
 }
 
 // listChanges appends {"data": [Change], "meta": {"from", "to", "next"}}.
-func listChanges(b []byte, db *catalog.DB, req ChangesRequest) (Answer, error) {
+func listChanges(b []byte, db *store.DB, req ChangesRequest) (Answer, error) {
 	b = append(b, `{"data":[`...)
 	n := 0
-	next, err := db.Changes(req, func(c catalog.Change) error {
+	next, err := db.Changes(req, func(c store.Change) error {
 		if n > 0 {
 			b = append(b, ',')
 		}

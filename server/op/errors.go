@@ -3,7 +3,7 @@ package op
 import (
 	"errors"
 
-	"github.com/catalogd/catalogd/catalog"
+	"github.com/catalogd/catalogd/catalog/store"
 )
 
 // Kind says what went wrong with an operation, in the terms both transports
@@ -84,9 +84,9 @@ func fromCatalog(err error) error {
 	switch {
 	case err == nil:
 		return nil
-	case errors.Is(err, catalog.ErrOutsideHistory):
+	case errors.Is(err, store.ErrOutsideHistory):
 		return &Error{Kind: Gone, Err: err, Detail: err.Error() + ", which holds the changes of its last imports only: download /catalog/export and sync from its Catalog-Generation"}
-	case errors.Is(err, catalog.ErrNotFound):
+	case errors.Is(err, store.ErrNotFound):
 		return &Error{Kind: NotFound, Err: err, Detail: err.Error() + " in the active catalogue"}
 	}
 	return err

@@ -7,13 +7,15 @@
 // write its answer or its *Error, each with one mapping of its own.
 package op
 
-import "github.com/catalogd/catalogd/catalog"
+import (
+	"github.com/catalogd/catalogd/catalog/store"
+)
 
 // Operation is one operation of the API: Parse reads its request, Answer
 // appends the JSON body of its answer to dst.
 type Operation[R any] struct {
 	Parse  func(Params) (R, error)
-	Answer func(dst []byte, db *catalog.DB, req R) (Answer, error)
+	Answer func(dst []byte, db *store.DB, req R) (Answer, error)
 }
 
 // Answer is the JSON body of an answer, the same bytes for REST and MCP,

@@ -3,7 +3,7 @@ package op
 import (
 	"unicode/utf8"
 
-	"github.com/catalogd/catalogd/catalog"
+	"github.com/catalogd/catalogd/catalog/store"
 )
 
 // Limits of searchCards (docs/CONTRACT.md, Search).
@@ -17,7 +17,7 @@ const (
 
 // SearchRequest asks for the cards whose folded name holds every term of
 // Q, or whose printed number equals it.
-type SearchRequest = catalog.SearchQuery
+type SearchRequest = store.SearchQuery
 
 // ParseSearch reads q, zone, set, limit and fuzzy.
 func ParseSearch(p Params) (SearchRequest, error) {
@@ -44,7 +44,7 @@ func ParseSearch(p Params) (SearchRequest, error) {
 
 // searchCards appends {"data": [cards]}, in printed-number order; a fuzzy
 // search's by the edits they take first.
-func searchCards(b []byte, db *catalog.DB, req SearchRequest) (Answer, error) {
+func searchCards(b []byte, db *store.DB, req SearchRequest) (Answer, error) {
 	cards := cardsOpen(b)
 	if err := db.Search(req, cards.add); err != nil {
 		return Answer{}, fromCatalog(err)

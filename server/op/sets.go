@@ -4,6 +4,7 @@ import (
 	"strconv"
 
 	"github.com/catalogd/catalogd/catalog"
+	"github.com/catalogd/catalogd/catalog/store"
 )
 
 // Limits of listSetCards (docs/CONTRACT.md, Endpoints).
@@ -23,13 +24,13 @@ func ParseListSets(p Params) (ListSetsRequest, error) {
 	return req, r.err()
 }
 
-// The envelope of the list of sets, around catalog.DB.SetList.
+// The envelope of the list of sets, around store.DB.SetList.
 var setsOpen, setsClose = []byte(`{"data":`), []byte(`}`)
 
 // SetsParts is the body of listSets in pieces: the envelope around the
 // pieces of the list, which are the catalogue file's own bytes, so that a
 // list that grows with the catalogue is written from where it lies.
-func SetsParts(db *catalog.DB, req ListSetsRequest) ([][]byte, error) {
+func SetsParts(db *store.DB, req ListSetsRequest) ([][]byte, error) {
 	pieces, err := db.SetList(req.Zone)
 	if err != nil {
 		return nil, err
@@ -39,7 +40,7 @@ func SetsParts(db *catalog.DB, req ListSetsRequest) ([][]byte, error) {
 }
 
 // listSets appends {"data": [sets]}.
-func listSets(b []byte, db *catalog.DB, req ListSetsRequest) (Answer, error) {
+func listSets(b []byte, db *store.DB, req ListSetsRequest) (Answer, error) {
 	parts, err := SetsParts(db, req)
 	if err != nil {
 		return Answer{}, err
@@ -58,7 +59,7 @@ func listSets(b []byte, db *catalog.DB, req ListSetsRequest) (Answer, error) {
 
 // ListSetCardsRequest asks for one page of the cards of a set.
 type ListSetCardsRequest struct {
-	Code           string // a set id or code (catalog.DB.Set)
+	Code           string // a set id or code (store.DB.Set)
 	Page, PageSize int64
 }
 
@@ -74,7 +75,7 @@ func ParseListSetCards(p Params) (ListSetCardsRequest, error) {
 }
 
 // listSetCards appends {"data": [cards], "meta": page}.
-func listSetCards(b []byte, db *catalog.DB, req ListSetCardsRequest) (Answer, error) {
+func listSetCards(b []byte, db *store.DB, req ListSetCardsRequest) (Answer, error) {
 	cards := cardsOpen(b)
 	total, err := db.SetCards(req.Code, req.Page, req.PageSize, cards.add)
 	if err != nil {

@@ -11,7 +11,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/catalogd/catalogd/catalog"
+	"github.com/catalogd/catalogd/catalog/store"
 	"github.com/catalogd/catalogd/tools/gen"
 	"github.com/catalogd/catalogd/tools/internal/procfs"
 	"github.com/catalogd/catalogd/tools/internal/query"
@@ -88,7 +88,7 @@ func prepareCatalogue(ctx context.Context, o options, dir, bin string) (catalogu
 // returns the catalogue's numbers of cards and sets with the sample. The
 // file is closed before it returns, so that serve opens it alone.
 func sampleCatalogue(path string, maxCards, maxPages int, seed uint64) (smp sample, cards, sets int, err error) {
-	db, err := catalog.Open(path)
+	db, err := store.Open(path)
 	if err != nil {
 		return sample{}, 0, 0, err
 	}

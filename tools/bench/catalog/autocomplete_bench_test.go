@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/catalogd/catalogd/catalog"
+	"github.com/catalogd/catalogd/catalog/store"
 )
 
 // autocompleteCases are what a search box sends as a person types: one
@@ -17,28 +17,28 @@ import (
 // longest prefix.
 var autocompleteCases = []struct {
 	name string
-	q    catalog.AutocompleteQuery
+	q    store.AutocompleteQuery
 }{
-	{"one-character-p", catalog.AutocompleteQuery{Q: "p"}},
-	{"one-character-kana", catalog.AutocompleteQuery{Q: "ピ"}},
-	{"one-character-han", catalog.AutocompleteQuery{Q: "皮"}},
-	{"one-character-digit", catalog.AutocompleteQuery{Q: "1"}},
-	{"common-prefix-pika", catalog.AutocompleteQuery{Q: "pika"}},
-	{"common-prefix-char-zone-jp", catalog.AutocompleteQuery{Q: "char", Zone: "jp"}},
-	{"common-prefix-ex", catalog.AutocompleteQuery{Q: "ex"}},
-	{"name-pikachu", catalog.AutocompleteQuery{Q: "pikachu"}},
-	{"kana-pika", catalog.AutocompleteQuery{Q: "ピカ"}},
-	{"two-terms-charizard-e", catalog.AutocompleteQuery{Q: "charizard e"}},
-	{"nothing", catalog.AutocompleteQuery{Q: "zzqxv"}},
-	{"hostile-100-distinct-terms", catalog.AutocompleteQuery{Q: hundredTerms()}},
-	{"hostile-100-terms", catalog.AutocompleteQuery{Q: strings.TrimSpace(strings.Repeat("a e ", 50))}},
-	{"hostile-rare-then-common", catalog.AutocompleteQuery{Q: "qj a"}},
-	{"hostile-kana-then-latin", catalog.AutocompleteQuery{Q: "ピ a"}},
-	{"hostile-200-character-prefix", catalog.AutocompleteQuery{Q: strings.Repeat("a", 200)}},
-	{"hostile-repeated-digit", catalog.AutocompleteQuery{Q: "11111"}},
+	{"one-character-p", store.AutocompleteQuery{Q: "p"}},
+	{"one-character-kana", store.AutocompleteQuery{Q: "ピ"}},
+	{"one-character-han", store.AutocompleteQuery{Q: "皮"}},
+	{"one-character-digit", store.AutocompleteQuery{Q: "1"}},
+	{"common-prefix-pika", store.AutocompleteQuery{Q: "pika"}},
+	{"common-prefix-char-zone-jp", store.AutocompleteQuery{Q: "char", Zone: "jp"}},
+	{"common-prefix-ex", store.AutocompleteQuery{Q: "ex"}},
+	{"name-pikachu", store.AutocompleteQuery{Q: "pikachu"}},
+	{"kana-pika", store.AutocompleteQuery{Q: "ピカ"}},
+	{"two-terms-charizard-e", store.AutocompleteQuery{Q: "charizard e"}},
+	{"nothing", store.AutocompleteQuery{Q: "zzqxv"}},
+	{"hostile-100-distinct-terms", store.AutocompleteQuery{Q: hundredTerms()}},
+	{"hostile-100-terms", store.AutocompleteQuery{Q: strings.TrimSpace(strings.Repeat("a e ", 50))}},
+	{"hostile-rare-then-common", store.AutocompleteQuery{Q: "qj a"}},
+	{"hostile-kana-then-latin", store.AutocompleteQuery{Q: "ピ a"}},
+	{"hostile-200-character-prefix", store.AutocompleteQuery{Q: strings.Repeat("a", 200)}},
+	{"hostile-repeated-digit", store.AutocompleteQuery{Q: "11111"}},
 }
 
-func benchmarkAutocomplete(b *testing.B, db *catalog.DB) {
+func benchmarkAutocomplete(b *testing.B, db *store.DB) {
 	for _, c := range autocompleteCases {
 		b.Run(c.name, func(b *testing.B) {
 			q := c.q
@@ -62,7 +62,7 @@ func benchmarkAutocomplete(b *testing.B, db *catalog.DB) {
 		found, i := 0, 0
 		report := reportCPU(b)
 		for b.Loop() {
-			names, err := db.Autocomplete(catalog.AutocompleteQuery{Q: prefixes[i%len(prefixes)], Limit: 10})
+			names, err := db.Autocomplete(store.AutocompleteQuery{Q: prefixes[i%len(prefixes)], Limit: 10})
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -86,7 +86,7 @@ func benchmarkAutocomplete(b *testing.B, db *catalog.DB) {
 			all = all[:0]
 			for _, q := range prefixes {
 				start := time.Now()
-				if _, err := db.Autocomplete(catalog.AutocompleteQuery{Q: q, Limit: 10}); err != nil {
+				if _, err := db.Autocomplete(store.AutocompleteQuery{Q: q, Limit: 10}); err != nil {
 					b.Fatal(err)
 				}
 				all = append(all, timed{q, time.Since(start)})

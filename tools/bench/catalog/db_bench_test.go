@@ -8,7 +8,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/catalogd/catalogd/catalog"
+	"github.com/catalogd/catalogd/catalog/store"
 	"github.com/catalogd/catalogd/tools/gen"
 )
 
@@ -20,7 +20,7 @@ import (
 // cardIDs returns the id of every card of db and the id and size of every
 // set, through the public API; read once per file, for every benchmark of
 // the run (at 10 million cards, reading them takes a while).
-func cardIDs(b *testing.B, db *catalog.DB) (cards []string, sets map[string]int64) {
+func cardIDs(b *testing.B, db *store.DB) (cards []string, sets map[string]int64) {
 	b.Helper()
 	type ids struct {
 		cards []string
@@ -72,7 +72,7 @@ func cardID(b *testing.B, card []byte) string {
 }
 
 // setIDs returns the id of every set of db, in the order listSets gives.
-func setIDs(b testing.TB, db *catalog.DB) []string {
+func setIDs(b testing.TB, db *store.DB) []string {
 	b.Helper()
 	data, err := db.SetsJSON("")
 	if err != nil {
@@ -96,12 +96,12 @@ var idsRead sync.Map
 
 // benchmarkAppendCard looks up every card of db in a shuffled order, as a
 // long tail of requests does.
-func benchmarkAppendCard(b *testing.B, db *catalog.DB) { benchmarkAppendCardOf(b, db, 0) }
+func benchmarkAppendCard(b *testing.B, db *store.DB) { benchmarkAppendCardOf(b, db, 0) }
 
 // benchmarkAppendCardOf looks up the first n cards of the shuffled order
 // over and over, all of them when n is 0: 1,000 is the hot spot of the load
 // harness.
-func benchmarkAppendCardOf(b *testing.B, db *catalog.DB, n int) {
+func benchmarkAppendCardOf(b *testing.B, db *store.DB, n int) {
 	ids, _ := cardIDs(b, db)
 	ids = slices.Clone(ids)
 	rng := rand.New(rand.NewPCG(1, 2))
@@ -131,7 +131,7 @@ func benchmarkAppendCardOf(b *testing.B, db *catalog.DB, n int) {
 // benchmarkSetCards reads the first page of 50 (the default page size) of
 // sets taken at random, copying each card as the server does into its
 // answer.
-func benchmarkSetCards(b *testing.B, db *catalog.DB) {
+func benchmarkSetCards(b *testing.B, db *store.DB) {
 	_, sizes := cardIDs(b, db)
 	var sets []string
 	for id, n := range sizes {
@@ -174,7 +174,7 @@ func BenchmarkAppendCardHotSpot(b *testing.B) { benchmarkAppendCardOf(b, openGen
 func BenchmarkOpen(b *testing.B) {
 	path := openGenerated(b).Path()
 	for b.Loop() {
-		db, err := catalog.Open(path)
+		db, err := store.Open(path)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -192,7 +192,7 @@ func BenchmarkOpen(b *testing.B) {
 func BenchmarkFirstExport(b *testing.B) {
 	path := openGenerated(b).Path()
 	for b.Loop() {
-		db, err := catalog.Open(path)
+		db, err := store.Open(path)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -10,10 +10,9 @@ import (
 	"testing"
 	"unsafe"
 
-	"golang.org/x/sys/unix"
-
-	"github.com/catalogd/catalogd/catalog"
+	"github.com/catalogd/catalogd/catalog/store"
 	"github.com/catalogd/catalogd/tools/gen"
+	"golang.org/x/sys/unix"
 )
 
 // BenchmarkPagesRead counts the pages of the file that one request of each
@@ -58,7 +57,7 @@ func BenchmarkPagesRead(b *testing.B) {
 			var sum, most, dearest int
 			i := 0
 			for b.Loop() {
-				n := counter.pages(b, func(db *catalog.DB) error { return r.read(db, i) })
+				n := counter.pages(b, func(db *store.DB) error { return r.read(db, i) })
 				sum += n
 				if n > most {
 					most, dearest = n, i
@@ -81,40 +80,40 @@ func BenchmarkPagesRead(b *testing.B) {
 type pageRoute struct {
 	name     string
 	descents int
-	read     func(db *catalog.DB, i int) error
+	read     func(db *store.DB, i int) error
 }
 
 // pageRoutes are the catalogue's routes, sending the targets t.
 func pageRoutes(t targets) []pageRoute {
 	return []pageRoute{
-		{"getCard", 2, func(db *catalog.DB, i int) error {
+		{"getCard", 2, func(db *store.DB, i int) error {
 			_, err := db.AppendCard(nil, t.cards[i%len(t.cards)].id)
 			return err
 		}},
-		{"getCards-100", 0, func(db *catalog.DB, i int) error {
+		{"getCards-100", 0, func(db *store.DB, i int) error {
 			ids := make([]string, 0, 100)
 			for j := range 100 {
 				ids = append(ids, t.cards[(i*100+j)%len(t.cards)].id)
 			}
 			return db.Cards(ids, func([]byte) {}, func(id string) {})
 		}},
-		{"getSetCardsByNumber", 3, func(db *catalog.DB, i int) error {
+		{"getSetCardsByNumber", 3, func(db *store.DB, i int) error {
 			c := t.cards[i%len(t.cards)]
 			return db.SetCardsByNumber(c.set, c.number, func([]byte) {})
 		}},
-		{"listSetCards", 4, func(db *catalog.DB, i int) error {
+		{"listSetCards", 4, func(db *store.DB, i int) error {
 			p := t.pages[i%len(t.pages)]
 			_, err := db.SetCards(p.set, p.page, 50, func([]byte) {})
 			return err
 		}},
-		{"searchCards", 0, func(db *catalog.DB, i int) error {
-			return db.Search(catalog.SearchQuery{Q: t.queries[i%len(t.queries)], Limit: 20}, func([]byte) {})
+		{"searchCards", 0, func(db *store.DB, i int) error {
+			return db.Search(store.SearchQuery{Q: t.queries[i%len(t.queries)], Limit: 20}, func([]byte) {})
 		}},
-		{"searchCards-fuzzy", 0, func(db *catalog.DB, i int) error {
-			return db.Search(catalog.SearchQuery{Q: t.mistyped[i%len(t.mistyped)], Limit: 20, Fuzzy: true}, func([]byte) {})
+		{"searchCards-fuzzy", 0, func(db *store.DB, i int) error {
+			return db.Search(store.SearchQuery{Q: t.mistyped[i%len(t.mistyped)], Limit: 20, Fuzzy: true}, func([]byte) {})
 		}},
-		{"autocompleteNames", 0, func(db *catalog.DB, i int) error {
-			_, err := db.Autocomplete(catalog.AutocompleteQuery{Q: t.prefixes[i%len(t.prefixes)], Limit: 10})
+		{"autocompleteNames", 0, func(db *store.DB, i int) error {
+			_, err := db.Autocomplete(store.AutocompleteQuery{Q: t.prefixes[i%len(t.prefixes)], Limit: 10})
 			return err
 		}},
 	}
@@ -152,7 +151,7 @@ func (t targets) describe(route string, i int) string {
 
 // drawTargets draws n cards and n pages of 50 at random from db, a set
 // at random and then a page of it, and n typical queries.
-func drawTargets(b *testing.B, db *catalog.DB, n int) targets {
+func drawTargets(b *testing.B, db *store.DB, n int) targets {
 	b.Helper()
 	t := drawLookups(b, db, n)
 	t.queries = typicalQueries(b, db, n)
@@ -165,7 +164,7 @@ func drawTargets(b *testing.B, db *catalog.DB, n int) targets {
 
 // drawLookups draws n cards and n pages of 50 at random from db: a set
 // at random, then a page of it, then a card of the page.
-func drawLookups(b testing.TB, db *catalog.DB, n int) targets {
+func drawLookups(b testing.TB, db *store.DB, n int) targets {
 	b.Helper()
 	sets := setIDs(b, db)
 	rng := rand.New(rand.NewPCG(3, 4))
@@ -253,14 +252,14 @@ func (pc *pageCounter) cached(b testing.TB) int {
 
 // pages drops the file from the page cache, opens it, and returns how
 // many of its pages read reads.
-func (pc *pageCounter) pages(b testing.TB, read func(*catalog.DB) error) int {
+func (pc *pageCounter) pages(b testing.TB, read func(*store.DB) error) int {
 	if err := unix.Fadvise(int(pc.file.Fd()), 0, 0, unix.FADV_DONTNEED); err != nil {
 		b.Fatal(err)
 	}
 	if n := pc.cached(b); n > 2 {
 		b.Fatalf("%d pages of %s stay in the page cache: is it open elsewhere?", n, pc.path)
 	}
-	db, err := catalog.Open(pc.path)
+	db, err := store.Open(pc.path)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -300,7 +299,7 @@ func TestPagesGrowWithTheLogarithm(t *testing.T) {
 		for _, r := range routes {
 			sum := 0
 			for i := range samples {
-				sum += counter.pages(t, func(db *catalog.DB) error { return r.read(db, i) })
+				sum += counter.pages(t, func(db *store.DB) error { return r.read(db, i) })
 			}
 			pair := perRequest[r.name]
 			pair[size] = float64(sum) / samples

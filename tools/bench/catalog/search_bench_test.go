@@ -13,7 +13,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/catalogd/catalogd/catalog"
+	"github.com/catalogd/catalogd/catalog/store"
 	"github.com/catalogd/catalogd/importer"
 	"github.com/catalogd/catalogd/tools/gen"
 	"github.com/catalogd/catalogd/tools/internal/query"
@@ -24,12 +24,12 @@ const realCatalogue = "../../../testdata/catalogue-real.json.gz"
 
 var (
 	realOnce sync.Once
-	realDB   *catalog.DB
+	realDB   *store.DB
 	realErr  error
 )
 
 // openReal imports the real catalogue once for all benchmarks.
-func openReal(b *testing.B) *catalog.DB {
+func openReal(b *testing.B) *store.DB {
 	b.Helper()
 	realOnce.Do(func() {
 		dir, err := osMkdirTemp()
@@ -41,7 +41,7 @@ func openReal(b *testing.B) *catalog.DB {
 		if _, realErr = importer.Import(context.Background(), importer.Config{DB: path, Inputs: []string{realCatalogue}}); realErr != nil {
 			return
 		}
-		realDB, realErr = catalog.Open(path)
+		realDB, realErr = store.Open(path)
 	})
 	if realErr != nil {
 		b.Fatal(realErr)
@@ -54,69 +54,69 @@ func openReal(b *testing.B) *catalog.DB {
 // each with a zone or set filter.
 var searchCases = []struct {
 	name string
-	q    catalog.SearchQuery
+	q    store.SearchQuery
 }{
-	{"common-ar", catalog.SearchQuery{Q: "ar"}},
-	{"name-pikachu", catalog.SearchQuery{Q: "pikachu"}},
-	{"rare-name-flabebe", catalog.SearchQuery{Q: "flabébé"}},
-	{"name-number-charizard-4", catalog.SearchQuery{Q: "charizard 4"}},
-	{"japanese-pika", catalog.SearchQuery{Q: "ピカ"}},
-	{"chinese-pikachu", catalog.SearchQuery{Q: "皮卡丘"}},
-	{"nothing", catalog.SearchQuery{Q: "zzqxv"}},
-	{"common-ar-zone-jp", catalog.SearchQuery{Q: "ar", Zone: "jp"}},
-	{"name-pikachu-zone-chn", catalog.SearchQuery{Q: "pikachu", Zone: "chn"}},
-	{"japanese-pika-set-SV1a", catalog.SearchQuery{Q: "ピカ", Set: "SV1a"}},
-	{"chinese-set-chn-SV1a", catalog.SearchQuery{Q: "皮卡丘", Set: "chn-SV1a"}},
-	{"number-25-set-sv03.5", catalog.SearchQuery{Q: "025", Set: "sv03.5"}},
-	{"nothing-zone-intl", catalog.SearchQuery{Q: "zzqxv", Zone: "intl"}},
+	{"common-ar", store.SearchQuery{Q: "ar"}},
+	{"name-pikachu", store.SearchQuery{Q: "pikachu"}},
+	{"rare-name-flabebe", store.SearchQuery{Q: "flabébé"}},
+	{"name-number-charizard-4", store.SearchQuery{Q: "charizard 4"}},
+	{"japanese-pika", store.SearchQuery{Q: "ピカ"}},
+	{"chinese-pikachu", store.SearchQuery{Q: "皮卡丘"}},
+	{"nothing", store.SearchQuery{Q: "zzqxv"}},
+	{"common-ar-zone-jp", store.SearchQuery{Q: "ar", Zone: "jp"}},
+	{"name-pikachu-zone-chn", store.SearchQuery{Q: "pikachu", Zone: "chn"}},
+	{"japanese-pika-set-SV1a", store.SearchQuery{Q: "ピカ", Set: "SV1a"}},
+	{"chinese-set-chn-SV1a", store.SearchQuery{Q: "皮卡丘", Set: "chn-SV1a"}},
+	{"number-25-set-sv03.5", store.SearchQuery{Q: "025", Set: "sv03.5"}},
+	{"nothing-zone-intl", store.SearchQuery{Q: "zzqxv", Zone: "intl"}},
 	// Romanized forms and name groups: a Latin keyboard, another language.
-	{"romaji-pikachu-zone-jp", catalog.SearchQuery{Q: "pikachu", Zone: "jp"}},
-	{"pinyin-pikaqiu-zone-chn", catalog.SearchQuery{Q: "pikaqiu", Zone: "chn"}},
-	{"group-charizard-zone-jp", catalog.SearchQuery{Q: "charizard", Zone: "jp"}},
-	{"group-chinese-miaowa-zone-intl", catalog.SearchQuery{Q: "妙蛙", Zone: "intl"}},
-	{"romaji-fushigi", catalog.SearchQuery{Q: "fushigi"}},
+	{"romaji-pikachu-zone-jp", store.SearchQuery{Q: "pikachu", Zone: "jp"}},
+	{"pinyin-pikaqiu-zone-chn", store.SearchQuery{Q: "pikaqiu", Zone: "chn"}},
+	{"group-charizard-zone-jp", store.SearchQuery{Q: "charizard", Zone: "jp"}},
+	{"group-chinese-miaowa-zone-intl", store.SearchQuery{Q: "妙蛙", Zone: "intl"}},
+	{"romaji-fushigi", store.SearchQuery{Q: "fushigi"}},
 	// Hostile queries: each is cheap to send, and would make a walk of
 	// the whole catalogue if the index did not bound it.
-	{"hostile-common-term-zone-without-it", catalog.SearchQuery{Q: "rge", Zone: "jp", Limit: 1}},
-	{"hostile-large-zone-chn", catalog.SearchQuery{Q: "large", Zone: "chn"}},
-	{"hostile-one-character-terms", catalog.SearchQuery{Q: "a q"}},
-	{"hostile-one-character-kana", catalog.SearchQuery{Q: "ピ q"}},
-	{"hostile-scripts-that-rarely-meet", catalog.SearchQuery{Q: "ピカ ar"}},
-	{"hostile-100-terms", catalog.SearchQuery{Q: strings.TrimSpace(strings.Repeat("a e ", 50))}},
-	{"hostile-100-distinct-terms", catalog.SearchQuery{Q: hundredTerms()}},
-	{"hostile-200-character-term", catalog.SearchQuery{Q: strings.Repeat("ar", 100)}},
-	{"hostile-repeated-bigrams", catalog.SearchQuery{Q: strings.Repeat("ar", 8)}},
+	{"hostile-common-term-zone-without-it", store.SearchQuery{Q: "rge", Zone: "jp", Limit: 1}},
+	{"hostile-large-zone-chn", store.SearchQuery{Q: "large", Zone: "chn"}},
+	{"hostile-one-character-terms", store.SearchQuery{Q: "a q"}},
+	{"hostile-one-character-kana", store.SearchQuery{Q: "ピ q"}},
+	{"hostile-scripts-that-rarely-meet", store.SearchQuery{Q: "ピカ ar"}},
+	{"hostile-100-terms", store.SearchQuery{Q: strings.TrimSpace(strings.Repeat("a e ", 50))}},
+	{"hostile-100-distinct-terms", store.SearchQuery{Q: hundredTerms()}},
+	{"hostile-200-character-term", store.SearchQuery{Q: strings.Repeat("ar", 100)}},
+	{"hostile-repeated-bigrams", store.SearchQuery{Q: strings.Repeat("ar", 8)}},
 	// Terms whose grams repeat: one distinct trigram (a character or a
 	// digit repeated) or a few (a short period), whose lists hold every
 	// name with such a run.
-	{"hostile-repeated-digit-5", catalog.SearchQuery{Q: strings.Repeat("8", 5)}},
-	{"hostile-repeated-digit-7", catalog.SearchQuery{Q: strings.Repeat("1", 7)}},
-	{"hostile-repeated-digit-10", catalog.SearchQuery{Q: strings.Repeat("8", 10)}},
-	{"hostile-repeated-digit-20", catalog.SearchQuery{Q: strings.Repeat("1", 20)}},
-	{"hostile-repeated-letter-5", catalog.SearchQuery{Q: strings.Repeat("a", 5)}},
-	{"hostile-repeated-letter-20", catalog.SearchQuery{Q: strings.Repeat("a", 20)}},
-	{"hostile-repeated-kana-10", catalog.SearchQuery{Q: strings.Repeat("ア", 10)}},
-	{"hostile-period-2-digits", catalog.SearchQuery{Q: strings.Repeat("12", 5)}},
-	{"hostile-period-3-digits", catalog.SearchQuery{Q: strings.Repeat("123", 4)}},
-	{"hostile-period-3-letters", catalog.SearchQuery{Q: strings.Repeat("abc", 4)}},
-	{"hostile-number-in-other-zones", catalog.SearchQuery{Q: "1", Zone: "chn", Set: "chn-SV1a"}},
-	{"hostile-number-zone-jp", catalog.SearchQuery{Q: "25", Zone: "jp"}},
-	{"hostile-common-term-other-set", catalog.SearchQuery{Q: "on", Set: "jp-SV1a"}},
+	{"hostile-repeated-digit-5", store.SearchQuery{Q: strings.Repeat("8", 5)}},
+	{"hostile-repeated-digit-7", store.SearchQuery{Q: strings.Repeat("1", 7)}},
+	{"hostile-repeated-digit-10", store.SearchQuery{Q: strings.Repeat("8", 10)}},
+	{"hostile-repeated-digit-20", store.SearchQuery{Q: strings.Repeat("1", 20)}},
+	{"hostile-repeated-letter-5", store.SearchQuery{Q: strings.Repeat("a", 5)}},
+	{"hostile-repeated-letter-20", store.SearchQuery{Q: strings.Repeat("a", 20)}},
+	{"hostile-repeated-kana-10", store.SearchQuery{Q: strings.Repeat("ア", 10)}},
+	{"hostile-period-2-digits", store.SearchQuery{Q: strings.Repeat("12", 5)}},
+	{"hostile-period-3-digits", store.SearchQuery{Q: strings.Repeat("123", 4)}},
+	{"hostile-period-3-letters", store.SearchQuery{Q: strings.Repeat("abc", 4)}},
+	{"hostile-number-in-other-zones", store.SearchQuery{Q: "1", Zone: "chn", Set: "chn-SV1a"}},
+	{"hostile-number-zone-jp", store.SearchQuery{Q: "25", Zone: "jp"}},
+	{"hostile-common-term-other-set", store.SearchQuery{Q: "on", Set: "jp-SV1a"}},
 	// Typos (fuzzy): one edit from five letters, two from nine.
-	{"fuzzy-charzard", catalog.SearchQuery{Q: "charzard", Fuzzy: true}},
-	{"fuzzy-blastiose", catalog.SearchQuery{Q: "blastiose", Fuzzy: true}},
-	{"fuzzy-pikachy-zone-jp", catalog.SearchQuery{Q: "pikachy", Zone: "jp", Fuzzy: true}},
-	{"fuzzy-charizzrd-two-edits", catalog.SearchQuery{Q: "charizzrd", Fuzzy: true}},
-	{"fuzzy-kana-rizaadoso", catalog.SearchQuery{Q: "リザードソ", Fuzzy: true}},
-	{"fuzzy-name-and-number", catalog.SearchQuery{Q: "charzard 4", Fuzzy: true}},
-	{"fuzzy-exact-pikachu", catalog.SearchQuery{Q: "pikachu", Fuzzy: true}},
-	{"hostile-fuzzy-nothing-near", catalog.SearchQuery{Q: "qzxjvqzxjv", Fuzzy: true}},
-	{"hostile-fuzzy-five-common-letters", catalog.SearchQuery{Q: "arara", Fuzzy: true}},
-	{"hostile-fuzzy-nine-common-letters", catalog.SearchQuery{Q: "ararararo", Fuzzy: true}},
-	{"hostile-fuzzy-200-character-term", catalog.SearchQuery{Q: strings.Repeat("abcdefghij", 20), Fuzzy: true}},
-	{"hostile-fuzzy-33-terms", catalog.SearchQuery{Q: strings.TrimSpace(strings.Repeat("eevee ", 33)), Fuzzy: true}},
-	{"hostile-fuzzy-33-distinct-terms", catalog.SearchQuery{Q: fuzzyTerms(33), Fuzzy: true}},
-	{"hostile-fuzzy-20-nine-letter-terms", catalog.SearchQuery{Q: fuzzyTerms(-20), Fuzzy: true}},
+	{"fuzzy-charzard", store.SearchQuery{Q: "charzard", Fuzzy: true}},
+	{"fuzzy-blastiose", store.SearchQuery{Q: "blastiose", Fuzzy: true}},
+	{"fuzzy-pikachy-zone-jp", store.SearchQuery{Q: "pikachy", Zone: "jp", Fuzzy: true}},
+	{"fuzzy-charizzrd-two-edits", store.SearchQuery{Q: "charizzrd", Fuzzy: true}},
+	{"fuzzy-kana-rizaadoso", store.SearchQuery{Q: "リザードソ", Fuzzy: true}},
+	{"fuzzy-name-and-number", store.SearchQuery{Q: "charzard 4", Fuzzy: true}},
+	{"fuzzy-exact-pikachu", store.SearchQuery{Q: "pikachu", Fuzzy: true}},
+	{"hostile-fuzzy-nothing-near", store.SearchQuery{Q: "qzxjvqzxjv", Fuzzy: true}},
+	{"hostile-fuzzy-five-common-letters", store.SearchQuery{Q: "arara", Fuzzy: true}},
+	{"hostile-fuzzy-nine-common-letters", store.SearchQuery{Q: "ararararo", Fuzzy: true}},
+	{"hostile-fuzzy-200-character-term", store.SearchQuery{Q: strings.Repeat("abcdefghij", 20), Fuzzy: true}},
+	{"hostile-fuzzy-33-terms", store.SearchQuery{Q: strings.TrimSpace(strings.Repeat("eevee ", 33)), Fuzzy: true}},
+	{"hostile-fuzzy-33-distinct-terms", store.SearchQuery{Q: fuzzyTerms(33), Fuzzy: true}},
+	{"hostile-fuzzy-20-nine-letter-terms", store.SearchQuery{Q: fuzzyTerms(-20), Fuzzy: true}},
 }
 
 // fuzzyTerms is a query of n distinct five-letter terms of common
@@ -154,7 +154,7 @@ func hundredTerms() string {
 	return strings.Join(terms, " ")
 }
 
-func benchmarkSearch(b *testing.B, db *catalog.DB) {
+func benchmarkSearch(b *testing.B, db *store.DB) {
 	for _, c := range searchCases {
 		b.Run(c.name, func(b *testing.B) {
 			q := c.q
@@ -193,7 +193,7 @@ func BenchmarkSearchReal(b *testing.B) {
 // Those of them made of digits alone (a serial number in a name, or part of
 // one) are measured again on their own, where there are a hundred or more:
 // ten digits make few grams, which many names share.
-func benchmarkTypicalSearches(b *testing.B, db *catalog.DB) {
+func benchmarkTypicalSearches(b *testing.B, db *store.DB) {
 	queries := typicalQueries(b, db, 2000)
 	b.Run("typical-distinct-queries", func(b *testing.B) { benchmarkQueries(b, db, queries, false) })
 	b.Run("typical-fuzzy-queries", func(b *testing.B) { benchmarkQueries(b, db, mistyped(queries), true) })
@@ -218,11 +218,11 @@ func mistyped(queries []string) []string {
 
 // benchmarkQueries sends the queries in turn, and reports the processor
 // time and the results of one.
-func benchmarkQueries(b *testing.B, db *catalog.DB, queries []string, fuzzy bool) {
+func benchmarkQueries(b *testing.B, db *store.DB, queries []string, fuzzy bool) {
 	found, i := 0, 0
 	report := reportCPU(b)
 	for b.Loop() {
-		q := catalog.SearchQuery{Q: queries[i%len(queries)], Limit: 25, Fuzzy: fuzzy}
+		q := store.SearchQuery{Q: queries[i%len(queries)], Limit: 25, Fuzzy: fuzzy}
 		i++
 		if err := db.Search(q, func([]byte) { found++ }); err != nil {
 			b.Fatal(err)
@@ -236,7 +236,7 @@ func benchmarkQueries(b *testing.B, db *catalog.DB, queries []string, fuzzy bool
 // typicalQueries makes n distinct queries, as the load harness does
 // (query.Distinct), from the first page of sets drawn at random (seeded)
 // from db.
-func typicalQueries(b *testing.B, db *catalog.DB, n int) []string {
+func typicalQueries(b *testing.B, db *store.DB, n int) []string {
 	b.Helper()
 	sets := setIDs(b, db)
 	rng := rand.New(rand.NewPCG(7, 8))
@@ -278,10 +278,10 @@ func BenchmarkSearchGenerated(b *testing.B) {
 
 // openGenerated imports a generated catalogue of -gen-cards cards into a
 // directory of the benchmark's own.
-func openGenerated(b *testing.B) *catalog.DB {
+func openGenerated(b *testing.B) *store.DB {
 	b.Helper()
 	if *benchDB != "" {
-		db, err := catalog.Open(*benchDB)
+		db, err := store.Open(*benchDB)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -297,7 +297,7 @@ func openGenerated(b *testing.B) *catalog.DB {
 }
 
 // importGenerated imports a catalogue generated with opts into dir.
-func importGenerated(dir string, opts gen.Options) (*catalog.DB, error) {
+func importGenerated(dir string, opts gen.Options) (*store.DB, error) {
 	snapshot := filepath.Join(dir, "snapshot.json")
 	if _, err := gen.WriteFile(snapshot, opts); err != nil {
 		return nil, err
@@ -307,11 +307,11 @@ func importGenerated(dir string, opts gen.Options) (*catalog.DB, error) {
 	if _, err := importer.Import(context.Background(), importer.Config{DB: path, Inputs: []string{snapshot}}); err != nil {
 		return nil, err
 	}
-	return catalog.Open(path)
+	return store.Open(path)
 }
 
 // reportIndexShare logs how much of the file of db the search index takes.
-func reportIndexShare(b *testing.B, db *catalog.DB) {
+func reportIndexShare(b *testing.B, db *store.DB) {
 	sizes, err := db.Sizes()
 	if err != nil {
 		b.Fatal(err)

@@ -20,7 +20,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/catalogd/catalogd/catalog"
+	"github.com/catalogd/catalogd/catalog/store"
 	"github.com/catalogd/catalogd/tools/gen"
 	"github.com/catalogd/catalogd/tools/internal/procfs"
 )
@@ -162,7 +162,7 @@ func benchCatalogd(b *testing.B, args ...string) *exec.Cmd {
 }
 
 func benchGeneration(b *testing.B, path string) string {
-	db, err := catalog.Open(path)
+	db, err := store.Open(path)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/catalogd/catalogd/catalog"
+	"github.com/catalogd/catalogd/catalog/store"
 	"github.com/catalogd/catalogd/server"
 	"github.com/catalogd/catalogd/server/auth"
 )
@@ -23,7 +23,7 @@ import (
 // over HTTP as serve verifies an identity provider's.
 type fixture struct {
 	srv   *server.Server
-	live  *catalog.Live
+	live  *store.Live
 	http  *httptest.Server
 	base  string // the API's URL, path included
 	token string // a valid token
@@ -33,11 +33,11 @@ type fixture struct {
 // Server's Config (its access log, its answer cache) before it is built.
 func newFixture(b *testing.B, path string, configure func(*server.Config)) *fixture {
 	b.Helper()
-	db, err := catalog.Open(path)
+	db, err := store.Open(path)
 	if err != nil {
 		b.Fatal(err)
 	}
-	f := &fixture{live: catalog.NewLive(db)}
+	f := &fixture{live: store.NewLive(db)}
 	b.Cleanup(func() { f.live.Close() })
 	f.http = httptest.NewUnstartedServer(nil)
 	f.http.Start()

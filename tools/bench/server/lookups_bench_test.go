@@ -17,7 +17,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/catalogd/catalogd/catalog"
+	"github.com/catalogd/catalogd/catalog/store"
 	"github.com/catalogd/catalogd/importer"
 	"github.com/catalogd/catalogd/server"
 	"github.com/catalogd/catalogd/tools/gen"
@@ -34,7 +34,7 @@ var lookupCards = flag.Int("lookup-cards", 100_000, "cards in the generated cata
 // Every request asks for cards drawn at random from the whole catalogue
 // (ids, or set and printed-number pairs written as printed), so that what
 // the caches of the machine hold is what a partner's long tail leaves
-// there. "catalog" prices the lookups alone (catalog.DB); "server" each
+// there. "catalog" prices the lookups alone (store.DB); "server" each
 // request through the whole Server, as BenchmarkTraffic does; "http" over
 // a real connection, one request at a time: a batch of 100 against a
 // hundred requests of getCard, 100 × http/getCard; "http-rtt-1ms" the
@@ -258,7 +258,7 @@ func (c *lateConn) Read(p []byte) (int, error) {
 type lookupCard struct{ id, setID, number string }
 
 // lookupTargets reads every card of db, set by set.
-func lookupTargets(b *testing.B, db *catalog.DB) []lookupCard {
+func lookupTargets(b *testing.B, db *store.DB) []lookupCard {
 	raw, err := db.SetsJSON("")
 	if err != nil {
 		b.Fatal(err)

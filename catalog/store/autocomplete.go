@@ -1,0 +1,575 @@
+package store
+
+import (
+	"bytes"
+	"cmp"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/catalogd/catalogd/catalog"
+	bolt "go.etcd.io/bbolt"
+)
+
+// AutocompleteQuery is one autocomplete (docs/CONTRACT.md, As you type),
+// already validated.
+type AutocompleteQuery struct {
+	// Q is what was typed: its last term is a prefix of a word.
+	Q string
+	// Zone limits the names and their cards to one zone; "" is every zone.
+	Zone string
+	// Limit is the most names answered, at most MaxAutocompleteLimit.
+	Limit int
+}
+
+// NameCount is a card name as printed and how many cards bear it.
+type NameCount struct {
+	Name  string
+	Cards uint64
+}
+
+// Autocomplete returns the names that complete q.Q, best first: those
+// with a form (the folded name, its romanized form, a name of one of its
+// groups) equal to what was typed, then those with a form that starts
+// with it, then those with a word that starts with its last term; within
+// each, more cards first, then the folded name.
+func (db *DB) Autocomplete(q AutocompleteQuery) ([]NameCount, error) {
+	fields := Terms(q.Q)
+	if len(fields) == 0 || q.Limit <= 0 {
+		return nil, nil
+	}
+	ns := 0
+	if q.Zone != "" {
+		z := catalog.ZoneIndex(q.Zone)
+		if z < 0 {
+			return nil, fmt.Errorf("autocomplete: unknown zone %q", q.Zone)
+		}
+		ns = 1 + z
+	}
+	var names []NameCount
+	err := db.read(func(r *reader) error {
+		a := completer{c: r.completions, other: r.completionRecords, cards: indexBlocks{c: r.tx.Bucket(bucketNumbers).Cursor()}, ns: ns, limit: min(q.Limit, MaxAutocompleteLimit)}
+		whole := []byte(strings.Join(fields, " "))
+		equal, err := a.run(completeForm, whole)
+		if err != nil {
+			return err
+		}
+		starting, err := a.prefix(completeForm, whole)
+		if err != nil {
+			return err
+		}
+		last := []byte(fields[len(fields)-1])
+		var words []uint32
+		if len(firstOfTiers(a.limit, equal, starting)) == a.limit {
+			// The names with a form that starts with what was typed are
+			// enough: none with a word that does comes before them.
+		} else if len(fields) == 1 {
+			words, err = a.prefix(completeWord, last)
+		} else {
+			words, err = db.wordsWithOthers(r, &a, searchTerms(strings.Join(fields[:len(fields)-1], " ")), last)
+		}
+		if err != nil {
+			return err
+		}
+		names, err = a.names(r, firstOfTiers(a.limit, equal, starting, words))
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("autocomplete %q: %w", q.Q, err)
+	}
+	return names, nil
+}
+
+// firstOfTiers returns the first limit names of the tiers, in order, each
+// name once: each tier holds the first limit names of its kind, so those
+// after the names of the tiers before it are among them.
+func firstOfTiers(limit int, tiers ...[]uint32) []uint32 {
+	var out []uint32
+	for _, t := range tiers {
+		for _, ord := range t {
+			if len(out) == limit {
+				return out
+			}
+			if !slices.Contains(out, ord) {
+				out = append(out, ord)
+			}
+		}
+	}
+	return out
+}
+
+// completer reads the runs of the completions bucket for one namespace.
+type completer struct {
+	c     *bolt.Cursor // of the runs
+	other *bolt.Cursor // of the records and groups' runs
+	cards indexBlocks  // the cards' index entries
+	ns    int
+	limit int
+	key   []byte
+	runs  int // read by the query so far
+}
+
+// run returns the first names of the namespace in the run of kind+term,
+// its groups' included.
+func (a *completer) run(kind byte, term []byte) ([]uint32, error) {
+	run, err := findRun(a.c, kind, term)
+	if run == nil || err != nil {
+		return nil, err
+	}
+	return a.readRun(term, run)
+}
+
+// readRun returns the first names of the namespace in run, the run of
+// term, its groups' included.
+func (a *completer) readRun(term, run []byte) ([]uint32, error) {
+	a.runs++
+	first, err := firstNames(nil, run, a.ns, a.limit)
+	if err != nil {
+		return nil, damagef("autocomplete index damaged: run %q: %v; import the catalogue again", term, err)
+	}
+	err = a.eachGroupRun(term, run, func(g uint32, grun []byte) error {
+		names, err := firstNames(nil, grun, a.ns, a.limit)
+		if err != nil {
+			return damagef("autocomplete index damaged: group %d: %v; import the catalogue again", g, err)
+		}
+		first = mergeFirst(nil, first, names, a.limit)
+		return nil
+	})
+	return first, err
+}
+
+// eachGroupRun calls fn with the run of each group of run, the run of
+// term.
+func (a *completer) eachGroupRun(term, run []byte, fn func(g uint32, grun []byte) error) error {
+	groups, err := segmentOrdinals(nil, run, runGroups, -1)
+	if err != nil {
+		return damagef("autocomplete index damaged: run %q: %v; import the catalogue again", term, err)
+	}
+	var gid [4]byte
+	for _, g := range groups {
+		a.runs++
+		binary.BigEndian.PutUint32(gid[:], g)
+		grun, err := findRun(a.other, completeGroup, gid[:])
+		if err != nil {
+			return err
+		}
+		if err := fn(g, grun); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// blockRuns reads the runs of a block (see runBlocks).
+type blockRuns struct {
+	v    []byte
+	term []byte
+}
+
+// next returns the next run and its term, valid until the next call, or
+// ok false at the end of the block.
+func (b *blockRuns) next() (term, run []byte, ok bool, err error) {
+	if len(b.v) == 0 {
+		return nil, nil, false, nil
+	}
+	shared, w := binary.Uvarint(b.v)
+	if w <= 0 || shared > uint64(len(b.term)) {
+		return nil, nil, false, errBadEntry
+	}
+	suffix, rest, ok := lengthPrefixed(b.v[w:])
+	if !ok {
+		return nil, nil, false, errBadEntry
+	}
+	if run, b.v, ok = lengthPrefixed(rest); !ok {
+		return nil, nil, false, errBadEntry
+	}
+	b.term = append(b.term[:shared], suffix...)
+	return b.term, run, true, nil
+}
+
+// blockBefore places c on the block that holds the first run of kind at
+// or after term (or the block after it, when none does), and returns it.
+func blockBefore(c *bolt.Cursor, kind byte, term []byte) (k, v []byte) {
+	from := append([]byte{kind}, term...)
+	k, v = c.Seek(from)
+	if bytes.HasPrefix(k, append(from, 0)) {
+		return k, v // the block starts with term itself
+	}
+	if k == nil {
+		k, v = c.Last()
+	} else {
+		k, v = c.Prev()
+	}
+	if k == nil || k[0] != kind {
+		return c.Seek(from)
+	}
+	return k, v
+}
+
+// findRun returns the run of kind+term, nil when there is none.
+func findRun(c *bolt.Cursor, kind byte, term []byte) ([]byte, error) {
+	tc := termCursor{c: c, kind: kind}
+	if err := tc.seek(term); err != nil || !tc.ok || !bytes.Equal(tc.term, term) {
+		return nil, err
+	}
+	return tc.run, nil
+}
+
+// prefix returns the first names of the namespace in the runs of kind
+// whose terms start with term: stored once for a prefix of many runs,
+// else merged from each.
+func (a *completer) prefix(kind byte, term []byte) ([]uint32, error) {
+	a.key = append(append(append(a.key[:0], completeTop, kind), term...), 0)
+	if k, v := a.c.Seek(a.key); bytes.Equal(k, a.key) {
+		top, err := segmentOrdinals(nil, v, a.ns, a.limit)
+		if err != nil {
+			return nil, damagef("autocomplete index damaged: %q: %v; import the catalogue again", k, err)
+		}
+		return top, nil
+	}
+	var best []uint32
+	runs := a.runs
+	tc := termCursor{c: a.c, kind: kind}
+	err := tc.seek(term)
+	for ; err == nil && tc.ok && bytes.HasPrefix(tc.term, term); err = tc.next() {
+		first, err := a.readRun(tc.term, tc.run)
+		if err != nil {
+			return nil, err
+		}
+		best = mergeFirst(nil, best, first, a.limit)
+		if a.runs-runs > topPrefixRuns {
+			return nil, damagef("autocomplete index damaged: %q starts more than %d runs and has no first names; import the catalogue again", term, topPrefixRuns)
+		}
+	}
+	return best, err
+}
+
+// segmentOrdinals appends the ordinals of segment seg of v, at most n of
+// them (all when n < 0), where they are plain gaps: the groups of a run,
+// or the first names of a namespace stored for a prefix. A nil v has
+// none.
+func segmentOrdinals(dst []uint32, v []byte, seg, n int) ([]uint32, error) {
+	s, err := runSegment(v, seg)
+	if err != nil {
+		return dst, err
+	}
+	var ord uint32
+	for i := 0; len(s) > 0 && (n < 0 || i < n); i++ {
+		d, w := binary.Uvarint(s)
+		if w <= 0 {
+			return dst, errBadEntry
+		}
+		if i == 0 {
+			ord = uint32(d)
+		} else {
+			ord += uint32(d)
+		}
+		dst, s = append(dst, ord), s[w:]
+	}
+	return dst, nil
+}
+
+// names returns the names of ords as printed, with their cards.
+func (a *completer) names(r *reader, ords []uint32) ([]NameCount, error) {
+	out := make([]NameCount, 0, len(ords))
+	var n nameView
+	var key []byte
+	for _, ord := range ords {
+		if err := a.name(ord, &n); err != nil {
+			return nil, err
+		}
+		card, err := r.cardOf(&n.entries[0], &key)
+		if err != nil {
+			return nil, err
+		}
+		name, err := cardName(card)
+		if err != nil {
+			return nil, fmt.Errorf("card %q: %w", n.entries[0].id, err)
+		}
+		out = append(out, NameCount{Name: name, Cards: n.record.count(a.ns)})
+	}
+	return out, nil
+}
+
+// cardName returns the name of a card from its canonical JSON, where it
+// follows the id (Card.AppendJSON): a card's whole JSON need not be
+// decoded for it.
+func cardName(card []byte) (string, error) {
+	rest, ok := bytes.CutPrefix(card, []byte(`{"id":`))
+	if !ok {
+		return "", errors.New("not a card's canonical JSON")
+	}
+	end := jsonStringEnd(rest)
+	if rest, ok = bytes.CutPrefix(rest[end:], []byte(`,"name":`)); !ok || end == 0 {
+		return "", errors.New("not a card's canonical JSON")
+	}
+	quoted := rest[:jsonStringEnd(rest)]
+	if len(quoted) >= 2 && bytes.IndexByte(quoted, '\\') < 0 {
+		return string(quoted[1 : len(quoted)-1]), nil // as written: valid UTF-8, nothing escaped
+	}
+	var name string
+	if err := json.Unmarshal(quoted, &name); err != nil {
+		return "", err
+	}
+	return name, nil
+}
+
+// jsonStringEnd returns the length of the JSON string at the start of b,
+// quotes included, or 0 when b does not start with a whole one.
+func jsonStringEnd(b []byte) int {
+	if len(b) == 0 || b[0] != '"' {
+		return 0
+	}
+	for i := 1; i < len(b); i++ {
+		switch b[i] {
+		case '\\':
+			i++
+		case '"':
+			return i + 1
+		}
+	}
+	return 0
+}
+
+// nameView is a name as a query reads it: its record, and the index
+// entry of a card that bears it for each romanization its cards take.
+type nameView struct {
+	record  nameRecord
+	entries []indexEntry
+}
+
+// folded is the folded name.
+func (n *nameView) folded() []byte { return n.entries[0].name[:n.entries[0].folded] }
+
+// name reads name ord into n.
+func (a *completer) name(ord uint32, n *nameView) error {
+	if err := a.record(ord, &n.record); err != nil {
+		return damagef("autocomplete index damaged: name %d: %v; import the catalogue again", ord, err)
+	}
+	n.entries = n.entries[:0]
+	for _, card := range n.record.ords {
+		v, err := a.cards.entry(card)
+		if err == nil && v == nil {
+			err = errBadEntry
+		}
+		var e indexEntry
+		if err == nil {
+			e, err = decodeIndexEntry(v)
+		}
+		if err != nil {
+			return damagef("autocomplete index damaged: name %d: card %d: %v; import the catalogue again", ord, card, err)
+		}
+		n.entries = append(n.entries, e)
+	}
+	return nil
+}
+
+// record decodes the record of the name placed at ord into n.
+func (a *completer) record(ord uint32, n *nameRecord) error {
+	var key [5]byte
+	key[0] = completeNames
+	binary.BigEndian.PutUint32(key[1:], ord/nameBlockSize)
+	k, v := a.other.Seek(key[:])
+	if !bytes.Equal(k, key[:]) {
+		return errBadEntry
+	}
+	b, err := readIndexBlock(v)
+	if err != nil || int(ord%nameBlockSize) >= b.len() {
+		return errBadEntry
+	}
+	return decodeNameRecord(n, b.entry(int(ord%nameBlockSize)))
+}
+
+// wordStarts tells whether a text has a word that starts with a prefix,
+// keeping what it found of each group's text: the cards a query checks
+// share few groups.
+type wordStarts struct {
+	prefix  []byte
+	groups  *groupTexts
+	byGroup map[uint32]bool
+}
+
+// text reports whether a word of text starts with the prefix.
+func (ws *wordStarts) text(text []byte) bool {
+	if !bytes.Contains(text, ws.prefix) {
+		return false // the cheap test first: no word can
+	}
+	found := false
+	eachWord(text, func(w []byte) { found = found || bytes.HasPrefix(w, ws.prefix) })
+	return found
+}
+
+// entry reports whether a word of the entry's search text or of its
+// groups' texts starts with the prefix.
+func (ws *wordStarts) entry(e *indexEntry) bool {
+	if ws.text(e.name) {
+		return true
+	}
+	found := false
+	eachGroupID(e.groups, func(id uint32) bool {
+		in, ok := ws.byGroup[id]
+		if !ok {
+			if ws.byGroup == nil {
+				ws.byGroup = make(map[uint32]bool)
+			}
+			in = ws.text(ws.groups.text(id))
+			ws.byGroup[id] = in
+		}
+		found = in
+		return !found
+	})
+	return found
+}
+
+// holds reports whether one of the name's cards holds every term, as a
+// substring of its search text or of its groups' texts (a name has no
+// number), and a word that starts with the prefix of starts: its entries
+// are a card of each romanization its cards in the namespace take.
+func (n *nameView) holds(terms []term, starts *wordStarts) bool {
+	return slices.ContainsFunc(n.entries, func(e indexEntry) bool {
+		for i := range terms {
+			if t := terms[i].text; !bytes.Contains(e.name, t) && !starts.groups.anyHolds(e.groups, t) {
+				return false
+			}
+		}
+		return starts.entry(&e)
+	})
+}
+
+// wordsWithOthers returns the first names of the namespace with a word
+// that starts with last and that hold every one of others. Two ways find
+// them, and a step of each is taken in turn until one is done: the last
+// term's names in rank order, each checked against the others (done once
+// limit of them hold the others, or none is left), and the cards that
+// hold every term, whose names are ranked (done once every such card is
+// read). Each way is cheap where the other is dear: names that hold the
+// others are common among the last term's, or the cards that hold every
+// term are few. A query costs about twice the cheaper of the two.
+func (db *DB) wordsWithOthers(r *reader, a *completer, others []term, last []byte) ([]uint32, error) {
+	stream, err := newNameStream(a, completeWord, last)
+	if err != nil {
+		return nil, err
+	}
+	cards, err := db.newCardNames(r, a, others, last)
+	if err != nil {
+		return nil, err
+	}
+	var n nameView
+	var found []uint32
+	streamed := 0
+	for {
+		ord, ok, err := stream.next()
+		if err != nil || !ok {
+			return found, cmp.Or(err, r.groupTexts.damaged)
+		}
+		if err := a.name(ord, &n); err != nil {
+			return nil, err
+		}
+		if n.holds(others, &cards.starts) {
+			if found = append(found, ord); len(found) == a.limit {
+				return found, r.groupTexts.damaged
+			}
+		}
+		// A name checked costs about what reading a few cards does.
+		for streamed++; cards.work < cardsPerName*streamed; {
+			if done, err := cards.step(); err != nil || done {
+				return cards.best, err
+			}
+		}
+	}
+}
+
+// cardsPerName is how many cards the search of every term reads in the
+// time a name of the last term's is read and checked.
+const cardsPerName = 4
+
+// cardNames finds the names of the cards a search of every term finds
+// whose name has a word that starts with the last term, a card at a
+// time, and keeps the first of them.
+type cardNames struct {
+	db     *DB
+	r      *reader
+	a      *completer
+	merge  []*zoneWalk
+	check  func(*indexEntry) bool
+	others []term
+	starts wordStarts      // of the last term, shared with the names' way
+	folded map[string]bool // the folded names met
+	best   []uint32        // the first names found so far
+	work   int             // cards read, and names looked up
+	all    []uint32
+	n      nameView
+}
+
+func (db *DB) newCardNames(r *reader, a *completer, others []term, last []byte) (*cardNames, error) {
+	terms := append(slices.Clone(others), term{text: last})
+	for i := range terms {
+		terms[i].number = "\x00" // a name has no number
+	}
+	p, err := db.plan(r, nil, terms)
+	if err != nil {
+		return nil, err
+	}
+	c := &cardNames{db: db, r: r, a: a, others: others, folded: make(map[string]bool), starts: wordStarts{prefix: last, groups: &r.groupTexts}}
+	for z, zr := range db.zoneOrdinals {
+		if (a.ns == 0 || z == a.ns-1) && zr.lo < zr.hi {
+			c.merge = append(c.merge, &zoneWalk{driver: p.driver(&r.listCursors, db.denseList, false, len(terms) == 1), entries: indexBlocks{c: r.entryCursors[z]}, next: zr.lo, hi: zr.hi})
+		}
+	}
+	c.check = func(e *indexEntry) bool {
+		c.work++
+		return e.matches(terms, &r.groupTexts) && c.starts.entry(e)
+	}
+	return c, nil
+}
+
+// step reads the next card, and the names of its folded name if they are
+// new; done is true once there is none left.
+func (c *cardNames) step() (done bool, err error) {
+	var next *zoneWalk
+	for _, w := range c.merge {
+		if err := w.advance(c.check); err != nil {
+			return false, err
+		}
+		if w.ready && next == nil {
+			next = w
+		}
+	}
+	if next == nil {
+		return true, cmp.Or(c.r.listCursors.damaged, c.r.groupTexts.damaged)
+	}
+	next.ready = false
+	f := next.entry.name[:next.entry.folded]
+	if c.folded[string(f)] {
+		return false, nil
+	}
+	c.folded[string(f)] = true
+	// The names of that folded form are among those of its run (a name's
+	// romanized form may be another's folded one); only those that would
+	// be among the first found so far are read.
+	run, err := findRun(c.a.c, completeForm, f)
+	if err == nil {
+		c.all, err = firstNames(c.all[:0], run, c.a.ns, -1)
+	}
+	if err != nil {
+		return false, damagef("autocomplete index damaged: run %q: %v; import the catalogue again", f, err)
+	}
+	for _, ord := range c.all {
+		if len(c.best) == c.a.limit && ord > c.best[len(c.best)-1] {
+			break
+		}
+		c.work++
+		if err := c.a.name(ord, &c.n); err != nil {
+			return false, err
+		}
+		// The card's own name holds the terms; another that folds alike
+		// must too, on a card of its own.
+		if bytes.Equal(c.n.folded(), f) && c.n.holds(c.others, &c.starts) {
+			c.best = mergeFirst(nil, c.best, []uint32{ord}, c.a.limit)
+		}
+	}
+	return false, nil
+}

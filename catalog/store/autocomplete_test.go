@@ -1,0 +1,340 @@
+package store
+
+import (
+	"bytes"
+	"cmp"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/catalogd/catalogd/catalog"
+	bolt "go.etcd.io/bbolt"
+)
+
+// scanName is a distinct name as the scan of autocomplete sees it.
+type scanName struct {
+	printed, folded string
+	cards           [3]uint64
+	romanized       [3][]string // in each zone, its cards' romanized forms ("" for none)
+	groupForms      []string    // of its groups: their names folded, romanized
+}
+
+// cardForms returns the forms of each of the name's cards in the zones:
+// the folded name, its romanized form in the card's language, the forms
+// of its groups. Cards of one language are alike.
+func (n *scanName) cardForms(zones []int) [][]string {
+	var out [][]string
+	for _, z := range zones {
+		for _, r := range n.romanized[z] {
+			forms := []string{n.folded}
+			if r != "" {
+				forms = append(forms, r)
+			}
+			out = append(out, append(forms, n.groupForms...))
+		}
+	}
+	return out
+}
+
+// scanNames returns the distinct names of cards with their romanized
+// forms in each zone and the forms of their groups (those one of whose
+// names stands in the folded name as whole words).
+func scanNames(cards []catalog.Card, groups [][]string) []scanName {
+	byName := map[string]*scanName{}
+	var out []*scanName
+	for _, c := range cards {
+		n, ok := byName[c.Name]
+		if !ok {
+			f := catalog.Fold(c.Name)
+			n = &scanName{printed: c.Name, folded: f}
+			for g := range groups {
+				folded := make([]string, 0, len(groups[g]))
+				for _, name := range groups[g] {
+					folded = append(folded, catalog.Fold(name))
+				}
+				if slices.ContainsFunc(folded, func(name string) bool { return holdsWholeWords(f, name) }) {
+					for _, name := range folded {
+						n.groupForms = append(n.groupForms, name)
+						if r := catalog.Romanize(name, "zh"); r != "" {
+							n.groupForms = append(n.groupForms, r)
+						}
+					}
+				}
+			}
+			byName[c.Name] = n
+			out = append(out, n)
+		}
+		z := catalog.ZoneIndex(c.Zone)
+		n.cards[z]++
+		if r := catalog.Romanize(n.folded, c.Language); !slices.Contains(n.romanized[z], r) {
+			n.romanized[z] = append(n.romanized[z], r)
+		}
+	}
+	names := make([]scanName, len(out))
+	for i, n := range out {
+		names[i] = *n
+	}
+	return names
+}
+
+// scanAutocomplete is what Autocomplete must answer, by a plain scan of
+// every name: a name ranks by the best of its cards in the zone asked (or
+// in every zone), each card by its own forms.
+func scanAutocomplete(names []scanName, q AutocompleteQuery) []NameCount {
+	fields := Terms(q.Q)
+	if len(fields) == 0 {
+		return nil
+	}
+	whole, last, others := strings.Join(fields, " "), fields[len(fields)-1], fields[:len(fields)-1]
+	type ranked struct {
+		tier  int
+		count uint64
+		name  *scanName
+	}
+	zones := []int{0, 1, 2}
+	if q.Zone != "" {
+		zones = []int{catalog.ZoneIndex(q.Zone)}
+	}
+	var found []ranked
+	for i := range names {
+		n := &names[i]
+		var count uint64
+		for _, z := range zones {
+			count += n.cards[z]
+		}
+		tier := 3
+		for _, all := range n.cardForms(zones) {
+			tier = min(tier, scanTier(all, whole, last, others))
+		}
+		if tier < 3 {
+			found = append(found, ranked{tier, count, n})
+		}
+	}
+	slices.SortFunc(found, func(a, b ranked) int {
+		return cmp.Or(cmp.Compare(a.tier, b.tier), cmp.Compare(b.count, a.count),
+			strings.Compare(a.name.folded, b.name.folded), strings.Compare(a.name.printed, b.name.printed))
+	})
+	var out []NameCount
+	for _, r := range found[:min(len(found), q.Limit)] {
+		out = append(out, NameCount{Name: r.name.printed, Cards: r.count})
+	}
+	return out
+}
+
+// scanTier returns the tier of a card of forms all for a query: 0 when a
+// form is the whole query, 1 when one starts with it, 2 when every other
+// term is in a form and a word of one starts with the last, 3 when none.
+func scanTier(all []string, whole, last string, others []string) int {
+	switch {
+	case slices.Contains(all, whole):
+		return 0
+	case slices.ContainsFunc(all, func(f string) bool { return strings.HasPrefix(f, whole) }):
+		return 1
+	}
+	holds := !slices.ContainsFunc(others, func(t string) bool {
+		return !slices.ContainsFunc(all, func(f string) bool { return strings.Contains(f, t) })
+	})
+	word := slices.ContainsFunc(all, func(f string) bool {
+		starts := false
+		eachWord([]byte(f), func(w []byte) { starts = starts || strings.HasPrefix(string(w), last) })
+		return starts
+	})
+	if holds && word {
+		return 2
+	}
+	return 3
+}
+
+// autocompleteQuery returns what a person may type: the start of a name,
+// of a word of it, of its romanized form or of a name of its groups,
+// after now and then a few other terms from the names or from nowhere.
+func autocompleteQuery(rng *rand.Rand, names []scanName) string {
+	n := &names[rng.IntN(len(names))]
+	var all []string
+	for _, forms := range n.cardForms([]int{0, 1, 2}) {
+		all = append(all, forms...)
+	}
+	form := []rune(all[rng.IntN(len(all))])
+	var words []string
+	eachWord([]byte(string(form)), func(w []byte) { words = append(words, string(w)) })
+	var q string
+	switch rng.IntN(4) {
+	case 0: // the start of the whole form
+		q = string(form[:1+rng.IntN(len(form))])
+	case 1, 2: // the start of a word
+		if len(words) == 0 {
+			return string(form)
+		}
+		w := []rune(words[rng.IntN(len(words))])
+		q = string(w[:1+rng.IntN(len(w))])
+	default: // one character of anything
+		q = string(form[rng.IntN(len(form))])
+	}
+	for range rng.IntN(3) {
+		other := &names[rng.IntN(len(names))]
+		if rng.IntN(2) == 0 {
+			other = n
+		}
+		o := []rune(other.folded)
+		i := rng.IntN(len(o))
+		q = string(o[i:i+1+rng.IntN(min(4, len(o)-i))]) + " " + q
+	}
+	return q
+}
+
+// TestAutocompleteAgreesWithScan compares the index's answers with a plain
+// scan of the names, on the real sample and on a worst-case catalogue:
+// random queries of starts of names, words, romanized forms and groups'
+// names, after up to two other terms, in every zone and in each, at
+// random limits.
+func TestAutocompleteAgreesWithScan(t *testing.T) {
+	for _, c := range oracleCatalogues(t, 4000) {
+		t.Run(c.name, func(t *testing.T) {
+			db := c.open(t)
+			names := scanNames(c.cards, c.groups)
+			rng := rand.New(rand.NewPCG(3, 4))
+			zones := append([]string{""}, catalog.Zones()...)
+			for i := range 3000 {
+				q := AutocompleteQuery{Q: autocompleteQuery(rng, names), Zone: zones[rng.IntN(len(zones))], Limit: 1 + rng.IntN(MaxAutocompleteLimit)}
+				got, err := db.Autocomplete(q)
+				if err != nil {
+					t.Fatalf("%+v: %v", q, err)
+				}
+				if want := scanAutocomplete(names, q); !slices.Equal(got, want) {
+					t.Fatalf("query %d %+v:\n got %v\nwant %v", i, q, got, want)
+				}
+			}
+		})
+	}
+}
+
+func (n NameCount) String() string { return fmt.Sprintf("%s×%d", n.Name, n.Cards) }
+
+// TestCardName reads a card's name from its canonical JSON, whatever its
+// id and name hold.
+func TestCardName(t *testing.T) {
+	for _, c := range []catalog.Card{
+		{ID: "intl-base1-4", Name: "Charizard"},
+		{ID: `odd "id", "name": \`, Name: `Mr. "Mime" \ ピカ`},
+		{ID: "x", Name: "ニドラン♀\u2028"},
+	} {
+		got, err := cardName(c.AppendJSON(nil))
+		if err != nil || got != c.Name {
+			t.Errorf("%q: %q, %v; want %q", c.ID, got, err, c.Name)
+		}
+	}
+	for _, bad := range []string{"", `{"id":"x"}`, `{"id":"x","name":"y`, `{"name":"x"}`, `{"id":"x\`} {
+		if got, err := cardName([]byte(bad)); err == nil {
+			t.Errorf("%q: %q, want an error", bad, got)
+		}
+	}
+}
+
+// TestAutocompleteOfOddQueries: what no name holds, bytes no term should
+// hold, the longest queries, answer without error and within the limit.
+func TestAutocompleteOfOddQueries(t *testing.T) {
+	db := oracleCatalogues(t, 500)[0].open(t)
+	for _, q := range []string{
+		"\x00", "a\x00b", "\xff\xfe", "!!!", "-", "ー", "mr.", "pika\xffchu", strings.Repeat("a", 200),
+		strings.Repeat("ア ", 100), strings.Repeat("pikachu ", 25), "\u200b", "ﾋﾟｶ", "P", "ピ", "皮",
+	} {
+		for _, zone := range []string{"", "jp"} {
+			got, err := db.Autocomplete(AutocompleteQuery{Q: q, Zone: zone, Limit: 20})
+			if err != nil || len(got) > 20 {
+				t.Errorf("%q in %q: %d names, %v", q, zone, len(got), err)
+			}
+		}
+	}
+	if _, err := db.Autocomplete(AutocompleteQuery{Q: "pika", Zone: "mars", Limit: 5}); err == nil {
+		t.Error("zone mars: no error")
+	}
+}
+
+// TestAutocompleteOfADamagedIndex: values of the completions bucket
+// damaged in several ways, kind by kind, make queries of one and of
+// several terms, in every zone and in each, fail as a damaged catalogue
+// (some of them must) or answer; none panics.
+func TestAutocompleteOfADamagedIndex(t *testing.T) {
+	c := oracleCatalogues(t, 2000)[2]
+	names := scanNames(c.cards, c.groups)
+	rng := rand.New(rand.NewPCG(5, 6))
+	var queries []string
+	for range 40 {
+		queries = append(queries, autocompleteQuery(rng, names))
+	}
+	for _, kind := range []byte{completeNames, completeGroup, completeForm, completeTop, completeWord} {
+		for _, damage := range []struct {
+			name string
+			fn   func(v []byte) []byte
+		}{
+			{"cut", func(v []byte) []byte { return v[:len(v)/2] }},
+			{"overlong numbers", func(v []byte) []byte { return bytes.Repeat([]byte{0xff}, len(v)) }},
+			{"bytes flipped", func(v []byte) []byte {
+				v = slices.Clone(v)
+				for i := range v {
+					if rng.IntN(8) == 0 {
+						v[i] ^= byte(1 + rng.IntN(255))
+					}
+				}
+				return v
+			}},
+		} {
+			t.Run(fmt.Sprintf("%c/%s", kind, damage.name), func(t *testing.T) {
+				path := writeCatalogue(t, c.sets, c.cards, func(w *Writer) {
+					for _, g := range c.groups {
+						if err := w.AddNames(g); err != nil {
+							t.Fatal(err)
+						}
+					}
+				})
+				bdb, err := bolt.Open(path, 0o600, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				damaged := 0
+				err = bdb.Update(func(tx *bolt.Tx) error {
+					b := tx.Bucket(bucketCompletions)
+					var keys [][]byte
+					b.ForEach(func(k, _ []byte) error {
+						if k[0] == kind {
+							keys = append(keys, slices.Clone(k))
+						}
+						return nil
+					})
+					for _, k := range keys {
+						damaged++
+						if err := b.Put(k, damage.fn(b.Get(k))); err != nil {
+							return err
+						}
+					}
+					return nil
+				})
+				if cerr := bdb.Close(); err == nil {
+					err = cerr
+				}
+				if err != nil || damaged == 0 {
+					t.Fatalf("%d values damaged: %v", damaged, err)
+				}
+				db := openCatalogue(t, path)
+				failed := 0
+				for _, q := range queries {
+					for _, zone := range append([]string{""}, catalog.Zones()...) {
+						_, err := db.Autocomplete(AutocompleteQuery{Q: q, Zone: zone, Limit: 1 + rng.IntN(MaxAutocompleteLimit)})
+						if err != nil && !errors.Is(err, ErrDamaged) {
+							t.Fatalf("%q in %q: %v, want it called damaged", q, zone, err)
+						}
+						if err != nil {
+							failed++
+						}
+					}
+				}
+				if failed == 0 {
+					t.Errorf("no query of %d read the damage", len(queries)*4)
+				}
+			})
+		}
+	}
+}

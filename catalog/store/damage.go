@@ -1,0 +1,89 @@
+package store
+
+import (
+	"errors"
+	"fmt"
+	"runtime"
+	"strings"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// ErrDamaged means the catalogue file is not as the import wrote it: a
+// page that is not a page, a list or entry that does not decode. A file
+// damaged on disk, or a copy that went wrong; import the catalogue again.
+// Callers compare with errors.Is.
+var ErrDamaged = errors.New("the catalogue file is damaged")
+
+// damagef returns an error that says what is damaged and is ErrDamaged.
+func damagef(format string, args ...any) error {
+	return &damageError{fmt.Sprintf(format, args...)}
+}
+
+type damageError struct{ msg string }
+
+func (e *damageError) Error() string        { return e.msg }
+func (e *damageError) Is(target error) bool { return target == ErrDamaged }
+
+// recoverDamage turns a panic of bbolt's, which is how it meets a page
+// that is not a page, into an ErrDamaged in *err. A panic of any other
+// origin is a bug, not damage, and goes on.
+func recoverDamage(err *error) {
+	v := recover()
+	if v == nil {
+		return
+	}
+	if !panickedInBbolt() {
+		panic(v)
+	}
+	*err = damagef("the catalogue file is damaged: %v; import the catalogue again", v)
+}
+
+// panickedInBbolt reports whether the panic being recovered was raised
+// in bbolt: whether the function that called panic, or that faulted, is
+// bbolt's.
+func panickedInBbolt() bool {
+	var pcs [32]uintptr
+	n := runtime.Callers(3, pcs[:]) // above panickedInBbolt and recoverDamage
+	frames := runtime.CallersFrames(pcs[:n])
+	afterPanic := false
+	for {
+		f, more := frames.Next()
+		switch {
+		case f.Function == "runtime.gopanic" || f.Function == "runtime.panicmem" || strings.HasPrefix(f.Function, "runtime.panicIndex") || strings.HasPrefix(f.Function, "runtime.goPanic"):
+			afterPanic = true
+		case afterPanic && strings.HasPrefix(f.Function, "runtime."):
+		case afterPanic:
+			return strings.HasPrefix(f.Function, "go.etcd.io/bbolt")
+		}
+		if !more {
+			return false
+		}
+	}
+}
+
+// view runs fn in a read transaction of its own, a damaged page an error.
+func (db *DB) view(fn func(tx *bolt.Tx) error) (err error) {
+	defer recoverDamage(&err)
+	return db.db.View(fn)
+}
+
+// Check reads every page of every bucket of the file, as a search or a
+// listing would, and returns an ErrDamaged for the first that is not a
+// page. Open reads only the pages it needs, so a file damaged elsewhere
+// opens; serve checks a new file before it serves it (a reload), which
+// reads the whole file once.
+func (db *DB) Check() error {
+	err := db.view(func(tx *bolt.Tx) error {
+		return tx.ForEach(func(name []byte, b *bolt.Bucket) error {
+			c := b.Cursor()
+			for k, _ := c.First(); k != nil; k, _ = c.Next() {
+			}
+			return nil
+		})
+	})
+	if err != nil {
+		return fmt.Errorf("check catalogue %s: %w", db.path, err)
+	}
+	return nil
+}

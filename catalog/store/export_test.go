@@ -1,0 +1,357 @@
+package store
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/catalogd/catalogd/catalog"
+	bolt "go.etcd.io/bbolt"
+)
+
+// TestExportReaderSeeks reads the export whole, then from random offsets
+// in random lengths, as resumed downloads and ranges do: every read gives
+// the bytes of the whole at that offset.
+func TestExportReaderSeeks(t *testing.T) {
+	sets, cards := sampleSnapshot(t)
+	db := buildCatalogue(t, sets, cards, postingMemory)
+	for _, zone := range []string{"", catalog.ZoneIntl, catalog.ZoneJP, catalog.ZoneCHN} {
+		e, err := db.Export(zone)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := e.Open()
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { r.Close() }) // before the catalogue's, which waits for it
+		whole, err := io.ReadAll(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if int64(len(whole)) != e.Size() {
+			t.Fatalf("zone %q: read %d bytes, Size %d", zone, len(whole), e.Size())
+		}
+		var snap struct{ Sets, Cards []json.RawMessage }
+		if err := json.Unmarshal(whole, &snap); err != nil {
+			t.Fatalf("zone %q: export is not JSON: %v", zone, err)
+		}
+		wantCards := 0
+		for _, c := range cards {
+			if zone == "" || c.Zone == zone {
+				wantCards++
+			}
+		}
+		sets, err := db.SetsJSON(zone)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(snap.Cards) != wantCards || !bytes.Contains(whole, sets) {
+			t.Errorf("zone %q: %d cards, want %d, or the sets are not the list of sets", zone, len(snap.Cards), wantCards)
+		}
+		rng := rand.New(rand.NewPCG(1, uint64(len(zone))))
+		buf := make([]byte, 5000)
+		for range 300 {
+			off := rng.Int64N(e.Size() + 10)
+			n := rng.IntN(len(buf))
+			if _, err := r.Seek(off, io.SeekStart); err != nil {
+				t.Fatal(err)
+			}
+			got, err := io.ReadFull(r, buf[:n])
+			want := whole[min(off, int64(len(whole))):min(off+int64(n), int64(len(whole)))]
+			if !bytes.Equal(buf[:got], want) || (got < n && err == nil) {
+				t.Fatalf("zone %q: %d bytes at %d: got %d (%v), differing from the whole", zone, n, off, got, err)
+			}
+		}
+		r.Close()
+		if _, err := r.Read(buf); err == nil {
+			t.Error("a read after Close succeeded")
+		}
+	}
+}
+
+// TestChangesOfAFollowingCatalogue writes a catalogue that follows another,
+// committing every few kilobytes so that the change lists are put across
+// many transactions, and checks its list against the two catalogues.
+func TestChangesOfAFollowingCatalogue(t *testing.T) {
+	sets, cards := sampleSnapshot(t)
+	first := buildCatalogue(t, sets, cards, postingMemory)
+
+	// Drop every 5th card, rename every 7th, and add one.
+	var next []catalog.Card
+	for i, c := range cards {
+		switch {
+		case i%5 == 0:
+			continue
+		case i%7 == 0:
+			c.Name += " (reprint)"
+		}
+		next = append(next, c)
+	}
+	added := cards[1]
+	added.ID += "-new"
+	next = append(next, added)
+
+	path := filepath.Join(t.TempDir(), "next.db")
+	w, err := Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.commitAt = 4096
+	for _, s := range sets {
+		if err := w.AddSet(s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range next {
+		if err := w.AddCard(&next[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w.Follow(first, 5)
+	if _, err := w.Finish(Info{Generation: "g2"}); err != nil {
+		t.Fatal(err)
+	}
+	db, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if got := db.SyncGenerations(); !slices.Equal(got, []string{"g", "g2"}) {
+		t.Fatalf("sync generations %v, want [g g2]", got)
+	}
+
+	var want []string
+	for i, c := range cards {
+		switch {
+		case i%5 == 0:
+			want = append(want, "remove "+c.ID)
+		case i%7 == 0:
+			want = append(want, "upsert "+c.ID)
+		}
+	}
+	want = append(want, "upsert "+added.ID)
+	slices.Sort(want)
+	var got, ids []string
+	after := ""
+	for {
+		next, err := db.Changes(ChangesQuery{Since: "g", After: after, Limit: 3}, func(c Change) error {
+			if c.Kind != "card" {
+				t.Errorf("a change of %s %s: no set changed", c.Kind, c.ID)
+			}
+			op := "remove "
+			if c.Record != nil {
+				op = "upsert "
+				if rec, err := db.AppendCard(nil, c.ID); err != nil || !bytes.Equal(rec, c.Record) {
+					t.Errorf("card %s: the change's record differs from the card served", c.ID)
+				}
+			}
+			got = append(got, op+c.ID)
+			ids = append(ids, c.ID)
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if next == "" {
+			break
+		}
+		after = next
+	}
+	if !slices.IsSorted(ids) {
+		t.Errorf("changes not in id order: %v", ids)
+	}
+	slices.Sort(got)
+	if !slices.Equal(got, want) {
+		t.Errorf("changes:\n%v\nwant:\n%v", got, want)
+	}
+	if _, err := db.Changes(ChangesQuery{Since: "nope", Limit: 1}, func(Change) error { return nil }); err == nil {
+		t.Error("changes since an unknown generation: no error")
+	}
+	if _, err := db.Changes(ChangesQuery{Since: "g", After: "!!", Limit: 1}, func(Change) error { return nil }); err == nil {
+		t.Error("a cursor that is not one: no error")
+	}
+}
+
+// readExport reads the export of zone whole, and returns what it read, its
+// Size and the error that ended the read.
+func readExport(t *testing.T, db *DB, zone string) ([]byte, int64, error) {
+	t.Helper()
+	e, err := db.Export(zone)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := e.Open()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	got, err := io.ReadAll(r)
+	return got, e.Size(), err
+}
+
+// readExports reads the export of every zone and of each, whole, by zone.
+func readExports(t *testing.T, db *DB) map[string][]byte {
+	t.Helper()
+	exports := map[string][]byte{}
+	for _, zone := range []string{"", catalog.ZoneIntl, catalog.ZoneJP, catalog.ZoneCHN} {
+		whole, size, err := readExport(t, db, zone)
+		if err != nil || int64(len(whole)) != size {
+			t.Fatalf("zone %q: read %d bytes of %d: %v", zone, len(whole), size, err)
+		}
+		exports[zone] = whole
+	}
+	return exports
+}
+
+// openEditedCopy opens a copy of the catalogue at path, changed by edit.
+func openEditedCopy(t *testing.T, path string, edit func(*bolt.Tx) error) *DB {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	edited := filepath.Join(t.TempDir(), "c.db")
+	if err := os.WriteFile(edited, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return openEdited(t, edited, edit)
+}
+
+// TestExportOfStoredSetBytes writes sets whose cards come interleaved, in
+// transactions of every size and with the runs of their cards spilled or
+// not: the import stores the bytes of each set's cards, and an export laid
+// out from them is the export of a file without them, whose sets are
+// measured by a walk of their cards.
+func TestExportOfStoredSetBytes(t *testing.T) {
+	for _, sizes := range []struct{ commitAt, sortLimit int }{{1, setSortMemory}, {4 << 10, 1 << 10}, {commitEvery, setSortMemory}} {
+		path, _ := writePagedCatalogue(t, sizes.commitAt, sizes.sortLimit)
+		db, err := Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = db.db.View(func(tx *bolt.Tx) error {
+			walked := map[string]int64{}
+			c := tx.Bucket(bucketCards).Cursor()
+			for k, v := c.First(); k != nil && k[0] != keyCardID; k, v = c.Next() {
+				n, _ := setPrefixLen(k)
+				walked[string(k[:n])] += int64(len(v))
+			}
+			stored := map[string]int64{}
+			err := tx.Bucket(bucketSetBytes).ForEach(func(k, v []byte) error {
+				stored[string(k)] = int64(binary.BigEndian.Uint64(v))
+				return nil
+			})
+			if len(walked) != len(pagedSets) || !maps.Equal(stored, walked) {
+				t.Errorf("commit %d, sort %d: stored bytes of sets %v, want %v", sizes.commitAt, sizes.sortLimit, stored, walked)
+			}
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := readExports(t, db)
+		db.Close()
+
+		for _, edit := range []struct {
+			name string
+			edit func(*bolt.Tx) error
+		}{
+			{"without the bucket", func(tx *bolt.Tx) error { return tx.DeleteBucket(bucketSetBytes) }},
+			{"without one set", func(tx *bolt.Tx) error {
+				return tx.Bucket(bucketSetBytes).Delete(appendSetPrefix(nil, zoneByte(catalog.ZoneJP), "M"))
+			}},
+		} {
+			got := readExports(t, openEditedCopy(t, path, edit.edit))
+			if !maps.EqualFunc(got, want, bytes.Equal) {
+				t.Errorf("commit %d, sort %d, %s: the exports differ from those of the stored bytes", sizes.commitAt, sizes.sortLimit, edit.name)
+			}
+		}
+	}
+}
+
+// TestExportOfAWrongSetSize stores, for each set in turn, one byte more or
+// less than its cards take, or a malformed size: the download fails at that
+// set, after bytes that are all the true export's, and never goes on with
+// bytes at other offsets than the layout says.
+func TestExportOfAWrongSetSize(t *testing.T) {
+	path, _ := writePagedCatalogue(t, commitEvery, setSortMemory)
+	db, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	whole := readExports(t, db)[""]
+	db.Close()
+
+	for _, s := range pagedSets {
+		prefix := appendSetPrefix(nil, zoneByte(s.zone), s.code)
+		for _, delta := range []int64{-1, 1} {
+			db := openEditedCopy(t, path, func(tx *bolt.Tx) error {
+				b := tx.Bucket(bucketSetBytes)
+				n := int64(binary.BigEndian.Uint64(b.Get(prefix))) + delta
+				return b.Put(prefix, binary.BigEndian.AppendUint64(nil, uint64(n)))
+			})
+			got, _, err := readExport(t, db, "")
+			if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("set %q of zone %s do not match", s.code, s.zone)) {
+				t.Errorf("set %s-%s, size %+d: read %d bytes, %v; want an error naming the set", s.zone, s.code, delta, len(got), err)
+			}
+			if !bytes.HasPrefix(whole, got) {
+				t.Errorf("set %s-%s, size %+d: the %d bytes read before the error are not the export's", s.zone, s.code, delta, len(got))
+			}
+		}
+
+		db := openEditedCopy(t, path, func(tx *bolt.Tx) error {
+			return tx.Bucket(bucketSetBytes).Put(prefix, []byte{1, 2, 3})
+		})
+		if _, err := db.Export(""); err == nil || !strings.Contains(err.Error(), "not 8") {
+			t.Errorf("set %s-%s, a size of 3 bytes: %v, want an error", s.zone, s.code, err)
+		}
+
+		// Sizes no cards can have would lay sets over each other: fewer
+		// bytes than cards, more than the file, or negative as an int64.
+		for _, n := range []uint64{0, uint64(s.cards) - 1, 1 << 40, 1<<64 - 5001} {
+			db := openEditedCopy(t, path, func(tx *bolt.Tx) error {
+				return tx.Bucket(bucketSetBytes).Put(prefix, binary.BigEndian.AppendUint64(nil, n))
+			})
+			if _, err := db.Export(""); err == nil || !strings.Contains(err.Error(), "cannot be") {
+				t.Errorf("set %s-%s, a size of %d bytes: %v, want an error", s.zone, s.code, n, err)
+			}
+		}
+	}
+}
+
+// TestCursorsOfAnotherVersion checks that cursors before and after the
+// list's sum refuse each other: a cursor without the sum is refused, and
+// one with it has a zero byte where the record key started, which a
+// catalogd that read no sum refused as a key.
+func TestCursorsOfAnotherVersion(t *testing.T) {
+	q := ChangesQuery{Since: "20261126T102435Z-3ab69628af"}
+	key := append([]byte{changeCard}, "jp-SV1a-001"...)
+	pin := "20261126T110000Z-00000000"
+	b, err := base64.RawURLEncoding.DecodeString(encodeCursor(pin, q, key))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if at := 1 + len(pin); b[at] == changeSet || b[at] == changeCard {
+		t.Errorf("the byte after the generation is %d, which names a record", b[at])
+	}
+	old := binary.AppendUvarint(nil, uint64(len(pin)))
+	old = append(append(old, pin...), key...)
+	if _, _, err := decodeCursor(base64.RawURLEncoding.EncodeToString(old), q); !errors.Is(err, ErrBadCursor) {
+		t.Errorf("a cursor without the list's sum: %v, want ErrBadCursor", err)
+	}
+	if gotPin, gotKey, err := decodeCursor(encodeCursor(pin, q, key), q); err != nil || gotPin != pin || !bytes.Equal(gotKey, key) {
+		t.Errorf("decodeCursor(encodeCursor) = %q, %q, %v", gotPin, gotKey, err)
+	}
+}

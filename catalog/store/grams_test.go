@@ -1,0 +1,54 @@
+package store
+
+import (
+	"math/rand/v2"
+	"slices"
+	"testing"
+	"unicode"
+)
+
+// eachShortGram gives, in one pass, the grams eachGram gives for one, two
+// and three characters.
+func TestEachShortGramAgreesWithEachGram(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	alphabet := []rune("ab ピカ丘 é\u0301")
+	for range 2000 {
+		text := randomText(rng, alphabet, 12)
+		var want, got []string
+		for n := 1; n <= 3; n++ {
+			eachGram([]byte(string(text)), n, func(gram []byte) { want = append(want, string(gram)) })
+		}
+		eachShortGram([]byte(string(text)), func(n int, gram []byte) {
+			if c := len([]rune(string(gram))); c != n {
+				t.Errorf("%q: gram %q given as %d characters", string(text), gram, n)
+			}
+			got = append(got, string(gram))
+		})
+		slices.Sort(want)
+		slices.Sort(got)
+		if !slices.Equal(got, want) {
+			t.Fatalf("%q: got %q, want %q", string(text), got, want)
+		}
+	}
+}
+
+// letterBlock's ranges hold letters of its script only: the shortcut
+// answers as Unicode's tables do.
+func TestLetterBlockAgreesWithUnicode(t *testing.T) {
+	for r := rune(0); r <= unicode.MaxRune; r++ {
+		s := letterBlock(r)
+		if s == 0 {
+			continue
+		}
+		if !unicode.IsLetter(r) || isNameSeparatorByTables(r) {
+			t.Fatalf("%U: in a letter block, not a letter", r)
+		}
+		if want := scripts[s-1]; !unicode.Is(want, r) && !(s == 2 && unicode.Is(unicode.Hiragana, r)) {
+			t.Fatalf("%U: in the block of script %d, not of it", r, s)
+		}
+	}
+}
+
+func isNameSeparatorByTables(r rune) bool {
+	return unicode.IsSpace(r) || unicode.IsPunct(r) || unicode.IsSymbol(r)
+}

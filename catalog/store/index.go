@@ -1,0 +1,162 @@
+package store
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+	"path/filepath"
+	"strings"
+
+	"github.com/catalogd/catalogd/catalog"
+)
+
+// The search index as the Writer builds it: each card's entry, sorted into
+// ordinal order by the numbers sorter, then written in blocks with the
+// posting lists of every ordinal (docs/SEARCH.md).
+
+// searchText is SearchText, remembering recent names: most repeat.
+func (w *Writer) searchText(name, language string) catalog.IndexText {
+	// The key is the name after a byte for the romanization it takes.
+	w.textKey = append(append(w.textKey[:0], catalog.RomanizeClass(language)), name...)
+	if t, ok := w.folded[string(w.textKey)]; ok {
+		return t
+	}
+	t := catalog.NewIndexText(name, language)
+	if len(t.Text) == t.Folded {
+		// A copy: the folded name may be name or a part of it, and name a
+		// part of the record's whole text.
+		t.Text = strings.Clone(t.Text)
+	}
+	if len(w.folded) >= foldCacheSize || w.foldedBytes >= foldCacheBytes {
+		clear(w.folded)
+		w.foldedBytes = 0
+	}
+	w.folded[string(w.textKey)] = t
+	w.foldedBytes += len(w.textKey) + len(t.Text)
+	return t
+}
+
+// writeIndex writes the search index entries in ordinal order (zone, number
+// key, id), numbering them, in blocks of indexBlockSize, and the posting
+// lists of those numbers.
+func (w *Writer) writeIndex() error {
+	groups, err := w.writeGroups()
+	if err != nil {
+		return err
+	}
+	postings := newPostingBuilder(filepath.Dir(w.path), w.postingLimit)
+	postings.runs.fanIn = w.mergeFanIn
+	postings.groups = groups
+	defer postings.close()
+	words := w.startWords()
+	var ord uint32
+	var ends []uint32
+	var data, value []byte
+	var key [4]byte
+	flush := func() error {
+		binary.BigEndian.PutUint32(key[:], (ord-1)/indexBlockSize)
+		value = appendIndexBlock(value[:0], ends, data)
+		ends, data = ends[:0], data[:0]
+		return w.putOrdered(bucketNumbers, key[:], value)
+	}
+	var entry []byte
+	err = w.numbers.each(func(_, sorted []byte) error {
+		var err error
+		var name []byte
+		var class byte
+		if entry, name, class, err = w.appendStoredEntry(entry[:0], sorted); err != nil {
+			return fmt.Errorf("write catalogue %s: search index: %w", w.path, err)
+		}
+		e, err := decodeIndexEntry(entry)
+		if err != nil {
+			return fmt.Errorf("write catalogue %s: search index: %w", w.path, err)
+		}
+		w.longestName = max(w.longestName, len(e.name))
+		w.cardNames.key = appendCardNameKey(w.cardNames.key[:0], name, e.zone, class)
+		w.cardNames.value = appendCardNameValue(w.cardNames.value[:0], ord, &e)
+		if err := w.cardNames.add(w.cardNames.key, w.cardNames.value); err != nil {
+			return fmt.Errorf("write catalogue %s: names: %w", w.path, err)
+		}
+		words.add(e.name)
+		if err := postings.addCard(ord, &e); err != nil {
+			return fmt.Errorf("write catalogue %s: search index: %w", w.path, err)
+		}
+		data = append(data, entry...)
+		ends = append(ends, uint32(len(data)))
+		if ord == math.MaxUint32 {
+			return fmt.Errorf("write catalogue %s: more than %d cards", w.path, uint32(math.MaxUint32))
+		}
+		ord++
+		if ord%indexBlockSize == 0 {
+			return flush()
+		}
+		return nil
+	})
+	if err != nil {
+		words.cancel()
+		return err
+	}
+	if len(ends) > 0 {
+		if err := flush(); err != nil {
+			words.cancel()
+			return err
+		}
+	}
+	words.done()
+	err = postings.write(func(key, value []byte) error {
+		return w.putOrdered(bucketPostings, key, value)
+	})
+	if err != nil {
+		words.cancel()
+		return err
+	}
+	return w.writeWords(words)
+}
+
+// appendSortedEntry encodes what search needs of a card without reading
+// the card, as the sort of the index holds it: zone, id, set code, the key
+// of its normalized number, its name as printed and the romanization its
+// language takes (for autocomplete's names, not stored), the bytes of its
+// folded name, and the text its name is searched by (SearchText), which
+// starts with the folded name.
+func appendSortedEntry(dst []byte, c *catalog.Card, numberKey []byte, t catalog.IndexText) []byte {
+	dst = append(dst, zoneByte(c.Zone))
+	dst = binary.AppendUvarint(dst, uint64(len(c.ID)))
+	dst = append(dst, c.ID...)
+	dst = binary.AppendUvarint(dst, uint64(len(c.SetCode)))
+	dst = append(dst, c.SetCode...)
+	dst = binary.AppendUvarint(dst, uint64(len(numberKey)))
+	dst = append(dst, numberKey...)
+	dst = binary.AppendUvarint(dst, uint64(len(c.Name)))
+	dst = append(append(dst, c.Name...), catalog.RomanizeClass(c.Language))
+	dst = binary.AppendUvarint(dst, uint64(t.Folded))
+	return append(dst, t.Text...)
+}
+
+// appendStoredEntry appends the entry the index stores for an entry of the
+// sort: the same fields but the name and its romanization, which it
+// returns, then the card's name groups (appendGroupIDs), then the bytes of
+// the folded name and the text with no length (decodeIndexEntry reads it).
+func (w *Writer) appendStoredEntry(dst, sorted []byte) (entry, name []byte, class byte, err error) {
+	fields := sorted[1:]
+	for range 3 {
+		var ok bool
+		if _, fields, ok = lengthPrefixed(fields); !ok {
+			return dst, nil, 0, errBadEntry
+		}
+	}
+	head := sorted[:len(sorted)-len(fields)]
+	name, fields, ok := lengthPrefixed(fields)
+	if !ok || len(fields) == 0 {
+		return dst, nil, 0, errBadEntry
+	}
+	class, fields = fields[0], fields[1:]
+	folded, w8 := binary.Uvarint(fields)
+	if w8 <= 0 || folded > uint64(len(fields)-w8) {
+		return dst, nil, 0, errBadEntry
+	}
+	text := fields[w8:]
+	dst = w.groups.appendGroupIDs(append(dst, head...), text[:folded])
+	dst = binary.AppendUvarint(dst, folded)
+	return append(dst, text...), name, class, nil
+}

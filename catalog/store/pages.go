@@ -1,0 +1,131 @@
+package store
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// A page of a set is a run of the set's keys in the cards bucket, and bbolt
+// cannot count keys: reaching the page's first card from the set's first
+// would step over every card before it, a cost that grows with the set
+// (about 4 ms a page of a set of 216,000 cards, docs/BENCHMARKS.md, "Pages
+// deep into a large set"). So the import marks every
+// pageMarkEvery-th card of each set:
+//
+//	pageMarks  set prefix + 8-byte big-endian position n, a multiple of
+//	           pageMarkEvery from pageMarkEvery on -> the key in the cards
+//	           bucket of the set's card at position n (counting from 0)
+//
+// and a page seeks the mark at or before its first card, then steps fewer
+// than pageMarkEvery cards. The marks are a shortcut, not a contract: the
+// reader takes whichever mark is the last at or before the page, so the
+// interval may change, and reads a file without the bucket by stepping
+// from the set's first card. The bucket is therefore not part of
+// formatVersion: files with and without it open in every catalogd/4
+// reader.
+var bucketPageMarks = []byte("pageMarks")
+
+// pageMarkEvery is the number of cards between two marks of a set: a page
+// steps over fewer than this many, some 35 ns each, after the seek of its
+// mark; ten million cards take at most 156,000 marks.
+const pageMarkEvery = 64
+
+// appendPageMarkKey appends the key of the mark of the card at position n
+// of the set with prefix.
+func appendPageMarkKey(dst, prefix []byte, n uint64) []byte {
+	return binary.BigEndian.AppendUint64(append(dst, prefix...), n)
+}
+
+// setPrefixLen returns the length of the set prefix a card key starts with.
+func setPrefixLen(key []byte) (int, bool) {
+	if len(key) < 1 {
+		return 0, false
+	}
+	_, rest, ok := lengthPrefixed(key[1:])
+	return len(key) - len(rest), ok
+}
+
+// writePageMarks marks every pageMarkEvery-th card of each set, from the
+// keys of every card in the order of the cards bucket. The keys come from a
+// sort of their own, not from a walk of the bucket: a walk would read every
+// card back through the mapped file, and at ten million cards map
+// gigabytes of it into the import.
+func (w *Writer) writePageMarks() error {
+	var prefix, key []byte
+	var n uint64
+	return w.cardKeys.each(func(card, _ []byte) error {
+		setLen, ok := setPrefixLen(card)
+		if !ok {
+			return fmt.Errorf("write catalogue %s: page marks: malformed card key %q", w.path, card)
+		}
+		if !bytes.Equal(card[:setLen], prefix) {
+			prefix, n = append(prefix[:0], card[:setLen]...), 0
+		}
+		if n > 0 && n%pageMarkEvery == 0 {
+			key = appendPageMarkKey(key[:0], prefix, n)
+			if err := w.putOrdered(bucketPageMarks, key, card); err != nil {
+				return err
+			}
+		}
+		n++
+		return nil
+	})
+}
+
+// seekPage moves the cards cursor to the card at position offset of the set
+// with prefix, which has more than offset cards, and returns its key and
+// value. It starts from the set's last mark at or before offset, whatever
+// the interval of the marks, or from the set's first card; from there it
+// steps without checking the keys it passes: they are the set's (see
+// SetCards). A mark a damaged file lost costs steps, not a wrong page.
+func (r *reader) seekPage(prefix []byte, offset int64) (k, v []byte, err error) {
+	c := r.cardCursor
+	from := int64(0)
+	// Fewer steps than this cost less than the seek of a mark.
+	if r.markCursor == nil || offset < pageMarkEvery {
+		k, v = c.Seek(prefix)
+	} else if k, v, from, err = r.seekMark(prefix, offset); err != nil {
+		return nil, nil, err
+	}
+	for steps := offset - from; k != nil && steps > 0; steps-- {
+		k, v = c.Next()
+	}
+	return k, v, nil
+}
+
+// seekMark moves the cards cursor to the card of the set's last mark at or
+// before offset, or to the set's first card when there is none, and returns
+// that card's key, value and position in the set. It fails when the mark
+// names a card that is not one of the set's.
+func (r *reader) seekMark(prefix []byte, offset int64) (k, v []byte, at int64, err error) {
+	var buf [64]byte
+	key := appendPageMarkKey(buf[:0], prefix, uint64(offset))
+	mk, card := r.markCursor.Seek(key)
+	if !bytes.Equal(mk, key) {
+		mk, card = r.markCursor.Prev()
+	}
+	// A set prefix delimits itself: a key of its length and prefix is a
+	// mark of this set, at a position at or before offset, as the key
+	// orders positions.
+	if len(mk) != len(prefix)+8 || !bytes.HasPrefix(mk, prefix) {
+		k, v = r.cardCursor.Seek(prefix)
+		return k, v, 0, nil
+	}
+	at = int64(binary.BigEndian.Uint64(mk[len(prefix):]))
+	if k, v = r.cardCursor.Seek(card); !bytes.Equal(k, card) || !bytes.HasPrefix(k, prefix) {
+		return nil, nil, 0, fmt.Errorf("page mark at position %d of the set names %q, which is not one of its cards", at, card)
+	}
+	return k, v, at, nil
+}
+
+// pageMarkCursor returns a cursor of the page marks of tx, nil in a file
+// without them.
+func pageMarkCursor(tx *bolt.Tx) *bolt.Cursor {
+	if b := tx.Bucket(bucketPageMarks); b != nil {
+		return b.Cursor()
+	}
+	return nil
+}

@@ -1,0 +1,39 @@
+package store
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/catalogd/catalogd/catalog"
+	"github.com/catalogd/catalogd/data"
+)
+
+// sampleSnapshot decodes the built-in sample snapshot.
+func sampleSnapshot(tb testing.TB) (sets []catalog.Set, cards []catalog.Card) {
+	tb.Helper()
+	var snap struct {
+		Sets  []catalog.Set  `json:"sets"`
+		Cards []catalog.Card `json:"cards"`
+	}
+	if err := json.Unmarshal(data.Sample(), &snap); err != nil || len(snap.Sets) == 0 || len(snap.Cards) == 0 {
+		tb.Fatalf("the sample snapshot: %d sets, %d cards, %v", len(snap.Sets), len(snap.Cards), err)
+	}
+	return snap.Sets, snap.Cards
+}
+
+// FuzzSearchTermNumberKey checks that a search term, folded once, has the
+// number key catalog.NumberKey gives its text, which folds again: a number
+// typed as printed finds its card. The seeds are the sample's numbers.
+func FuzzSearchTermNumberKey(f *testing.F) {
+	_, cards := sampleSnapshot(f)
+	for _, c := range cards {
+		f.Add(c.Number)
+	}
+	f.Fuzz(func(t *testing.T, n string) {
+		for _, term := range searchTerms(n) {
+			if want := catalog.NumberKey(string(term.text)); term.number != string(want) {
+				t.Fatalf("search term %q of %q has number key %x, NumberKey gives %x", term.text, n, term.number, want)
+			}
+		}
+	})
+}

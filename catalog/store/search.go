@@ -1,0 +1,408 @@
+package store
+
+import (
+	"bytes"
+	"cmp"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/catalogd/catalogd/catalog"
+	bolt "go.etcd.io/bbolt"
+)
+
+// SearchQuery is one search (docs/CONTRACT.md, Search), already validated.
+type SearchQuery struct {
+	// Q is the query text; it is folded and split into terms here.
+	Q string
+	// Zone limits the search to one zone; "" searches all.
+	Zone string
+	// Set limits the search to the sets a set id or code names (see
+	// setsMatching); "" searches all sets.
+	Set string
+	// Limit is the most cards returned.
+	Limit int
+	// Fuzzy lets a term be a word or two of a card's texts mistyped
+	// (docs/CONTRACT.md, Typos); cards are then ordered by the edits they
+	// take first.
+	Fuzzy bool
+}
+
+// term is one folded query term, with the key of its normalized printed
+// number (see appendNormalizedKey): two numbers are equal when their keys
+// are.
+type term struct {
+	text   []byte
+	number string
+	typo   *typo // nil unless the search is fuzzy and the term may be mistyped
+}
+
+// Terms folds q and splits it into the terms a search matches.
+func Terms(q string) []string {
+	return strings.Fields(catalog.Fold(q))
+}
+
+// searchTerms folds q into its distinct terms: a term given twice asks
+// nothing more.
+func searchTerms(q string) []term {
+	fields := Terms(q)
+	slices.Sort(fields)
+	fields = slices.Compact(fields)
+	terms := make([]term, len(fields))
+	var key [64]byte
+	for i, f := range fields {
+		terms[i] = term{text: []byte(f), number: string(catalog.AppendNormalizedNumberKey(key[:0], catalog.NormalizeFoldedNumber(f)))}
+	}
+	return terms
+}
+
+// indexEntry is a decoded entry of the numbers bucket.
+type indexEntry struct {
+	zone    byte
+	id      []byte
+	setCode []byte
+	number  []byte // the key of the normalized printed number
+	groups  []byte // the card's name groups, uvarint group indexes
+	name    []byte // the search text: SearchText of the name
+	folded  int    // bytes of name that are the folded name
+	edits   int    // of a result of a fuzzy search: the sum of its terms'
+}
+
+var errBadEntry = errors.New("malformed search index entry")
+
+func decodeIndexEntry(v []byte) (indexEntry, error) {
+	var e indexEntry
+	if len(v) < 1 {
+		return e, errBadEntry
+	}
+	e.zone = v[0]
+	var ok1, ok2, ok3, ok4 bool
+	e.id, v, ok1 = lengthPrefixed(v[1:])
+	e.setCode, v, ok2 = lengthPrefixed(v)
+	e.number, v, ok3 = lengthPrefixed(v)
+	e.groups, v, ok4 = lengthPrefixed(v)
+	if !ok1 || !ok2 || !ok3 || !ok4 {
+		return e, errBadEntry
+	}
+	folded, w := binary.Uvarint(v)
+	if w <= 0 || folded > uint64(len(v)-w) {
+		return e, errBadEntry
+	}
+	e.name, e.folded = v[w:], int(folded)
+	return e, nil
+}
+
+// lengthPrefixed splits a uvarint-prefixed field from the rest of v.
+func lengthPrefixed(v []byte) (field, rest []byte, ok bool) {
+	n, w := binary.Uvarint(v)
+	if w <= 0 || uint64(len(v)-w) < n {
+		return nil, nil, false
+	}
+	return v[w : w+int(n)], v[w+int(n):], true
+}
+
+// appendCardKey appends the key of the entry's card in the cards bucket.
+func (e *indexEntry) appendCardKey(dst []byte) []byte {
+	return appendCardKey(dst, e.zone, e.setCode, e.number, e.id)
+}
+
+// matches reports whether every term is a substring of the search text,
+// equals the normalized printed number, or is a substring of the text of
+// one of the card's name groups.
+func (e *indexEntry) matches(terms []term, groups *groupTexts) bool {
+	for i := range terms {
+		t := &terms[i]
+		if !bytes.Contains(e.name, t.text) && string(e.number) != t.number && !groups.anyHolds(e.groups, t.text) {
+			return false
+		}
+	}
+	return true
+}
+
+// Search calls fn with the canonical JSON of each matching card, at most
+// q.Limit of them, in the order of the normalized printed number, then id;
+// a fuzzy search orders them by the edits they take first (see
+// rankByEdits). The slice passed to fn is valid only until fn returns.
+//
+// Each zone is a range of ordinals (see postings.go), walked by lists of
+// its own: a zone the query filters out costs nothing, one that holds none
+// of a list's cards costs a seek, and the zones' results, each in result
+// order, are merged as they come.
+func (db *DB) Search(q SearchQuery, fn func(card []byte)) error {
+	terms := searchTerms(q.Q)
+	if len(terms) == 0 || q.Limit <= 0 {
+		return nil
+	}
+	zone := -1
+	if q.Zone != "" {
+		if zone = catalog.ZoneIndex(q.Zone); zone < 0 {
+			return fmt.Errorf("search: unknown zone %q", q.Zone)
+		}
+	}
+	if q.Fuzzy {
+		markTypos(terms)
+	}
+	err := db.read(func(r *reader) error {
+		var sets []storedSet
+		if q.Set != "" {
+			var err error
+			if sets, err = r.setsMatching(q.Set, zone); err != nil || len(sets) == 0 {
+				return err
+			}
+		}
+		p, err := db.plan(r, sets, terms)
+		if err != nil {
+			return err
+		}
+		walks := func(typos bool) []*zoneWalk {
+			var ws []*zoneWalk
+			for z, zr := range db.zoneOrdinals {
+				if (zone < 0 || z == zone) && zr.lo < zr.hi && inZone(sets, z) {
+					ws = append(ws, &zoneWalk{driver: p.driver(&r.listCursors, db.denseList, typos, len(terms) == 1), entries: indexBlocks{c: r.entryCursors[z]}, next: zr.lo, hi: zr.hi})
+				}
+			}
+			return ws
+		}
+		// The cards that match every term as typed, in result order: all
+		// of a search's, and the first of a fuzzy one's.
+		found := 0
+		var key []byte
+		err = merge(walks(false), func(e *indexEntry) bool { return inSets(sets, e) && e.matches(terms, &r.groupTexts) }, func(e *indexEntry) (bool, error) {
+			card, err := r.cardOf(e, &key)
+			if err == nil {
+				fn(card)
+				found++
+			}
+			return found < q.Limit, err
+		})
+		if err == nil && p.typos && found < q.Limit {
+			// Then those that take edits, fewest first.
+			err = rankByEdits(walks(true), r, q.Limit-found, max(1, p.leastEdits), func(e *indexEntry) bool {
+				return inSets(sets, e) && e.matchesWithin(terms, &r.groupTexts) && e.edits > 0
+			}, fn)
+		}
+		if err == nil {
+			err = cmp.Or(r.listCursors.damaged, r.groupTexts.damaged)
+		}
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("search %q: %w", q.Q, err)
+	}
+	return nil
+}
+
+// plan plans a search of terms in sets with r's cursors, which it makes
+// ready for the walk (see planSearch).
+func (db *DB) plan(r *reader, sets []storedSet, terms []term) (searchPlan, error) {
+	r.listCursors.reset()
+	r.groupListCursors.reset()
+	r.groupTexts.damaged = nil
+	p := planSearch(r, sets, terms, db.longestName, db.words)
+	if p.damaged == nil {
+		p.damaged = cmp.Or(r.groupListCursors.damaged, r.groupTexts.damaged)
+	}
+	return p, p.damaged
+}
+
+// cardOf returns the card of an index entry, using key as scratch.
+func (r *reader) cardOf(e *indexEntry, key *[]byte) ([]byte, error) {
+	*key = e.appendCardKey((*key)[:0])
+	k, card := r.cardCursor.Seek(*key)
+	if !bytes.Equal(k, *key) {
+		return nil, fmt.Errorf("card %q of the index is missing", e.id)
+	}
+	return card, nil
+}
+
+// ordinalRange is the ordinals [lo, hi) of one zone's cards.
+type ordinalRange struct{ lo, hi uint32 }
+
+// zoneWalk finds the results of one zone in result order: the cards that
+// driver, a list every result is on, names within the zone's range, that
+// pass the search's check.
+type zoneWalk struct {
+	driver  ordinals
+	entries indexBlocks
+	next    uint32 // the ordinal to look from
+	hi      uint32
+	entry   indexEntry // the next result, when ready
+	ready   bool
+	done    bool
+}
+
+// advance makes the walk's next result ready, or the walk done.
+func (w *zoneWalk) advance(check func(*indexEntry) bool) error {
+	for !w.ready && !w.done {
+		ord, ok := w.driver.seek(w.next)
+		if !ok || ord >= w.hi {
+			w.done = true
+			break
+		}
+		v, err := w.entries.entry(ord)
+		if err != nil {
+			return err
+		}
+		if v == nil {
+			return fmt.Errorf("index entry %d is missing", ord)
+		}
+		if w.entry, err = decodeIndexEntry(v); err != nil {
+			return fmt.Errorf("index entry %d: %w", ord, err)
+		}
+		w.ready = check(&w.entry)
+		if ord == ^uint32(0) {
+			w.done = !w.ready
+			break
+		}
+		w.next = ord + 1
+	}
+	return nil
+}
+
+// merge calls emit with each result of the walks, in result order, while
+// emit asks for more.
+func merge(walks []*zoneWalk, check func(*indexEntry) bool, emit func(*indexEntry) (more bool, err error)) error {
+	for {
+		var best *zoneWalk
+		for _, w := range walks {
+			if err := w.advance(check); err != nil {
+				return err
+			}
+			if w.ready && (best == nil || compareResults(&w.entry, &best.entry) < 0) {
+				best = w
+			}
+		}
+		if best == nil {
+			return nil
+		}
+		more, err := emit(&best.entry)
+		best.ready = false
+		if err != nil || !more {
+			return err
+		}
+	}
+}
+
+// compareResults orders entries as results: by number key, then id.
+func compareResults(a, b *indexEntry) int {
+	if c := bytes.Compare(a.number, b.number); c != 0 {
+		return c
+	}
+	return bytes.Compare(a.id, b.id)
+}
+
+// indexBlock is a value of the numbers bucket: the count of its entries,
+// the end of each entry as a 4-byte big-endian offset into the entries,
+// then the entries.
+type indexBlock struct {
+	ends    []byte
+	entries []byte
+}
+
+func readIndexBlock(v []byte) (indexBlock, error) {
+	if len(v) < 1 || len(v) < 1+4*int(v[0]) {
+		return indexBlock{}, errBadEntry
+	}
+	n := int(v[0])
+	return indexBlock{ends: v[1 : 1+4*n], entries: v[1+4*n:]}, nil
+}
+
+func (b indexBlock) len() int { return len(b.ends) / 4 }
+
+// entry returns entry i, which must be below len(), or nil when the
+// offsets are out of order or out of bounds.
+func (b indexBlock) entry(i int) []byte {
+	start := uint32(0)
+	if i > 0 {
+		start = binary.BigEndian.Uint32(b.ends[4*(i-1):])
+	}
+	end := binary.BigEndian.Uint32(b.ends[4*i:])
+	if start > end || end > uint32(len(b.entries)) {
+		return nil
+	}
+	return b.entries[start:end]
+}
+
+// appendIndexBlock appends the value of a block of the given entries, which
+// ends holds the end offsets of, in data.
+func appendIndexBlock(dst []byte, ends []uint32, data []byte) []byte {
+	dst = append(dst, byte(len(ends)))
+	for _, end := range ends {
+		dst = binary.BigEndian.AppendUint32(dst, end)
+	}
+	return append(dst, data...)
+}
+
+// maxBlockSteps is the farthest indexBlocks steps forward rather than
+// seeks.
+const maxBlockSteps = 8
+
+// indexBlocks reads entries of the numbers bucket by ordinal, in increasing
+// order, keeping the block it read last.
+type indexBlocks struct {
+	c      *bolt.Cursor
+	loaded bool
+	number uint32 // of the block loaded
+	block  indexBlock
+}
+
+// entry returns the entry of ordinal ord, valid for the transaction, or
+// nil when ord is past the last entry.
+func (b *indexBlocks) entry(ord uint32) ([]byte, error) {
+	if number := ord / indexBlockSize; !b.loaded || number != b.number {
+		var key [4]byte
+		binary.BigEndian.PutUint32(key[:], number)
+		var k, v []byte
+		if b.loaded && number > b.number && number-b.number <= maxBlockSteps {
+			// Block numbers have no gaps: a near block is a few steps
+			// along the leaf the cursor is on, cheaper than a descent.
+			for range number - b.number {
+				k, v = b.c.Next()
+			}
+		} else {
+			k, v = b.c.Seek(key[:])
+		}
+		if k == nil {
+			return nil, nil // past the last block
+		}
+		if !bytes.Equal(k, key[:]) {
+			return nil, fmt.Errorf("index block %d is missing", number)
+		}
+		block, err := readIndexBlock(v)
+		if err != nil {
+			return nil, fmt.Errorf("index block %d: %w", number, err)
+		}
+		b.loaded, b.number, b.block = true, number, block
+	}
+	i := int(ord % indexBlockSize)
+	if i >= b.block.len() {
+		return nil, nil // past the last entry, in the last block
+	}
+	v := b.block.entry(i)
+	if v == nil {
+		return nil, fmt.Errorf("index block %d: %w", b.number, errBadEntry)
+	}
+	return v, nil
+}
+
+// inZone reports whether zone z may hold cards of sets: any zone when sets
+// is nil, no set filter.
+func inZone(sets []storedSet, z int) bool {
+	return sets == nil || slices.ContainsFunc(sets, func(s storedSet) bool { return int(s.zone()) == z })
+}
+
+// inSets reports whether the entry's card is in one of sets, or sets is
+// nil: no set filter.
+func inSets(sets []storedSet, e *indexEntry) bool {
+	if sets == nil {
+		return true
+	}
+	for i := range sets {
+		if e.zone == sets[i].zone() && bytes.Equal(e.setCode, sets[i].code) {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,263 @@
+package store
+
+import (
+	"bytes"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/catalogd/catalogd/catalog"
+	bolt "go.etcd.io/bbolt"
+)
+
+// Sets live in the file like cards, so that opening a catalogue reads
+// nothing that grows with it, and neither does an import hold them (see
+// layout.go):
+//
+//	sets       set id -> 8-byte card total, the set prefix, the set's JSON
+//	setCodes   uvarint-length-prefixed code + zone byte -> set id: the
+//	           zones of one code in resolution order
+//	setOrder   the set's place in the list of sets (appendSetListKey) ->
+//	           set id: every set in list order
+//	setLists   list byte (0 every zone, 1 + ZoneIndex one zone) + 4-byte
+//	           big-endian piece number -> a piece of the JSON array of the
+//	           list's sets in list order; the pieces concatenated are the
+//	           array
+
+// setListPiece is the size a piece of a list of sets grows to before the
+// next begins. listSets writes the pieces one by one: each write of a
+// piece is a send on the connection, and a megabyte in one send cost the
+// server about half what it did in 32 sends of 32 KiB (docs/BENCHMARKS.md,
+// "The list of sets"). The import holds one piece of each of the four lists at once.
+const setListPiece = 1 << 20
+
+// appendSetCodeKey appends the key of the set (zone, code) in setCodes.
+func appendSetCodeKey(dst []byte, zone byte, code string) []byte {
+	dst = binary.AppendUvarint(dst, uint64(len(code)))
+	return append(append(dst, code...), zone)
+}
+
+// appendSetValue appends the value of a set in the sets bucket.
+func appendSetValue(dst []byte, s *catalog.Set, total int64) []byte {
+	dst = binary.BigEndian.AppendUint64(dst, uint64(total))
+	dst = appendSetPrefix(dst, zoneByte(s.Zone), s.Code)
+	return s.AppendJSON(dst)
+}
+
+// storedSet is a set as the sets bucket holds it. Its slices are valid as
+// long as the transaction it was read in.
+type storedSet struct {
+	total  int64  // cards actually in the file, which is what listing returns
+	prefix []byte // of the keys of its cards in the cards bucket; prefix[0] is the zone byte
+	code   []byte
+	json   []byte
+}
+
+var errBadSet = errors.New("malformed set record")
+
+func readStoredSet(v []byte) (storedSet, error) {
+	if len(v) < 10 {
+		return storedSet{}, errBadSet
+	}
+	s := storedSet{total: int64(binary.BigEndian.Uint64(v))}
+	code, rest, ok := lengthPrefixed(v[9:])
+	if !ok {
+		return storedSet{}, errBadSet
+	}
+	s.prefix, s.code, s.json = v[8:len(v)-len(rest)], code, rest
+	return s, nil
+}
+
+// zone is the ZoneIndex of the set's zone, as a byte.
+func (s *storedSet) zone() byte { return s.prefix[0] }
+
+// set decodes the set's record.
+func (s *storedSet) set() (catalog.Set, error) {
+	var out catalog.Set
+	if err := json.Unmarshal(s.json, &out); err != nil {
+		return catalog.Set{}, fmt.Errorf("%w: %w", errBadSet, err)
+	}
+	return out, nil
+}
+
+// setByID returns the set with id, ok false when there is none.
+func setByID(c *bolt.Cursor, id string) (storedSet, bool, error) {
+	k, v := c.Seek([]byte(id))
+	if k == nil || string(k) != id {
+		return storedSet{}, false, nil
+	}
+	s, err := readStoredSet(v)
+	if err != nil {
+		return storedSet{}, false, fmt.Errorf("set %q: %w", id, err)
+	}
+	return s, true, nil
+}
+
+// setsWithCode calls fn with each set whose code is code, in resolution
+// order, until fn returns false.
+func setsWithCode(codes, sets *bolt.Cursor, code string, fn func(storedSet) bool) error {
+	prefix := binary.AppendUvarint(nil, uint64(len(code)))
+	prefix = append(prefix, code...)
+	for k, id := codes.Seek(prefix); len(k) == len(prefix)+1 && bytes.HasPrefix(k, prefix); k, id = codes.Next() {
+		s, ok, err := setByID(sets, string(id))
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return fmt.Errorf("set %q of code %q is missing", id, code)
+		}
+		if !fn(s) {
+			break
+		}
+	}
+	return nil
+}
+
+// resolveSet resolves ref the way /catalog/sets/{code}/cards does: an
+// exact set id first, then an exact code, in zone order.
+func (r *reader) resolveSet(ref string) (storedSet, bool, error) {
+	if s, ok, err := setByID(r.setCursor, ref); ok || err != nil {
+		return s, ok, err
+	}
+	var found storedSet
+	ok := false
+	err := setsWithCode(r.codeCursor, r.setCursor, ref, func(s storedSet) bool {
+		found, ok = s, true
+		return false
+	})
+	return found, ok, err
+}
+
+// setsMatching returns the sets a search filter names: the set with id ref,
+// else every set with code ref, limited to zone (a ZoneIndex, or -1 for
+// every zone). No match is an empty result, not an error.
+func (r *reader) setsMatching(ref string, zone int) ([]storedSet, error) {
+	if s, ok, err := setByID(r.setCursor, ref); ok || err != nil {
+		if err != nil || (zone >= 0 && int(s.zone()) != zone) {
+			return nil, err
+		}
+		return []storedSet{s}, nil
+	}
+	var out []storedSet
+	err := setsWithCode(r.codeCursor, r.setCursor, ref, func(s storedSet) bool {
+		if zone < 0 || int(s.zone()) == zone {
+			out = append(out, s)
+		}
+		return true
+	})
+	return out, err
+}
+
+// eachSetInOrder calls fn with the id and the record of every set, in list
+// order, until fn returns an error, which it returns.
+func (r *reader) eachSetInOrder(fn func(id []byte, s storedSet) error) error {
+	c := r.tx.Bucket(bucketSetOrder).Cursor()
+	for k, id := c.First(); k != nil; k, id = c.Next() {
+		s, ok, err := setByID(r.setCursor, string(id))
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return fmt.Errorf("set %q of the list of sets is missing", id)
+		}
+		if err := fn(id, s); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// SetList returns the JSON array of the sets of zone, or of every zone when
+// zone is "", in list order, as pieces whose concatenation is the array.
+// The pieces are the file's own bytes: valid while db is open, and not to
+// be modified. An unknown zone has no sets.
+func (db *DB) SetList(zone string) ([][]byte, error) {
+	list := byte(0)
+	if zone != "" {
+		z := catalog.ZoneIndex(zone)
+		if z < 0 {
+			return [][]byte{[]byte("[]")}, nil
+		}
+		list = byte(z + 1)
+	}
+	var pieces [][]byte
+	err := db.read(func(r *reader) error {
+		c := r.tx.Bucket(bucketSetLists).Cursor()
+		for k, v := c.Seek([]byte{list}); len(k) == 5 && k[0] == list; k, v = c.Next() {
+			pieces = append(pieces, v)
+		}
+		return nil
+	})
+	if err == nil && len(pieces) == 0 {
+		err = errors.New("the list of sets is missing")
+	}
+	if err != nil {
+		return nil, fmt.Errorf("list sets: %w", err)
+	}
+	return pieces, nil
+}
+
+// SetsJSON returns a copy of the JSON array of SetList.
+func (db *DB) SetsJSON(zone string) ([]byte, error) {
+	pieces, err := db.SetList(zone)
+	if err != nil {
+		return nil, err
+	}
+	return bytes.Join(pieces, nil), nil
+}
+
+// appendSetListKey appends the place of s in the list of sets
+// (docs/CONTRACT.md, Endpoints) as bytes: sets with a release date first,
+// the newest first (dates are all YYYY-MM-DD: their inverted bytes order
+// them backwards), then by id.
+func appendSetListKey(dst []byte, s *catalog.Set) []byte {
+	if !s.ReleasedOn.HasValue() {
+		dst = append(dst, 1)
+	} else {
+		dst = append(dst, 0)
+		for _, b := range []byte(s.ReleasedOn.Value) {
+			dst = append(dst, ^b)
+		}
+	}
+	return append(dst, s.ID...)
+}
+
+// setListWriter writes the pieces of one list of sets.
+type setListWriter struct {
+	list  byte
+	n     uint32 // pieces written
+	piece []byte
+	key   [5]byte
+}
+
+func (l *setListWriter) add(w *Writer, set []byte) error {
+	if len(l.piece) == 0 && l.n == 0 {
+		l.piece = append(l.piece, '[')
+	} else {
+		l.piece = append(l.piece, ',')
+	}
+	l.piece = append(l.piece, set...)
+	if len(l.piece) < w.setListPiece {
+		return nil
+	}
+	return l.flush(w)
+}
+
+func (l *setListWriter) flush(w *Writer) error {
+	l.key[0] = l.list
+	binary.BigEndian.PutUint32(l.key[1:], l.n)
+	l.n++
+	err := w.putOrdered(bucketSetLists, l.key[:], l.piece)
+	l.piece = l.piece[:0]
+	return err
+}
+
+// end writes the last piece, which closes the array.
+func (l *setListWriter) end(w *Writer) error {
+	if len(l.piece) == 0 && l.n == 0 {
+		l.piece = append(l.piece, '[')
+	}
+	l.piece = append(l.piece, ']')
+	return l.flush(w)
+}
