@@ -283,7 +283,7 @@ func TestAutocompleteOfADamagedIndex(t *testing.T) {
 			}},
 		} {
 			t.Run(fmt.Sprintf("%c/%s", kind, damage.name), func(t *testing.T) {
-				path := writeCatalogue(t, c.sets, c.cards, func(w *Writer) {
+				path := writeCatalogue(t, c.sets, c.cards, defaultLimits, func(w *Writer) {
 					for _, g := range c.groups {
 						if err := w.AddNames(g); err != nil {
 							t.Fatal(err)

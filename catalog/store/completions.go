@@ -242,8 +242,8 @@ func (w *Writer) writeCompletions() error {
 	if err := w.rankNames(ranked); err != nil {
 		return fmt.Errorf("write catalogue %s: names: %w", w.path, err)
 	}
-	keys := newSorter(dir, w.runSortMemory)
-	keys.runs.fanIn = w.mergeFanIn
+	keys := newSorter(dir, w.limits.runSort)
+	keys.runs.fanIn = w.limits.mergeFanIn
 	defer keys.close()
 	places, err := w.writeNames(ranked, keys)
 	if err != nil {

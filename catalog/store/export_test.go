@@ -104,11 +104,12 @@ func TestChangesOfAFollowingCatalogue(t *testing.T) {
 	next = append(next, added)
 
 	path := filepath.Join(t.TempDir(), "next.db")
-	w, err := Create(path)
+	small := defaultLimits
+	small.commitAt = 4096
+	w, err := createWith(path, small)
 	if err != nil {
 		t.Fatal(err)
 	}
-	w.commitAt = 4096
 	for _, s := range sets {
 		if err := w.AddSet(s); err != nil {
 			t.Fatal(err)

@@ -95,8 +95,8 @@ func (w *Writer) writeGroups() (*groupLists, error) {
 	if len(g.texts) == 0 {
 		return g, nil
 	}
-	postings := newPostingBuilder(filepath.Dir(w.path), w.postingLimit)
-	postings.runs.fanIn = w.mergeFanIn
+	postings := newPostingBuilder(filepath.Dir(w.path), w.limits.postings)
+	postings.runs.fanIn = w.limits.mergeFanIn
 	defer postings.close()
 	for id, text := range g.texts {
 		if err := postings.addGrams(uint32(id), []byte(text)); err != nil {

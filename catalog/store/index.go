@@ -44,8 +44,8 @@ func (w *Writer) writeIndex() error {
 	if err != nil {
 		return err
 	}
-	postings := newPostingBuilder(filepath.Dir(w.path), w.postingLimit)
-	postings.runs.fanIn = w.mergeFanIn
+	postings := newPostingBuilder(filepath.Dir(w.path), w.limits.postings)
+	postings.runs.fanIn = w.limits.mergeFanIn
 	postings.groups = groups
 	defer postings.close()
 	words := w.startWords()

@@ -37,11 +37,12 @@ var pagedSets = []struct {
 func writePagedCatalogue(t *testing.T, commitAt, sortLimit int) (string, map[string][]string) {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "c.db")
-	w, err := Create(path)
+	small := defaultLimits
+	small.commitAt, small.setSort = commitAt, sortLimit
+	w, err := createWith(path, small)
 	if err != nil {
 		t.Fatal(err)
 	}
-	w.commitAt, w.cardKeys.limit, w.runCounts.limit = commitAt, sortLimit, sortLimit
 	rng := rand.New(rand.NewPCG(3, 4))
 	var cards []*catalog.Card
 	want := map[string][]string{}

@@ -20,7 +20,7 @@ func TestBitmapsTwoToAPage(t *testing.T) {
 		cards[i] = catalog.Card{ID: fmt.Sprintf("intl-S1-%d", i), Name: "Pikachu", SetName: "Set", SetCode: "S1",
 			Number: fmt.Sprint(i), Language: "en", Variant: catalog.DefaultVariant, Zone: catalog.ZoneIntl}
 	}
-	db := openCatalogue(t, writeCatalogue(t, sets, cards, nil))
+	db := openCatalogue(t, writeCatalogue(t, sets, cards, defaultLimits, nil))
 	bitmaps := 0
 	var stats bolt.BucketStats
 	err := db.db.View(func(tx *bolt.Tx) error {

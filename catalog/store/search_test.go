@@ -66,10 +66,10 @@ func worstCaseSnapshot(seed uint64, cards int) (sets []catalog.Set, out []catalo
 
 // writeCatalogue writes sets and cards into a new catalogue file, with the
 // writer's limits set by tune when it is not nil, and returns its path.
-func writeCatalogue(t *testing.T, sets []catalog.Set, cards []catalog.Card, tune func(w *Writer)) string {
+func writeCatalogue(t *testing.T, sets []catalog.Set, cards []catalog.Card, l limits, tune func(w *Writer)) string {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "catalog.db")
-	w, err := Create(path)
+	w, err := createWith(path, l)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,7 +96,9 @@ func writeCatalogue(t *testing.T, sets []catalog.Set, cards []catalog.Card, tune
 // most postingLimit bytes of posting lists in memory, and opens it.
 func buildCatalogue(t *testing.T, sets []catalog.Set, cards []catalog.Card, postingLimit int) *DB {
 	t.Helper()
-	return openCatalogue(t, writeCatalogue(t, sets, cards, func(w *Writer) { w.postingLimit = postingLimit }))
+	l := defaultLimits
+	l.postings = postingLimit
+	return openCatalogue(t, writeCatalogue(t, sets, cards, l, nil))
 }
 
 // openCatalogue opens the catalogue at path until the test ends.
@@ -133,10 +135,9 @@ func TestPostingsWhateverTheMemory(t *testing.T) {
 	inMemory := bucketContents(t, buildCatalogue(t, sets, cards, 1<<40), bucketPostings)
 	spilled := bucketContents(t, buildCatalogue(t, sets, cards, 4<<10), bucketPostings)
 	// Runs merged two at a time, level after level.
-	merged := bucketContents(t, openCatalogue(t, writeCatalogue(t, sets, cards, func(w *Writer) {
-		w.postingLimit = 4 << 10
-		w.mergeFanIn, w.numbers.runs.fanIn = 2, 2
-	})), bucketPostings)
+	small := defaultLimits
+	small.postings, small.mergeFanIn = 4<<10, 2
+	merged := bucketContents(t, openCatalogue(t, writeCatalogue(t, sets, cards, small, nil)), bucketPostings)
 	if len(inMemory) == 0 {
 		t.Fatal("no posting lists")
 	}
@@ -436,8 +437,9 @@ func sharedNamesSnapshot(seed uint64, cards int) ([]catalog.Set, []catalog.Card)
 // open writes the catalogue, its posting lists in many runs, and opens
 // it.
 func (c oracleCatalogue) open(t *testing.T) *DB {
-	return openCatalogue(t, writeCatalogue(t, c.sets, c.cards, func(w *Writer) {
-		w.postingLimit, w.runSortMemory = 16<<10, 16<<10
+	small := defaultLimits
+	small.postings, small.runSort = 16<<10, 16<<10
+	return openCatalogue(t, writeCatalogue(t, c.sets, c.cards, small, func(w *Writer) {
 		for _, g := range c.groups {
 			if err := w.AddNames(g); err != nil {
 				t.Fatal(err)
@@ -487,7 +489,9 @@ func TestSetListsInPieces(t *testing.T) {
 		cards = append(cards, catalog.Card{ID: fmt.Sprintf("%s-%d", s.ID, len(cards)), Name: "x", SetName: s.Name, SetCode: s.Code, Number: "1", Language: "en", Variant: catalog.DefaultVariant, Zone: s.Zone})
 	}
 	// Pieces of 4 KiB: the lists take several.
-	db := openCatalogue(t, writeCatalogue(t, sets, cards, func(w *Writer) { w.setListPiece = 4 << 10 }))
+	small := defaultLimits
+	small.setListPiece = 4 << 10
+	db := openCatalogue(t, writeCatalogue(t, sets, cards, small, nil))
 
 	want := slices.Clone(sets)
 	slices.SortFunc(want, func(a, b catalog.Set) int {
@@ -632,7 +636,7 @@ func TestSearchPlanTakesGramsApart(t *testing.T) {
 // results the walk could read before it.
 func TestSearchReportsADamagedList(t *testing.T) {
 	sets, cards := worstCaseSnapshot(1, 3000)
-	path := writeCatalogue(t, sets, cards, nil)
+	path := writeCatalogue(t, sets, cards, defaultLimits, nil)
 	for _, damage := range []struct {
 		name  string
 		value []byte

@@ -24,12 +24,13 @@ func TestDeferredSetReferences(t *testing.T) {
 
 func testDeferredSetReferences(t *testing.T, commitAt int) {
 	path := filepath.Join(t.TempDir(), "catalog.db")
-	w, err := Create(path)
+	small := defaultLimits
+	small.commitAt = commitAt
+	w, err := createWith(path, small)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer w.Abort()
-	w.commitAt = commitAt
 	long := strings.Repeat("Sea ", 10_000)
 	note := func(s string) func([]byte) []byte {
 		return func(dst []byte) []byte { return append(dst, s...) }

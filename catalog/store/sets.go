@@ -238,7 +238,7 @@ func (l *setListWriter) add(w *Writer, set []byte) error {
 		l.piece = append(l.piece, ',')
 	}
 	l.piece = append(l.piece, set...)
-	if len(l.piece) < w.setListPiece {
+	if len(l.piece) < w.limits.setListPiece {
 		return nil
 	}
 	return l.flush(w)

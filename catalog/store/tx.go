@@ -76,10 +76,10 @@ const nodeCost = 8 << 10
 // the bytes put and the pages changed. The pages are counted every
 // nodeCheckEvery calls, between which a few more may change.
 func (w *Writer) txFull() bool {
-	if w.txBytes >= w.commitAt {
+	if w.txBytes >= w.limits.commitAt {
 		return true
 	}
-	return w.txBytes+int(w.nodes())*nodeCost >= w.commitAt
+	return w.txBytes+int(w.nodes())*nodeCost >= w.limits.commitAt
 }
 
 // nodeCheckEvery is how many calls of nodes (a put or two each) come
@@ -136,7 +136,7 @@ func (w *Writer) putPending(key, value, id []byte) error {
 	if err := w.tx.Bucket(bucketCards).Put(key, value); err != nil {
 		return fmt.Errorf("write catalogue %s: card %q: %w", w.path, id, err)
 	}
-	if w.nodes()*nodeCost < int64(w.commitAt) {
+	if w.nodes()*nodeCost < int64(w.limits.commitAt) {
 		return nil
 	}
 	return w.commitTx(false)

@@ -27,13 +27,10 @@ type Writer struct {
 	path string
 	tx   *bolt.Tx
 
-	txBytes                     int   // bytes put or pending since the last commit
-	txNodes                     int64 // pages changed since the last commit, as last counted (see nodes)
-	putsUncounted               int   // puts since that count
-	commitAt                    int   // txBytes that end a transaction: commitEvery, but for tests
-	postingLimit, runSortMemory int   // postingMemory and runSortMemory, but for tests
-	mergeFanIn                  int   // of the posting lists' runs: mergeFanIn, but for tests
-	setListPiece                int   // setListPiece, but for tests
+	limits        limits
+	txBytes       int   // bytes put or pending since the last commit
+	txNodes       int64 // pages changed since the last commit, as last counted (see nodes)
+	putsUncounted int   // puts since that count
 
 	// The cards added since the last commit. They are put when it ends,
 	// sorted by key, in as many transactions as the pages they change
@@ -138,7 +135,10 @@ const (
 // file is written without fsync until Finish, which syncs it once; a file
 // that Finish did not complete is not a catalogue and Abort removes it, as
 // Create does when it fails.
-func Create(path string) (*Writer, error) {
+func Create(path string) (*Writer, error) { return createWith(path, defaultLimits) }
+
+// createWith is Create with the limits l.
+func createWith(path string, l limits) (*Writer, error) {
 	// The file is created here, exclusively, so that it is this Writer's
 	// to remove: a file someone else put at path, even after a check that
 	// there was none, is refused, never opened and never removed.
@@ -169,27 +169,46 @@ func Create(path string) (*Writer, error) {
 	w := &Writer{
 		db:            db,
 		path:          path,
-		commitAt:      commitEvery,
-		postingLimit:  postingMemory,
-		runSortMemory: runSortMemory,
-		mergeFanIn:    mergeFanIn,
-		setListPiece:  setListPiece,
+		limits:        l,
 		pendingIDs:    make(map[uint64]int32),
 		seed:          maphash.MakeSeed(),
-		runCounts:     newSorter(filepath.Dir(path), setSortMemory),
-		setOrder:      newSorter(filepath.Dir(path), setSortMemory),
-		cardKeys:      newSorter(filepath.Dir(path), setSortMemory),
+		runCounts:     newSorter(filepath.Dir(path), l.setSort),
+		setOrder:      newSorter(filepath.Dir(path), l.setSort),
+		cardKeys:      newSorter(filepath.Dir(path), l.setSort),
 		numbers:       newSorter(filepath.Dir(path), sortMemory),
 		cardNames:     cardNameSort{sorter: newSorter(filepath.Dir(path), sortMemory)},
 		words:         newSorter(filepath.Dir(path), wordSortMemory),
 		wordsBackward: newSorter(filepath.Dir(path), wordSortMemory),
 		folded:        make(map[string]catalog.IndexText),
 	}
+	w.numbers.runs.fanIn = l.mergeFanIn
 	if err := w.begin(); err != nil {
 		w.Abort()
 		return nil, err
 	}
 	return w, nil
+}
+
+// limits bound what an import holds in memory and what one of its
+// transactions puts. Create takes defaultLimits; a test takes smaller ones
+// (createWith), so that a few records cross each bound as a large
+// snapshot does.
+type limits struct {
+	commitAt     int // bytes put or pending that end a transaction
+	setSort      int // each sort of the sets' cards: runCounts, setOrder, cardKeys
+	postings     int // bytes of posting lists held before they spill
+	runSort      int // bytes of the sort of the autocomplete runs' entries
+	mergeFanIn   int // runs merged at once: posting lists, numbers, autocomplete runs
+	setListPiece int // bytes of a piece of a list of sets
+}
+
+var defaultLimits = limits{
+	commitAt:     commitEvery,
+	setSort:      setSortMemory,
+	postings:     postingMemory,
+	runSort:      runSortMemory,
+	mergeFanIn:   mergeFanIn,
+	setListPiece: setListPiece,
 }
 
 // DuplicateError is a record that repeats a value that must be unique.

@@ -65,11 +65,12 @@ func TestWriterAcrossTransactions(t *testing.T) {
 	for _, commitAt := range []int{1, 4 << 10, commitEvery} {
 		t.Run(fmt.Sprint(commitAt), func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "c.db")
-			w, err := Create(path)
+			small := defaultLimits
+			small.commitAt = commitAt
+			w, err := createWith(path, small)
 			if err != nil {
 				t.Fatal(err)
 			}
-			w.commitAt = commitAt
 			codes := []string{"B", "A", "AB", "A\x00", "長"}
 			for i, code := range codes {
 				if err := w.AddSet(catalog.Set{ID: "s" + fmt.Sprint(i), Code: code, Name: "Set " + code, Zone: catalog.ZoneJP}); err != nil {
@@ -232,5 +233,28 @@ func TestHasCardOnAHashCollision(t *testing.T) {
 	}
 	if !w.hasCard(h, "b") {
 		t.Error(`hasCard("b") with the hash of "a": false`)
+	}
+}
+
+// TestCreateWithTakesItsLimits checks that the limits a test gives reach
+// the parts they bound: the tests that write with small limits would
+// still pass, exercising nothing, if they did not.
+func TestCreateWithTakesItsLimits(t *testing.T) {
+	small := limits{commitAt: 1, setSort: 2, postings: 3, runSort: 4, mergeFanIn: 5, setListPiece: 6}
+	w, err := createWith(filepath.Join(t.TempDir(), "c.db"), small)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Abort()
+	if w.limits != small {
+		t.Fatalf("limits %+v, want %+v", w.limits, small)
+	}
+	for name, s := range map[string]*sorter{"runCounts": w.runCounts, "setOrder": w.setOrder, "cardKeys": w.cardKeys} {
+		if s.limit != small.setSort {
+			t.Errorf("%s sorts %d bytes in memory, want %d", name, s.limit, small.setSort)
+		}
+	}
+	if w.numbers.runs.fanIn != small.mergeFanIn {
+		t.Errorf("numbers merged %d runs at once, want %d", w.numbers.runs.fanIn, small.mergeFanIn)
 	}
 }
