@@ -104,12 +104,7 @@ func TestChangesOfAFollowingCatalogue(t *testing.T) {
 	next = append(next, added)
 
 	path := filepath.Join(t.TempDir(), "next.db")
-	small := defaultLimits
-	small.commitAt = 4096
-	w, err := createWith(path, small)
-	if err != nil {
-		t.Fatal(err)
-	}
+	w := createCommitting(t, path, 4096)
 	for _, s := range sets {
 		if err := w.AddSet(s); err != nil {
 			t.Fatal(err)

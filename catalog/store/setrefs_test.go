@@ -24,12 +24,7 @@ func TestDeferredSetReferences(t *testing.T) {
 
 func testDeferredSetReferences(t *testing.T, commitAt int) {
 	path := filepath.Join(t.TempDir(), "catalog.db")
-	small := defaultLimits
-	small.commitAt = commitAt
-	w, err := createWith(path, small)
-	if err != nil {
-		t.Fatal(err)
-	}
+	w := createCommitting(t, path, commitAt)
 	defer w.Abort()
 	long := strings.Repeat("Sea ", 10_000)
 	note := func(s string) func([]byte) []byte {
@@ -82,7 +77,7 @@ func testDeferredSetReferences(t *testing.T, commitAt int) {
 		}
 	}
 	var got []string
-	err = w.CheckSetRefs(func(p *SetRefProblem) error {
+	err := w.CheckSetRefs(func(p *SetRefProblem) error {
 		got = append(got, fmt.Sprintf("%s %s %q known %v %q first %d more %d note %q", p.Zone, p.Code, p.SetName, p.Known, p.KnownName, p.First, p.More, p.Note))
 		return nil
 	})

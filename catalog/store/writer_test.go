@@ -65,12 +65,7 @@ func TestWriterAcrossTransactions(t *testing.T) {
 	for _, commitAt := range []int{1, 4 << 10, commitEvery} {
 		t.Run(fmt.Sprint(commitAt), func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "c.db")
-			small := defaultLimits
-			small.commitAt = commitAt
-			w, err := createWith(path, small)
-			if err != nil {
-				t.Fatal(err)
-			}
+			w := createCommitting(t, path, commitAt)
 			codes := []string{"B", "A", "AB", "A\x00", "長"}
 			for i, code := range codes {
 				if err := w.AddSet(catalog.Set{ID: "s" + fmt.Sprint(i), Code: code, Name: "Set " + code, Zone: catalog.ZoneJP}); err != nil {
@@ -234,6 +229,19 @@ func TestHasCardOnAHashCollision(t *testing.T) {
 	if !w.hasCard(h, "b") {
 		t.Error(`hasCard("b") with the hash of "a": false`)
 	}
+}
+
+// createCommitting starts a Writer at path that commits every commitAt
+// bytes.
+func createCommitting(t *testing.T, path string, commitAt int) *Writer {
+	t.Helper()
+	small := defaultLimits
+	small.commitAt = commitAt
+	w, err := createWith(path, small)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return w
 }
 
 // TestCreateWithTakesItsLimits checks that the limits a test gives reach
