@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"hash/fnv"
 	"io"
 	"math/rand/v2"
 	"mime"
@@ -277,9 +278,12 @@ func longTailURIs(smp sample, seed uint64) map[string][]string {
 		}
 	}
 	uris[routeFuzzy] = fuzzyURIs(queries, seed)
-	for _, name := range routeNames { // in a fixed order, for the same draws
-		u := uris[name]
-		rng.Shuffle(len(u), func(i, j int) { u[i], u[j] = u[j], u[i] })
+	// Each route's order is drawn from a stream of its own, so that a
+	// route added to the harness leaves the others' orders as they were.
+	for name, u := range uris {
+		h := fnv.New64a()
+		h.Write([]byte(name))
+		rand.New(rand.NewPCG(seed, h.Sum64())).Shuffle(len(u), func(i, j int) { u[i], u[j] = u[j], u[i] })
 	}
 	return uris
 }

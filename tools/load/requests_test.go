@@ -142,6 +142,13 @@ func TestLongTailURIs(t *testing.T) {
 	if n := len(uris[routeFuzzy]); n < len(uris[routeSearch])*9/10 {
 		t.Errorf("%d mistyped queries of %d", n, len(uris[routeSearch]))
 	}
+	// A route's order is its own: without the pages of sets, the
+	// searches come in the same order.
+	setless := smp
+	setless.sets = nil
+	if alone := longTailURIs(setless, 7); !slices.Equal(alone[routeSearch], uris[routeSearch]) || !slices.Equal(alone[routeAutocomplete], uris[routeAutocomplete]) {
+		t.Error("the searches' order changed with the sets")
+	}
 	again := longTailURIs(smp, 7)
 	for _, route := range routeNames {
 		if !slices.Equal(again[route], uris[route]) {
