@@ -26,8 +26,9 @@ func NormalizeNumber(printed string) string {
 	return NormalizeFoldedNumber(Fold(printed))
 }
 
-// NormalizeFoldedNumber is NormalizeNumber of a number already folded: a search
-// term is, and folding it again would cost more than the rest.
+// NormalizeFoldedNumber is NormalizeNumber of s, which must be folded
+// already (Fold(s) == s), as a search term is: folding it again would
+// cost more than the rest.
 func NormalizeFoldedNumber(s string) string {
 	before, _, _ := strings.Cut(s, "/")
 	folded := strings.TrimSpace(before)
@@ -75,7 +76,8 @@ func AppendNumberKey(dst []byte, printed string) []byte {
 // NumberKey returns the sort key of a printed number.
 func NumberKey(printed string) []byte { return AppendNumberKey(nil, printed) }
 
-// AppendNormalizedNumberKey encodes a normalized number: the class byte; for
+// AppendNormalizedNumberKey appends the key of norm, a number as
+// NormalizeNumber or NormalizeFoldedNumber gives it: the class byte; for
 // numbers with digits, the first digit run as a length-prefixed value; then
 // the whole normalized form with every digit run length-prefixed, so that
 // runs compare by value whatever their width; then the end mark.

@@ -64,12 +64,11 @@ func Romanize(folded, language string) string {
 // forms is matched in the name, and indexed once.
 func SearchText(name, language string) string { return NewIndexText(name, language).Text }
 
-// IndexText is a card's SearchText, as the index stores it: Folded is how
-// many of its bytes are the folded name, which the name groups are found
-// in.
+// IndexText is a card's SearchText with the length of its folded name,
+// in which a card's name groups are found (docs/CONTRACT.md, Name groups).
 type IndexText struct {
-	Text   string
-	Folded int
+	Text   string // SearchText(name, language)
+	Folded int    // bytes of Text that are Fold(name): Text[:Folded]
 }
 
 // NewIndexText returns the IndexText of a card named name in language.
@@ -104,14 +103,10 @@ func ChangedWords(folded, romanized string) string {
 	return b.String()
 }
 
-// RomanizeClass is the byte that tells the romanizations apart: only a
-// Chinese name's Han characters are romanized.
-func RomanizeClass(language string) byte {
-	if isChinese(language) {
-		return 'z'
-	}
-	return 'o'
-}
+// RomanizesHan reports whether Romanize turns the Han characters of a name
+// in language into pinyin: only a Chinese name's (language "zh", "zh-…");
+// a Japanese name's Han characters stay as they are.
+func RomanizesHan(language string) bool { return isChinese(language) }
 
 func isChinese(language string) bool {
 	return len(language) >= 2 && strings.EqualFold(language[:2], "zh")

@@ -81,10 +81,11 @@ func (c *Card) Validate() []FieldError {
 	return errs
 }
 
-// MaxKeyLength and MaxNumberLength bound, in characters, the fields the
-// catalogue file's keys are made of (ids, set codes, printed numbers): a
-// key holds at most 32 KiB, and these bounds keep the longest key, a
-// number's sort key with its set's code and its card's id, well under it.
+// MaxKeyLength and MaxNumberLength bound, in characters, the fields that
+// find a record (ids, set codes, printed numbers). The catalogue file
+// (catalog/store) makes its keys of them, and a key holds at most 32 KiB:
+// these bounds keep the longest, a number's sort key with its set's code
+// and its card's id, well under it.
 // Real ids and codes are under 30 characters, numbers under 10.
 const (
 	MaxKeyLength    = 256

@@ -40,10 +40,10 @@ const (
 )
 
 // namespaces is how many rankings of the names there are: every zone
-// (namespace 0), then each zone alone (1 + its ZoneIndex).
+// (namespace 0), then each zone alone (1 + its catalog.ZoneIndex).
 const namespaces = 1 + 3
 
-// A place of a name is told by a byte: its zone, 1 + ZoneIndex, or 0 for
+// A place of a name is told by a byte: its zone, 1 + catalog.ZoneIndex, or 0 for
 // a place in every zone's ranking alone; with zoneOnly for a place in its
 // zone's ranking alone. A name printed in one zone has one place, its
 // zone's without zoneOnly, which is in every zone's ranking too; a name
@@ -242,8 +242,7 @@ func (w *Writer) writeCompletions() error {
 	if err := w.rankNames(ranked); err != nil {
 		return fmt.Errorf("write catalogue %s: names: %w", w.path, err)
 	}
-	keys := newSorter(dir, w.limits.runSort)
-	keys.runs.fanIn = w.limits.mergeFanIn
+	keys := w.newRunSorter()
 	defer keys.close()
 	places, err := w.writeNames(ranked, keys)
 	if err != nil {
@@ -400,9 +399,19 @@ func (r *nameRanker) add(place byte, cards uint64, classes []classCard, folded, 
 	return r.ranked.add(r.key, r.value)
 }
 
+// romanizeClass is the byte that tells a card's romanizations apart in
+// the index: 'z' where catalog.Romanize turns Han characters into pinyin,
+// 'o' where it does not (catalog.RomanizesHan).
+func romanizeClass(language string) byte {
+	if catalog.RomanizesHan(language) {
+		return 'z'
+	}
+	return 'o'
+}
+
 // classLanguage is a language of the romanization class.
 func classLanguage(class byte) string {
-	if class == catalog.RomanizeClass("zh") {
+	if class == romanizeClass("zh") {
 		return "zh"
 	}
 	return ""

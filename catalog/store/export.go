@@ -107,7 +107,7 @@ func (db *DB) Export(zone string) (*Export, error) {
 // their array, then the name groups, when there are any, in the order of
 // the snapshot, as ,"names":[...], then the end of the snapshot. The groups
 // are held while the catalogue is open: they are bounded
-// (MaxNameGroupBytes), and few.
+// (catalog.MaxNameGroupBytes), and few.
 func (db *DB) appendNamesTail(dst []byte) ([]byte, error) {
 	groups, err := db.appendNameGroups(nil)
 	if err != nil {

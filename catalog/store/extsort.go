@@ -49,7 +49,7 @@ const compactBufSize = 64 << 10
 // newest runs it replaces, so a run holds only entries added after those
 // of every run before it.
 type sortedRuns struct {
-	fanIn  int // mergeFanIn, but for tests
+	fanIn  int // runs merged at once: mergeFanIn, or the Writer's limits
 	files  []*os.File
 	levels []int
 }

@@ -5,7 +5,6 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
-	"path/filepath"
 	"slices"
 	"unicode/utf8"
 
@@ -95,8 +94,7 @@ func (w *Writer) writeGroups() (*groupLists, error) {
 	if len(g.texts) == 0 {
 		return g, nil
 	}
-	postings := newPostingBuilder(filepath.Dir(w.path), w.limits.postings)
-	postings.runs.fanIn = w.limits.mergeFanIn
+	postings := w.newPostings()
 	defer postings.close()
 	for id, text := range g.texts {
 		if err := postings.addGrams(uint32(id), []byte(text)); err != nil {

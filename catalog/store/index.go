@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
-	"path/filepath"
 	"strings"
 
 	"github.com/catalogd/catalogd/catalog"
@@ -14,10 +13,10 @@ import (
 // ordinal order by the numbers sorter, then written in blocks with the
 // posting lists of every ordinal (docs/SEARCH.md).
 
-// searchText is SearchText, remembering recent names: most repeat.
+// searchText is catalog.SearchText, remembering recent names: most repeat.
 func (w *Writer) searchText(name, language string) catalog.IndexText {
 	// The key is the name after a byte for the romanization it takes.
-	w.textKey = append(append(w.textKey[:0], catalog.RomanizeClass(language)), name...)
+	w.textKey = append(append(w.textKey[:0], romanizeClass(language)), name...)
 	if t, ok := w.folded[string(w.textKey)]; ok {
 		return t
 	}
@@ -44,8 +43,7 @@ func (w *Writer) writeIndex() error {
 	if err != nil {
 		return err
 	}
-	postings := newPostingBuilder(filepath.Dir(w.path), w.limits.postings)
-	postings.runs.fanIn = w.limits.mergeFanIn
+	postings := w.newPostings()
 	postings.groups = groups
 	defer postings.close()
 	words := w.startWords()
@@ -117,7 +115,7 @@ func (w *Writer) writeIndex() error {
 // the card, as the sort of the index holds it: zone, id, set code, the key
 // of its normalized number, its name as printed and the romanization its
 // language takes (for autocomplete's names, not stored), the bytes of its
-// folded name, and the text its name is searched by (SearchText), which
+// folded name, and the text its name is searched by (catalog.SearchText), which
 // starts with the folded name.
 func appendSortedEntry(dst []byte, c *catalog.Card, numberKey []byte, t catalog.IndexText) []byte {
 	dst = append(dst, zoneByte(c.Zone))
@@ -128,7 +126,7 @@ func appendSortedEntry(dst []byte, c *catalog.Card, numberKey []byte, t catalog.
 	dst = binary.AppendUvarint(dst, uint64(len(numberKey)))
 	dst = append(dst, numberKey...)
 	dst = binary.AppendUvarint(dst, uint64(len(c.Name)))
-	dst = append(append(dst, c.Name...), catalog.RomanizeClass(c.Language))
+	dst = append(append(dst, c.Name...), romanizeClass(c.Language))
 	dst = binary.AppendUvarint(dst, uint64(t.Folded))
 	return append(dst, t.Text...)
 }

@@ -17,11 +17,11 @@ import (
 //	           the set's canonical JSON; setCodes and setLists find sets
 //	           by code and list them (see sets.go)
 //	cards      the cards, under two kinds of keys:
-//	           set prefix + NumberKey(number) + card id -> the card's
+//	           set prefix + catalog.NumberKey(number) + card id -> the card's
 //	           canonical JSON, where the set prefix is the zone byte, then
 //	           the set code, uvarint-length-prefixed;
 //	           keyCardID + card id -> the card's key of the first kind
-//	           without the id (set prefix + NumberKey(number))
+//	           without the id (set prefix + catalog.NumberKey(number))
 //	numbers    the search index entries, one per card, numbered by their
 //	           position in the order zone, printed-number key, id (the
 //	           ordinal), in blocks of
@@ -29,13 +29,13 @@ import (
 //	           a byte counting the entries of the block, the end of each as
 //	           a 4-byte big-endian offset, then the entries back to back. An
 //	           entry is the zone byte, then the card id, the set code,
-//	           NumberKey(number) and the card's name groups (uvarint group
+//	           catalog.NumberKey(number) and the card's name groups (uvarint group
 //	           indexes), each uvarint-prefixed, then the bytes of the
 //	           folded name as a uvarint, then the search text
-//	           (SearchText: the folded name and its romanized form)
+//	           (catalog.SearchText: the folded name and its romanized form)
 //	postings   posting lists, each under its list key: a kind byte ("t"
 //	           a trigram of search texts, "g" a bigram of them, "r" one
-//	           character of them, "n" a NumberKey, "s" a zone byte and set
+//	           character of them, "n" a catalog.NumberKey, "s" a zone byte and set
 //	           code, "p" a run of a short pattern (runs.go), "m" a 4-byte
 //	           big-endian group index, "T", "B", "R" a
 //	           trigram, bigram or character of the texts of more than
@@ -111,7 +111,7 @@ const indexBlockSize = 16
 // catalogd/1 stored each card twice (by id and by set); catalogd/2 stores it
 // once and maps ids to it; catalogd/3 orders the search index by zone and
 // stores posting lists in blocks; catalogd/4 adds lists of trigrams;
-// catalogd/5 searches a name by its romanized form too (SearchText), and
+// catalogd/5 searches a name by its romanized form too (catalog.SearchText), and
 // by the names of its name groups, which it keeps (names.go); catalogd/6
 // indexes each name group once (groupindex.go); catalogd/7 adds the
 // dictionary of a fuzzy search's words (words.go); catalogd/8 adds the
@@ -158,11 +158,11 @@ type ZoneCount struct {
 	Cards int64  `json:"cards"`
 }
 
-// zoneByte is a zone's byte in keys: its ZoneIndex, for a valid zone.
+// zoneByte is a zone's byte in keys: its catalog.ZoneIndex, for a valid zone.
 func zoneByte(zone string) byte { return byte(catalog.ZoneIndex(zone)) }
 
 // appendSetPrefix appends the prefix of the keys of the cards of the set
-// (zone, code) in the cards bucket, zone being the ZoneIndex as a byte: the
+// (zone, code) in the cards bucket, zone being the catalog.ZoneIndex as a byte: the
 // zone byte, then the code, uvarint-length-prefixed.
 func appendSetPrefix[S ~string | ~[]byte](dst []byte, zone byte, code S) []byte {
 	dst = append(dst, zone)
@@ -171,7 +171,7 @@ func appendSetPrefix[S ~string | ~[]byte](dst []byte, zone byte, code S) []byte 
 }
 
 // appendCardKey appends the key of a card in the cards bucket: the prefix
-// of its set (zone, code), then its NumberKey, then its id. The key without
+// of its set (zone, code), then its catalog.NumberKey, then its id. The key without
 // the id is the card's locator.
 func appendCardKey[S ~string | ~[]byte](dst []byte, zone byte, code S, numberKey []byte, id S) []byte {
 	dst = appendSetPrefix(dst, zone, code)

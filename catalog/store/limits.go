@@ -1,5 +1,7 @@
 package store
 
+import "path/filepath"
+
 // limits bound what an import holds in memory and what one of its
 // transactions puts. Create takes defaultLimits; a test takes smaller ones
 // (createWith), so that a few records cross each bound as a large
@@ -20,4 +22,20 @@ var defaultLimits = limits{
 	runSort:      runSortMemory,
 	mergeFanIn:   mergeFanIn,
 	setListPiece: setListPiece,
+}
+
+// newPostings starts posting lists, of the index or of the name groups,
+// within the Writer's limits.
+func (w *Writer) newPostings() *postingBuilder {
+	p := newPostingBuilder(filepath.Dir(w.path), w.limits.postings)
+	p.runs.fanIn = w.limits.mergeFanIn
+	return p
+}
+
+// newRunSorter starts the sort of the autocomplete runs' entries within
+// the Writer's limits.
+func (w *Writer) newRunSorter() *sorter {
+	s := newSorter(filepath.Dir(w.path), w.limits.runSort)
+	s.runs.fanIn = w.limits.mergeFanIn
+	return s
 }

@@ -38,9 +38,9 @@ func (db *DB) Cards(ids []string, found func(card []byte), missing func(id strin
 
 // SetCardsByNumber calls fn with the canonical JSON of each card of the
 // set that ref resolves to (as Set does) whose printed number equals
-// number by its normalized form (NormalizeNumber: "25", "025" and "25/73"
+// number by its normalized form (catalog.NormalizeNumber: "25", "025" and "25/73"
 // are one number), ordered by card id. The cards of a set are keyed by
-// their NumberKey, which delimits itself, so they lie in one range that a
+// their catalog.NumberKey, which delimits itself, so they lie in one range that a
 // single seek finds. The slice passed to fn is valid only until fn
 // returns. It returns ErrNotFound, saying which, when ref resolves to no
 // set or no card of the set has the number.

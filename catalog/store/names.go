@@ -13,7 +13,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 )
 
-// AddNames adds a name group, valid by ValidateGroup. Groups may
+// AddNames adds a name group, valid by catalog.ValidateGroup. Groups may
 // come before, between or after the cards they name: a card's groups are
 // found when the index is written.
 func (w *Writer) AddNames(names []string) error {
@@ -41,7 +41,7 @@ type nameGroups struct {
 	bytes   int                 // of the names as given
 }
 
-// add remembers a group, valid by ValidateGroup, and returns its index.
+// add remembers a group, valid by catalog.ValidateGroup, and returns its index.
 func (g *nameGroups) add(names []string) (uint32, error) {
 	if len(g.texts) >= catalog.MaxNameGroups {
 		return 0, fmt.Errorf("%w: more than %d groups", catalog.ErrNameGroupsLimit, catalog.MaxNameGroups)

@@ -52,7 +52,7 @@ func appendListKey[S ~string | ~[]byte](dst []byte, kind byte, term S) []byte {
 }
 
 // appendSetPostingKey appends the key of the list of the cards of the set
-// (zone, code), zone being the ZoneIndex as a byte.
+// (zone, code), zone being the catalog.ZoneIndex as a byte.
 func appendSetPostingKey[S ~string | ~[]byte](dst []byte, zone byte, code S) []byte {
 	dst = append(dst, postingSet)
 	dst = binary.AppendUvarint(dst, uint64(1+len(code)))

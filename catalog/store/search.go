@@ -31,7 +31,7 @@ type SearchQuery struct {
 }
 
 // term is one folded query term, with the key of its normalized printed
-// number (see appendNormalizedKey): two numbers are equal when their keys
+// number (see catalog.AppendNormalizedNumberKey): two numbers are equal when their keys
 // are.
 type term struct {
 	text   []byte

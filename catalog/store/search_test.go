@@ -64,17 +64,18 @@ func worstCaseSnapshot(seed uint64, cards int) (sets []catalog.Set, out []catalo
 	return sets, out
 }
 
-// writeCatalogue writes sets and cards into a new catalogue file, with the
-// writer's limits set by tune when it is not nil, and returns its path.
-func writeCatalogue(t *testing.T, sets []catalog.Set, cards []catalog.Card, l limits, tune func(w *Writer)) string {
+// writeCatalogue writes sets and cards into a new catalogue file with the
+// limits l, after whatever more adds first when it is not nil (name
+// groups), and returns its path.
+func writeCatalogue(t *testing.T, sets []catalog.Set, cards []catalog.Card, l limits, more func(w *Writer)) string {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "catalog.db")
 	w, err := createWith(path, l)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if tune != nil {
-		tune(w)
+	if more != nil {
+		more(w)
 	}
 	for _, s := range sets {
 		if err := w.AddSet(s); err != nil {

@@ -20,7 +20,7 @@ import (
 //	           zones of one code in resolution order
 //	setOrder   the set's place in the list of sets (appendSetListKey) ->
 //	           set id: every set in list order
-//	setLists   list byte (0 every zone, 1 + ZoneIndex one zone) + 4-byte
+//	setLists   list byte (0 every zone, 1 + catalog.ZoneIndex one zone) + 4-byte
 //	           big-endian piece number -> a piece of the JSON array of the
 //	           list's sets in list order; the pieces concatenated are the
 //	           array
@@ -69,7 +69,7 @@ func readStoredSet(v []byte) (storedSet, error) {
 	return s, nil
 }
 
-// zone is the ZoneIndex of the set's zone, as a byte.
+// zone is the catalog.ZoneIndex of the set's zone, as a byte.
 func (s *storedSet) zone() byte { return s.prefix[0] }
 
 // set decodes the set's record.
@@ -130,7 +130,7 @@ func (r *reader) resolveSet(ref string) (storedSet, bool, error) {
 }
 
 // setsMatching returns the sets a search filter names: the set with id ref,
-// else every set with code ref, limited to zone (a ZoneIndex, or -1 for
+// else every set with code ref, limited to zone (a catalog.ZoneIndex, or -1 for
 // every zone). No match is an empty result, not an error.
 func (r *reader) setsMatching(ref string, zone int) ([]storedSet, error) {
 	if s, ok, err := setByID(r.setCursor, ref); ok || err != nil {

@@ -122,7 +122,7 @@ const postingMemory = 32 << 20
 // On 32-bit platforms, whose address space is scarce, it is left to bbolt.
 const initialMmapSize = strconv.IntSize / 64 << 30
 
-// foldCacheSize and foldCacheBytes bound the names whose Fold the Writer
+// foldCacheSize and foldCacheBytes bound the names whose catalog.Fold the Writer
 // remembers, in number and in bytes of names and folds: names repeat (every
 // printing of a card, every language of a zone), and folding a name that is
 // not ASCII costs microseconds. Names are as long as a snapshot makes them.

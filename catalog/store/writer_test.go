@@ -265,4 +265,23 @@ func TestCreateWithTakesItsLimits(t *testing.T) {
 	if w.numbers.runs.fanIn != small.mergeFanIn {
 		t.Errorf("numbers merged %d runs at once, want %d", w.numbers.runs.fanIn, small.mergeFanIn)
 	}
+	postings := w.newPostings()
+	defer postings.close()
+	if postings.limit != small.postings || postings.runs.fanIn != small.mergeFanIn {
+		t.Errorf("posting lists held to %d bytes, %d runs merged at once; want %d and %d", postings.limit, postings.runs.fanIn, small.postings, small.mergeFanIn)
+	}
+	runs := w.newRunSorter()
+	defer runs.close()
+	if runs.limit != small.runSort || runs.runs.fanIn != small.mergeFanIn {
+		t.Errorf("autocomplete runs sorted %d bytes in memory, %d runs merged at once; want %d and %d", runs.limit, runs.runs.fanIn, small.runSort, small.mergeFanIn)
+	}
+	// A transaction of a byte is full; a piece of a list of sets of more
+	// than 6 bytes is written.
+	if w.txBytes = 1; !w.txFull() {
+		t.Error("a transaction of 1 byte is not full, with commitAt 1")
+	}
+	var list setListWriter
+	if err := list.add(w, []byte(`{"id":"s"}`)); err != nil || list.n != 1 {
+		t.Errorf("a set of 10 bytes wrote %d pieces (%v), want 1", list.n, err)
+	}
 }

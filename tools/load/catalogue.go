@@ -81,7 +81,7 @@ func prepareCatalogue(ctx context.Context, o options, dir, bin string) (catalogu
 }
 
 // sampleCatalogue chooses the material of the requests from the catalogue
-// file at path, read through the catalog package in bounded memory: the
+// file at path, read through catalog/store in bounded memory: the
 // list of sets, each set's number of cards, and only the cards drawn: at
 // most maxCards, uniformly. The sets are shuffled, and cut once their pages
 // reach maxPages. It

@@ -1,6 +1,6 @@
 // Package catalogbench holds the benchmarks of the catalogue's read paths
 // (lookups, pages, the list of sets, search, open and the first export),
-// through the catalog package's exported API, over the real catalogue of
+// through the exported API of catalog/store, over the real catalogue of
 // testdata and over catalogues of the generator of any size, or a file
 // imported before (-bench-db). docs/BENCHMARKS.md has their figures:
 //
