@@ -1,6 +1,6 @@
 // Package catalog is the domain of catalogd: sets and cards, the rules one
-// record and one name group must satisfy, the folding, romanized forms and
-// printed-number keys that order and find them. It knows no file: the
+// record and one name group must satisfy, the folding, romanized forms,
+// words and printed-number keys that order and find them. It knows no file: the
 // catalogue file is catalog/store's. That file keeps what Fold, SearchText
 // and NumberKey give, so a change to what they give is a new format of
 // the file (catalog/store, formatVersion), which an upgrade imports again.

@@ -398,7 +398,7 @@ func (ws *wordStarts) text(text []byte) bool {
 		return false // the cheap test first: no word can
 	}
 	found := false
-	eachWord(text, func(w []byte) { found = found || bytes.HasPrefix(w, ws.prefix) })
+	catalog.EachWord(text, func(w []byte) { found = found || bytes.HasPrefix(w, ws.prefix) })
 	return found
 }
 

@@ -139,7 +139,7 @@ func scanTier(all []string, whole, last string, others []string) int {
 	})
 	word := slices.ContainsFunc(all, func(f string) bool {
 		starts := false
-		eachWord([]byte(f), func(w []byte) { starts = starts || strings.HasPrefix(string(w), last) })
+		catalog.EachWord([]byte(f), func(w []byte) { starts = starts || strings.HasPrefix(string(w), last) })
 		return starts
 	})
 	if holds && word {
@@ -159,7 +159,7 @@ func autocompleteQuery(rng *rand.Rand, names []scanName) string {
 	}
 	form := []rune(all[rng.IntN(len(all))])
 	var words []string
-	eachWord([]byte(string(form)), func(w []byte) { words = append(words, string(w)) })
+	catalog.EachWord([]byte(string(form)), func(w []byte) { words = append(words, string(w)) })
 	var q string
 	switch rng.IntN(4) {
 	case 0: // the start of the whole form

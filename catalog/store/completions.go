@@ -519,7 +519,7 @@ func addFormKeys(keys *sorter, forms [][]byte, ord uint32, place byte) error {
 		if err == nil {
 			err = add(completeForm, f)
 		}
-		eachWord(f, func(word []byte) {
+		catalog.EachWord(f, func(word []byte) {
 			if err == nil && !slices.ContainsFunc(words, func(w []byte) bool { return bytes.Equal(w, word) }) {
 				words = append(words, word)
 				err = add(completeWord, word)

@@ -4,7 +4,6 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
-	"unicode"
 )
 
 // eachShortGram gives, in one pass, the grams eachGram gives for one, two
@@ -30,25 +29,4 @@ func TestEachShortGramAgreesWithEachGram(t *testing.T) {
 			t.Fatalf("%q: got %q, want %q", string(text), got, want)
 		}
 	}
-}
-
-// letterBlock's ranges hold letters of its script only: the shortcut
-// answers as Unicode's tables do.
-func TestLetterBlockAgreesWithUnicode(t *testing.T) {
-	for r := rune(0); r <= unicode.MaxRune; r++ {
-		s := letterBlock(r)
-		if s == 0 {
-			continue
-		}
-		if !unicode.IsLetter(r) || isNameSeparatorByTables(r) {
-			t.Fatalf("%U: in a letter block, not a letter", r)
-		}
-		if want := scripts[s-1]; !unicode.Is(want, r) && !(s == 2 && unicode.Is(unicode.Hiragana, r)) {
-			t.Fatalf("%U: in the block of script %d, not of it", r, s)
-		}
-	}
-}
-
-func isNameSeparatorByTables(r rune) bool {
-	return unicode.IsSpace(r) || unicode.IsPunct(r) || unicode.IsSymbol(r)
 }

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"unicode/utf8"
 
+	"github.com/catalogd/catalogd/catalog"
 	bolt "go.etcd.io/bbolt"
 )
 
@@ -144,7 +145,7 @@ func (g *nameGroups) appendGroupIDs(dst, folded []byte) []byte {
 	var found [8]uint32
 	groups := found[:0]
 	if len(g.texts) > 0 {
-		eachWholeWords(folded, g.longest, func(words []byte) {
+		catalog.EachWholeWords(folded, g.longest, func(words []byte) {
 			if !g.lengths[len(words)] {
 				return // a cheaper miss than the map's
 			}

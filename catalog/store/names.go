@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/catalogd/catalogd/catalog"
 	bolt "go.etcd.io/bbolt"
@@ -88,113 +86,6 @@ func (g *nameGroups) add(names []string) (uint32, error) {
 	g.folded = append(g.folded, folded)
 	g.bytes += size
 	return id, nil
-}
-
-// eachWholeWords calls fn with every run of whole words of a folded name,
-// at most maxLen bytes long: every substring that starts and ends at a
-// word boundary and neither starts nor ends with white space. A boundary
-// is an end of the name, a separator (white space, punctuation, a symbol)
-// on either side, or a change of script: so "リザードンex" holds
-// "リザードン", "dark charizard" holds "charizard", "nidoran♀ ex" holds
-// "nidoran♀", and "mewtwo" does not hold "mew".
-func eachWholeWords(folded []byte, maxLen int, fn func(words []byte)) {
-	// One pass finds where a run may start and where it may end; the
-	// runs are the pairs of those.
-	var startsBuf, endsBuf [32]int
-	starts, ends := startsBuf[:0], endsBuf[:0]
-	prev := rune(-1)
-	for i, r := range string(folded) {
-		bound := prev < 0 || isBoundary(prev, r)
-		if bound && prev >= 0 && !unicode.IsSpace(prev) {
-			ends = append(ends, i)
-		}
-		if bound && !unicode.IsSpace(r) {
-			starts = append(starts, i)
-		}
-		prev = r
-	}
-	if prev >= 0 && !unicode.IsSpace(prev) {
-		ends = append(ends, len(folded))
-	}
-	for _, s := range starts {
-		for _, e := range ends {
-			if e-s > maxLen {
-				break
-			}
-			if e > s {
-				fn(folded[s:e])
-			}
-		}
-	}
-}
-
-// isBoundary reports whether a word ends between a and b, neighbours in a
-// name.
-func isBoundary(a, b rune) bool {
-	return isNameSeparator(a) || isNameSeparator(b) || scriptChange(a, b)
-}
-
-// isNameSeparator reports whether r separates words: white space,
-// punctuation or a symbol.
-func isNameSeparator(r rune) bool {
-	if letterBlock(r) != 0 {
-		return false
-	}
-	return unicode.IsSpace(r) || unicode.IsPunct(r) || unicode.IsSymbol(r)
-}
-
-// scriptChange reports whether a and b, neighbours in a name, are letters
-// of two scripts. Digits, marks and the signs every script uses (the long
-// mark ー among them) belong to none, so they change nothing.
-func scriptChange(a, b rune) bool {
-	sa, sb := scriptOf(a), scriptOf(b)
-	return sa != 0 && sb != 0 && sa != sb
-}
-
-// scripts are the scripts of the names of the catalogue, told apart; a
-// letter of any other is its own kind.
-var scripts = []*unicode.RangeTable{unicode.Latin, unicode.Katakana, unicode.Hiragana, unicode.Han, unicode.Hangul, unicode.Cyrillic, unicode.Greek, unicode.Thai}
-
-func scriptOf(r rune) int {
-	if r < utf8.RuneSelf {
-		if 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' {
-			return 1
-		}
-		return 0
-	}
-	if s := letterBlock(r); s != 0 {
-		return s
-	}
-	if unicode.Is(unicode.Lm, r) {
-		return 0 // a modifier, as the long mark ー: of no script
-	}
-	for i, t := range scripts {
-		if unicode.Is(t, r) {
-			if t == unicode.Hiragana {
-				return 2 // kana are one script: folded names hold katakana
-			}
-			return i + 1
-		}
-	}
-	if unicode.IsLetter(r) {
-		return len(scripts) + 1
-	}
-	return 0
-}
-
-// letterBlock returns the script of r when r is in a range of letters of
-// one script that most names of the catalogue are written in (Han
-// ideographs, katakana, hiragana), and 0 otherwise: it spares the search of
-// Unicode's tables for nearly every character of a Japanese or Chinese
-// name.
-func letterBlock(r rune) int {
-	switch {
-	case 0x4E00 <= r && r <= 0x9FFF:
-		return 4 // unicode.Han in scripts
-	case 0x30A1 <= r && r <= 0x30FA, 0x3041 <= r && r <= 0x3096:
-		return 2 // kana
-	}
-	return 0
 }
 
 // appendGroupKey appends the key of group id in the names bucket.

@@ -211,7 +211,7 @@ func holdsWholeWords(folded, name string) bool {
 		return false
 	}
 	bounded := func(outside, inside rune) bool {
-		return isNameSeparator(outside) || isNameSeparator(inside) || scriptChange(outside, inside)
+		return catalog.IsNameSeparator(outside) || catalog.IsNameSeparator(inside) || catalog.ScriptChange(outside, inside)
 	}
 	for at := 0; ; {
 		i := strings.Index(folded[at:], name)

@@ -3,6 +3,7 @@ package store
 import (
 	"bytes"
 
+	"github.com/catalogd/catalogd/catalog"
 	bolt "go.etcd.io/bbolt"
 )
 
@@ -171,7 +172,7 @@ func (t *term) nearest(e *indexEntry, groups *groupTexts) (int, bool) {
 func (t *term) nearestWord(text []byte) int {
 	a := t.automaton()
 	best := 0
-	eachWord(text, func(word []byte) {
+	catalog.EachWord(text, func(word []byte) {
 		if best == 1 || !dictWord(word) {
 			return
 		}

@@ -35,7 +35,7 @@ func TestFuzzySearchAgreesWithScan(t *testing.T) {
 				}
 				var words []string
 				for _, f := range card.forms {
-					eachWord([]byte(f), func(w []byte) { words = append(words, string(w)) })
+					catalog.EachWord([]byte(f), func(w []byte) { words = append(words, string(w)) })
 				}
 				if long := slices.DeleteFunc(slices.Clone(words), func(w string) bool { return len([]rune(w)) < 5 }); len(long) > 0 && rng.IntN(4) > 0 {
 					words = long // a word that may be mistyped
@@ -162,7 +162,7 @@ func scanFuzzy(cards []scanCard, q SearchQuery) ([]string, int) {
 			best := allowed + 1
 			t := []rune(term)
 			for _, f := range c.forms {
-				eachWord([]byte(f), func(w []byte) {
+				catalog.EachWord([]byte(f), func(w []byte) {
 					word := []rune(string(w))
 					// A word more characters longer or shorter than the
 					// edits allowed is further than them: not measured.
@@ -261,7 +261,7 @@ func TestEditAutomatonAgreesWithDistance(t *testing.T) {
 	}
 }
 
-// TestEachWord splits folded names into words where eachWholeWords sets
+// TestEachWord splits folded names into words where catalog.EachWholeWords sets
 // their bounds: white space, punctuation, symbols and changes of script.
 func TestEachWord(t *testing.T) {
 	for text, want := range map[string][]string{
@@ -276,7 +276,7 @@ func TestEachWord(t *testing.T) {
 		"...":                nil,
 	} {
 		var got []string
-		eachWord([]byte(text), func(w []byte) { got = append(got, string(w)) })
+		catalog.EachWord([]byte(text), func(w []byte) { got = append(got, string(w)) })
 		if !slices.Equal(got, want) {
 			t.Errorf("words of %q: %q, want %q", text, got, want)
 		}
@@ -288,9 +288,9 @@ func TestEachWord(t *testing.T) {
 	for range 2000 {
 		text := randomText(rng, chars, 12)
 		var words, runs []string
-		eachWord([]byte(string(text)), func(w []byte) { words = append(words, string(w)) })
-		eachWholeWords([]byte(string(text)), 100, func(w []byte) {
-			if !strings.ContainsFunc(string(w), isNameSeparator) {
+		catalog.EachWord([]byte(string(text)), func(w []byte) { words = append(words, string(w)) })
+		catalog.EachWholeWords([]byte(string(text)), 100, func(w []byte) {
+			if !strings.ContainsFunc(string(w), catalog.IsNameSeparator) {
 				runs = append(runs, string(w))
 			}
 		})
@@ -378,13 +378,6 @@ func TestNearWordsAgreesWithScan(t *testing.T) {
 	}
 	if found < 300 {
 		t.Errorf("only %d near words in all: too few to compare", found)
-	}
-}
-
-// TestWordScripts holds wordScripts to what scriptOf returns.
-func TestWordScripts(t *testing.T) {
-	if wordScripts != len(scripts)+2 {
-		t.Fatalf("wordScripts is %d; scriptOf returns 0 to %d", wordScripts, len(scripts)+1)
 	}
 }
 

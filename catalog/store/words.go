@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/blevesearch/vellum"
+	"github.com/catalogd/catalogd/catalog"
 	bolt "go.etcd.io/bbolt"
 )
 
@@ -61,20 +62,19 @@ const (
 // backward.
 type dictionary struct{ forward, backward [wordScripts][]*vellum.FST }
 
-// wordScripts counts the values of wordScript: 0, each of scripts, and
-// the one of every other script (scriptOf); TestWordScripts holds it to
-// scripts.
-const wordScripts = 10
+// wordScripts counts the values of wordScript: 0, and each script
+// catalog.ScriptOf returns.
+const wordScripts = catalog.MaxScript + 1
 
 // wordScript returns the script of a word: that of its first letter of a
-// script (scriptOf), 0 when it has none. A change of script ends a word
-// (eachWord), so its other letters are of that script too, or of none.
+// script (catalog.ScriptOf), 0 when it has none. A change of script ends a word
+// (catalog.EachWord), so its other letters are of that script too, or of none.
 // A term within a few edits of a word shares most of its letters, so it
 // is looked for among the words of its own scripts only: a Latin term
 // never walks the millions of Han and kana words.
 func wordScript(word []byte) byte {
 	for _, r := range string(word) {
-		if s := scriptOf(r); s != 0 {
+		if s := catalog.ScriptOf(r); s != 0 {
 			return byte(s)
 		}
 	}
@@ -112,54 +112,13 @@ func dictWord(word []byte) bool {
 	return utf8.RuneCount(word) >= minDictWord && !hasDigit(word)
 }
 
-// eachWord calls fn with each word of a folded text: the runs between
-// word boundaries (isBoundary: white space, punctuation, symbols and
-// changes of script), without the separators. "リザードンex" holds
-// "リザードン" and "ex".
-func eachWord(text []byte, fn func(word []byte)) {
-	start, prev := -1, rune(-1)
-	for i := 0; i < len(text); {
-		r, w := rune(text[i]), 1
-		var sep bool
-		if r < utf8.RuneSelf {
-			sep = asciiSeparators[r]
-		} else {
-			r, w = utf8.DecodeRune(text[i:])
-			sep = isNameSeparator(r)
-		}
-		// Within a word, the last character was no separator: a change
-		// of script is the only other boundary (isBoundary).
-		if start >= 0 && (sep || scriptChange(prev, r)) {
-			fn(text[start:i])
-			start = -1
-		}
-		if start < 0 && !sep {
-			start = i
-		}
-		prev = r
-		i += w
-	}
-	if start >= 0 {
-		fn(text[start:])
-	}
-}
-
-// asciiSeparators is isNameSeparator of each ASCII character, for the
-// characters of nearly every Latin name.
-var asciiSeparators = func() (seps [utf8.RuneSelf]bool) {
-	for r := range seps {
-		seps[r] = isNameSeparator(rune(r))
-	}
-	return seps
-}()
-
 // addWords adds the words of a text to the sorts of the dictionary, which
 // keep each once, after its script: forward, and backward those that a
 // term of two edits may be near.
 func addWords(forward, backward *sorter, text []byte) error {
 	var err error
 	var key []byte
-	eachWord(text, func(word []byte) {
+	catalog.EachWord(text, func(word []byte) {
 		if err != nil || !dictWord(word) {
 			return
 		}
@@ -461,7 +420,7 @@ func nearWords(dict dictionary, whole *editAutomaton) (words []nearWord, err err
 		pieces = append(pieces[:0], dict[0]...)
 		var seen [wordScripts]bool
 		for _, r := range runes {
-			if s := scriptOf(r); s != 0 && !seen[s] {
+			if s := catalog.ScriptOf(r); s != 0 && !seen[s] {
 				seen[s] = true
 				pieces = append(pieces, dict[s]...)
 			}

@@ -1,0 +1,166 @@
+package catalog
+
+import (
+	"unicode"
+	"unicode/utf8"
+)
+
+// The words of a name (docs/CONTRACT.md: Name groups, Typos, As you
+// type): the runs of a folded text between word boundaries, which are
+// white space, punctuation, symbols and changes of script. The index and
+// the checks of a query cut texts alike, through these.
+
+// EachWord calls fn with each word of a folded text: the runs between
+// word boundaries (isBoundary: white space, punctuation, symbols and
+// changes of script), without the separators. "リザードンex" holds
+// "リザードン" and "ex".
+func EachWord(text []byte, fn func(word []byte)) {
+	start, prev := -1, rune(-1)
+	for i := 0; i < len(text); {
+		r, w := rune(text[i]), 1
+		var sep bool
+		if r < utf8.RuneSelf {
+			sep = asciiSeparators[r]
+		} else {
+			r, w = utf8.DecodeRune(text[i:])
+			sep = IsNameSeparator(r)
+		}
+		// Within a word, the last character was no separator: a change
+		// of script is the only other boundary (isBoundary).
+		if start >= 0 && (sep || ScriptChange(prev, r)) {
+			fn(text[start:i])
+			start = -1
+		}
+		if start < 0 && !sep {
+			start = i
+		}
+		prev = r
+		i += w
+	}
+	if start >= 0 {
+		fn(text[start:])
+	}
+}
+
+// asciiSeparators is IsNameSeparator of each ASCII character, for the
+// characters of nearly every Latin name.
+var asciiSeparators = func() (seps [utf8.RuneSelf]bool) {
+	for r := range seps {
+		seps[r] = IsNameSeparator(rune(r))
+	}
+	return seps
+}()
+
+// EachWholeWords calls fn with every run of whole words of a folded name,
+// at most maxLen bytes long: every substring that starts and ends at a
+// word boundary and neither starts nor ends with white space. A boundary
+// is an end of the name, a separator (white space, punctuation, a symbol)
+// on either side, or a change of script: so "リザードンex" holds
+// "リザードン", "dark charizard" holds "charizard", "nidoran♀ ex" holds
+// "nidoran♀", and "mewtwo" does not hold "mew".
+func EachWholeWords(folded []byte, maxLen int, fn func(words []byte)) {
+	// One pass finds where a run may start and where it may end; the
+	// runs are the pairs of those.
+	var startsBuf, endsBuf [32]int
+	starts, ends := startsBuf[:0], endsBuf[:0]
+	prev := rune(-1)
+	for i, r := range string(folded) {
+		bound := prev < 0 || isBoundary(prev, r)
+		if bound && prev >= 0 && !unicode.IsSpace(prev) {
+			ends = append(ends, i)
+		}
+		if bound && !unicode.IsSpace(r) {
+			starts = append(starts, i)
+		}
+		prev = r
+	}
+	if prev >= 0 && !unicode.IsSpace(prev) {
+		ends = append(ends, len(folded))
+	}
+	for _, s := range starts {
+		for _, e := range ends {
+			if e-s > maxLen {
+				break
+			}
+			if e > s {
+				fn(folded[s:e])
+			}
+		}
+	}
+}
+
+// isBoundary reports whether a word ends between a and b, neighbours in a
+// name.
+func isBoundary(a, b rune) bool {
+	return IsNameSeparator(a) || IsNameSeparator(b) || ScriptChange(a, b)
+}
+
+// IsNameSeparator reports whether r separates words: white space,
+// punctuation or a symbol.
+func IsNameSeparator(r rune) bool {
+	if letterBlock(r) != 0 {
+		return false
+	}
+	return unicode.IsSpace(r) || unicode.IsPunct(r) || unicode.IsSymbol(r)
+}
+
+// ScriptChange reports whether a and b, neighbours in a name, are letters
+// of two scripts. Digits, marks and the signs every script uses (the long
+// mark ー among them) belong to none, so they change nothing.
+func ScriptChange(a, b rune) bool {
+	sa, sb := ScriptOf(a), ScriptOf(b)
+	return sa != 0 && sb != 0 && sa != sb
+}
+
+// scripts are the scripts of the names of the catalogue, told apart; a
+// letter of any other is its own kind.
+var scripts = [...]*unicode.RangeTable{unicode.Latin, unicode.Katakana, unicode.Hiragana, unicode.Han, unicode.Hangul, unicode.Cyrillic, unicode.Greek, unicode.Thai}
+
+// MaxScript is the largest script ScriptOf returns: that of a letter of a
+// script not in scripts.
+const MaxScript = len(scripts) + 1
+
+// ScriptOf returns the script of r, 1 to MaxScript, or 0 for a character
+// of no script: a digit, a mark, a sign every script uses (the long mark
+// ー among them). Kana are one script, for folded names hold katakana.
+func ScriptOf(r rune) int {
+	if r < utf8.RuneSelf {
+		if 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' {
+			return 1
+		}
+		return 0
+	}
+	if s := letterBlock(r); s != 0 {
+		return s
+	}
+	if unicode.Is(unicode.Lm, r) {
+		return 0 // a modifier, as the long mark ー: of no script
+	}
+	for i, t := range scripts {
+		if unicode.Is(t, r) {
+			if t == unicode.Hiragana {
+				return 2 // kana are one script: folded names hold katakana
+			}
+			return i + 1
+		}
+	}
+	if unicode.IsLetter(r) {
+		return len(scripts) + 1
+	}
+	return 0
+}
+
+// letterBlock returns the script of r when r is in a range of letters of
+// one script that most names of the catalogue are written in (Han
+// ideographs, katakana, hiragana), and 0 otherwise: it spares the search of
+// Unicode's tables for nearly every character of a Japanese or Chinese
+// name.
+func letterBlock(r rune) int {
+	switch {
+	case 0x4E00 <= r && r <= 0x9FFF:
+		return 4 // unicode.Han in scripts
+	case 0x30A1 <= r && r <= 0x30FA, 0x3041 <= r && r <= 0x3096:
+		return 2 // kana
+	}
+	return 0
+}
