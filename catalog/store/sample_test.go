@@ -44,7 +44,7 @@ func FuzzSearchTermNumberKey(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, n string) {
 		if len(n) > maxFuzzLen {
-			t.Skip()
+			return // a query is at most 200 code points: longer inputs only slow the fuzzer
 		}
 		for _, term := range searchTerms(n) {
 			if want := catalog.NumberKey(string(term.text)); term.number != string(want) {
