@@ -142,7 +142,7 @@ func (db *DB) Changes(q ChangesQuery, fn func(Change) error) (string, error) {
 	in := func(z byte) bool { return z != zoneNone && (zone == zoneNone || z == zone || z == zoneAll) }
 
 	var next string
-	err := db.view(func(tx *bolt.Tx) error {
+	err := db.View(func(tx *bolt.Tx) error {
 		b := tx.Bucket(bucketChanges)
 		if b == nil || from == len(db.info.History) {
 			return nil
@@ -353,11 +353,19 @@ func listSum(q ChangesQuery) uint32 {
 	return crc32.ChecksumIEEE([]byte(q.Since + "\x00" + q.Zone))
 }
 
+// Previous is the catalogue a new one replaces, as Follow reads it: a
+// *DB open for reading.
+type Previous interface {
+	Info() Info
+	Path() string
+	View(fn func(tx *bolt.Tx) error) error
+}
+
 // Follow makes the catalogue being written the next generation of prev,
 // which stays open until Finish returns: Finish compares the two, record by
 // record, and the new file holds the changes of the last keep imports, this
 // one included. keep 0 keeps none, and compares nothing.
-func (w *Writer) Follow(prev *DB, keep int) {
+func (w *Writer) Follow(prev Previous, keep int) {
 	w.prev, w.keep = prev, keep
 }
 
@@ -372,11 +380,11 @@ func (w *Writer) writeChanges(info *Info) error {
 	if w.prev == nil || w.keep <= 0 {
 		return nil
 	}
-	prev := w.prev
-	kept := prev.info.History[max(0, len(prev.info.History)-(w.keep-1)):]
+	prev := w.prev.Info()
+	kept := prev.History[max(0, len(prev.History)-(w.keep-1)):]
 	step := uint32(1)
-	if n := len(prev.info.History); n > 0 {
-		step = prev.info.History[n-1].Step + 1
+	if n := len(prev.History); n > 0 {
+		step = prev.History[n-1].Step + 1
 	}
 	diff := newSorter(filepath.Dir(w.path), sortMemory)
 	defer diff.close()
@@ -423,7 +431,7 @@ func (w *Writer) writeChanges(info *Info) error {
 	if err != nil {
 		return fmt.Errorf("write catalogue %s: changes: %w", w.path, err)
 	}
-	info.History = append(slices.Clone(kept), HistoryStep{Step: step, From: prev.Generation(), To: info.Generation, Changes: count})
+	info.History = append(slices.Clone(kept), HistoryStep{Step: step, From: prev.Generation, To: info.Generation, Changes: count})
 	return nil
 }
 
@@ -455,7 +463,7 @@ func (w *Writer) copyHistory(kept []HistoryStep) error {
 	if len(kept) == 0 {
 		return nil
 	}
-	err := w.prev.view(func(tx *bolt.Tx) error {
+	err := w.prev.View(func(tx *bolt.Tx) error {
 		b := tx.Bucket(bucketChanges)
 		if b == nil {
 			return errors.New("the history lists steps the file does not hold")
@@ -485,8 +493,8 @@ func (w *Writer) Unfollowed() error { return w.unfollowed }
 // JSON of each set in both.
 func (w *Writer) diffSets(add func(kind byte, id []byte, before, after byte) error) error {
 	newSets := w.tx.Bucket(bucketSets).Cursor()
-	return w.prev.read(func(r *reader) error {
-		err := walkBoth(r.tx.Bucket(bucketSets).Cursor(), newSets, nil, func(id, ov, nv []byte) error {
+	return w.prev.View(func(tx *bolt.Tx) error {
+		err := walkBoth(tx.Bucket(bucketSets).Cursor(), newSets, nil, func(id, ov, nv []byte) error {
 			before, after := zoneNone, zoneNone
 			var old, cur storedSet
 			var err error
@@ -519,8 +527,9 @@ func (w *Writer) diffSets(add func(kind byte, id []byte, before, after byte) err
 func (w *Writer) diffCards(add func(kind byte, id []byte, before, after byte) error) error {
 	cards := w.tx.Bucket(bucketCards)
 	newIDs, newCards := cards.Cursor(), cards.Cursor()
-	return w.prev.read(func(r *reader) error {
-		oldIDs, oldCards := r.tx.Bucket(bucketCards).Cursor(), r.cardCursor
+	return w.prev.View(func(tx *bolt.Tx) error {
+		old := tx.Bucket(bucketCards)
+		oldIDs, oldCards := old.Cursor(), old.Cursor()
 		var key []byte
 		// The id keys (keyCardID + id, to the locator) are the last of
 		// the bucket.

@@ -62,8 +62,10 @@ func panickedInBbolt() bool {
 	}
 }
 
-// view runs fn in a read transaction of its own, a damaged page an error.
-func (db *DB) view(fn func(tx *bolt.Tx) error) (err error) {
+// View runs fn in a read transaction of its own, a damaged page an
+// error: the next catalogue's import compares its records with this one's
+// (build.Previous).
+func (db *DB) View(fn func(tx *bolt.Tx) error) (err error) {
 	defer recoverDamage(&err)
 	return db.db.View(fn)
 }
@@ -74,7 +76,7 @@ func (db *DB) view(fn func(tx *bolt.Tx) error) (err error) {
 // opens; serve checks a new file before it serves it (a reload), which
 // reads the whole file once.
 func (db *DB) Check() error {
-	err := db.view(func(tx *bolt.Tx) error {
+	err := db.View(func(tx *bolt.Tx) error {
 		return tx.ForEach(func(name []byte, b *bolt.Bucket) error {
 			c := b.Cursor()
 			for k, _ := c.First(); k != nil; k, _ = c.Next() {

@@ -124,7 +124,7 @@ func (db *DB) appendNamesTail(dst []byte) ([]byte, error) {
 // order of the snapshot; nothing when there are none.
 func (db *DB) appendNameGroups(dst []byte) ([]byte, error) {
 	n := 0
-	err := db.view(func(tx *bolt.Tx) error {
+	err := db.View(func(tx *bolt.Tx) error {
 		b := tx.Bucket(bucketNames)
 		if b == nil {
 			return nil

@@ -108,11 +108,11 @@ func appendGroupJSON(dst []byte, names []string) []byte {
 // record: their list, in order.
 func (w *Writer) diffNames(add func(kind byte, id []byte, before, after byte) error) error {
 	cur := w.tx.Bucket(bucketNames).Cursor()
-	return w.prev.read(func(r *reader) error {
+	return w.prev.View(func(tx *bolt.Tx) error {
 		before, after := zoneNone, zoneNone
 		same := true
 		var k1, v1 []byte
-		if b := r.tx.Bucket(bucketNames); b != nil {
+		if b := tx.Bucket(bucketNames); b != nil {
 			c := b.Cursor()
 			k1, v1 = c.First()
 			if k1 != nil {

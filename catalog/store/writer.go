@@ -65,9 +65,9 @@ type Writer struct {
 	refNamed     []byte      // the reference being deferred (deferredRef.named)
 	deferredRefs uint64      // references DeferSetCheck has put
 
-	prev       *DB   // the catalogue this one replaces, when Follow was called
-	keep       int   // the steps of history to keep
-	unfollowed error // why prev could not be compared after all
+	prev       Previous // the catalogue this one replaces, when Follow was called
+	keep       int      // the steps of history to keep
+	unfollowed error    // why prev could not be compared after all
 
 	numbers   *sorter
 	cardNames cardNameSort // the cards' names, which autocomplete counts (completions.go)
