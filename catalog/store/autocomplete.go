@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/catalogd/catalogd/catalog"
+	"github.com/catalogd/catalogd/catalog/store/internal/layout"
 	bolt "go.etcd.io/bbolt"
 )
 
@@ -51,13 +52,13 @@ func (db *DB) Autocomplete(q AutocompleteQuery) ([]NameCount, error) {
 	}
 	var names []NameCount
 	err := db.read(func(r *reader) error {
-		a := completer{c: r.completions, other: r.completionRecords, cards: indexBlocks{c: r.tx.Bucket(bucketNumbers).Cursor()}, ns: ns, limit: min(q.Limit, MaxAutocompleteLimit)}
+		a := completer{c: r.completions, other: r.completionRecords, cards: indexBlocks{c: r.tx.Bucket(layout.BucketNumbers).Cursor()}, ns: ns, limit: min(q.Limit, layout.MaxAutocompleteLimit)}
 		whole := []byte(strings.Join(fields, " "))
-		equal, err := a.run(completeForm, whole)
+		equal, err := a.run(layout.CompleteForm, whole)
 		if err != nil {
 			return err
 		}
-		starting, err := a.prefix(completeForm, whole)
+		starting, err := a.prefix(layout.CompleteForm, whole)
 		if err != nil {
 			return err
 		}
@@ -67,7 +68,7 @@ func (db *DB) Autocomplete(q AutocompleteQuery) ([]NameCount, error) {
 			// The names with a form that starts with what was typed are
 			// enough: none with a word that does comes before them.
 		} else if len(fields) == 1 {
-			words, err = a.prefix(completeWord, last)
+			words, err = a.prefix(layout.CompleteWord, last)
 		} else {
 			words, err = db.wordsWithOthers(r, &a, searchTerms(strings.Join(fields[:len(fields)-1], " ")), last)
 		}
@@ -135,7 +136,7 @@ func (a *completer) readRun(term, run []byte) ([]uint32, error) {
 		if err != nil {
 			return damagef("autocomplete index damaged: group %d: %v; import the catalogue again", g, err)
 		}
-		first = mergeFirst(nil, first, names, a.limit)
+		first = layout.MergeFirst(nil, first, names, a.limit)
 		return nil
 	})
 	return first, err
@@ -144,7 +145,7 @@ func (a *completer) readRun(term, run []byte) ([]uint32, error) {
 // eachGroupRun calls fn with the run of each group of run, the run of
 // term.
 func (a *completer) eachGroupRun(term, run []byte, fn func(g uint32, grun []byte) error) error {
-	groups, err := segmentOrdinals(nil, run, runGroups, -1)
+	groups, err := segmentOrdinals(nil, run, layout.RunGroups, -1)
 	if err != nil {
 		return damagef("autocomplete index damaged: run %q: %v; import the catalogue again", term, err)
 	}
@@ -152,7 +153,7 @@ func (a *completer) eachGroupRun(term, run []byte, fn func(g uint32, grun []byte
 	for _, g := range groups {
 		a.runs++
 		binary.BigEndian.PutUint32(gid[:], g)
-		grun, err := findRun(a.other, completeGroup, gid[:])
+		grun, err := findRun(a.other, layout.CompleteGroup, gid[:])
 		if err != nil {
 			return err
 		}
@@ -177,14 +178,14 @@ func (b *blockRuns) next() (term, run []byte, ok bool, err error) {
 	}
 	shared, w := binary.Uvarint(b.v)
 	if w <= 0 || shared > uint64(len(b.term)) {
-		return nil, nil, false, errBadEntry
+		return nil, nil, false, layout.ErrBadEntry
 	}
-	suffix, rest, ok := lengthPrefixed(b.v[w:])
+	suffix, rest, ok := layout.LengthPrefixed(b.v[w:])
 	if !ok {
-		return nil, nil, false, errBadEntry
+		return nil, nil, false, layout.ErrBadEntry
 	}
-	if run, b.v, ok = lengthPrefixed(rest); !ok {
-		return nil, nil, false, errBadEntry
+	if run, b.v, ok = layout.LengthPrefixed(rest); !ok {
+		return nil, nil, false, layout.ErrBadEntry
 	}
 	b.term = append(b.term[:shared], suffix...)
 	return b.term, run, true, nil
@@ -222,7 +223,7 @@ func findRun(c *bolt.Cursor, kind byte, term []byte) ([]byte, error) {
 // whose terms start with term: stored once for a prefix of many runs,
 // else merged from each.
 func (a *completer) prefix(kind byte, term []byte) ([]uint32, error) {
-	a.key = append(append(append(a.key[:0], completeTop, kind), term...), 0)
+	a.key = append(append(append(a.key[:0], layout.CompleteTop, kind), term...), 0)
 	if k, v := a.c.Seek(a.key); bytes.Equal(k, a.key) {
 		top, err := segmentOrdinals(nil, v, a.ns, a.limit)
 		if err != nil {
@@ -239,9 +240,9 @@ func (a *completer) prefix(kind byte, term []byte) ([]uint32, error) {
 		if err != nil {
 			return nil, err
 		}
-		best = mergeFirst(nil, best, first, a.limit)
-		if a.runs-runs > topPrefixRuns {
-			return nil, damagef("autocomplete index damaged: %q starts more than %d runs and has no first names; import the catalogue again", term, topPrefixRuns)
+		best = layout.MergeFirst(nil, best, first, a.limit)
+		if a.runs-runs > layout.TopPrefixRuns {
+			return nil, damagef("autocomplete index damaged: %q starts more than %d runs and has no first names; import the catalogue again", term, layout.TopPrefixRuns)
 		}
 	}
 	return best, err
@@ -260,7 +261,7 @@ func segmentOrdinals(dst []uint32, v []byte, seg, n int) ([]uint32, error) {
 	for i := 0; len(s) > 0 && (n < 0 || i < n); i++ {
 		d, w := binary.Uvarint(s)
 		if w <= 0 {
-			return dst, errBadEntry
+			return dst, layout.ErrBadEntry
 		}
 		if i == 0 {
 			ord = uint32(d)
@@ -287,9 +288,9 @@ func (a *completer) names(r *reader, ords []uint32) ([]NameCount, error) {
 		}
 		name, err := cardName(card)
 		if err != nil {
-			return nil, fmt.Errorf("card %q: %w", n.entries[0].id, err)
+			return nil, fmt.Errorf("card %q: %w", n.entries[0].ID, err)
 		}
-		out = append(out, NameCount{Name: name, Cards: n.record.count(a.ns)})
+		out = append(out, NameCount{Name: name, Cards: n.record.Count(a.ns)})
 	}
 	return out, nil
 }
@@ -337,12 +338,12 @@ func jsonStringEnd(b []byte) int {
 // nameView is a name as a query reads it: its record, and the index
 // entry of a card that bears it for each romanization its cards take.
 type nameView struct {
-	record  nameRecord
-	entries []indexEntry
+	record  layout.NameRecord
+	entries []layout.IndexEntry
 }
 
 // folded is the folded name.
-func (n *nameView) folded() []byte { return n.entries[0].name[:n.entries[0].folded] }
+func (n *nameView) folded() []byte { return n.entries[0].Name[:n.entries[0].Folded] }
 
 // name reads name ord into n.
 func (a *completer) name(ord uint32, n *nameView) error {
@@ -350,14 +351,14 @@ func (a *completer) name(ord uint32, n *nameView) error {
 		return damagef("autocomplete index damaged: name %d: %v; import the catalogue again", ord, err)
 	}
 	n.entries = n.entries[:0]
-	for _, card := range n.record.ords {
+	for _, card := range n.record.Ords {
 		v, err := a.cards.entry(card)
 		if err == nil && v == nil {
-			err = errBadEntry
+			err = layout.ErrBadEntry
 		}
-		var e indexEntry
+		var e layout.IndexEntry
 		if err == nil {
-			e, err = decodeIndexEntry(v)
+			e, err = layout.DecodeIndexEntry(v)
 		}
 		if err != nil {
 			return damagef("autocomplete index damaged: name %d: card %d: %v; import the catalogue again", ord, card, err)
@@ -368,19 +369,19 @@ func (a *completer) name(ord uint32, n *nameView) error {
 }
 
 // record decodes the record of the name placed at ord into n.
-func (a *completer) record(ord uint32, n *nameRecord) error {
+func (a *completer) record(ord uint32, n *layout.NameRecord) error {
 	var key [5]byte
-	key[0] = completeNames
-	binary.BigEndian.PutUint32(key[1:], ord/nameBlockSize)
+	key[0] = layout.CompleteNames
+	binary.BigEndian.PutUint32(key[1:], ord/layout.NameBlockSize)
 	k, v := a.other.Seek(key[:])
 	if !bytes.Equal(k, key[:]) {
-		return errBadEntry
+		return layout.ErrBadEntry
 	}
 	b, err := readIndexBlock(v)
-	if err != nil || int(ord%nameBlockSize) >= b.len() {
-		return errBadEntry
+	if err != nil || int(ord%layout.NameBlockSize) >= b.len() {
+		return layout.ErrBadEntry
 	}
-	return decodeNameRecord(n, b.entry(int(ord%nameBlockSize)))
+	return decodeNameRecord(n, b.entry(int(ord%layout.NameBlockSize)))
 }
 
 // wordStarts tells whether a text has a word that starts with a prefix,
@@ -404,12 +405,12 @@ func (ws *wordStarts) text(text []byte) bool {
 
 // entry reports whether a word of the entry's search text or of its
 // groups' texts starts with the prefix.
-func (ws *wordStarts) entry(e *indexEntry) bool {
-	if ws.text(e.name) {
+func (ws *wordStarts) entry(e *layout.IndexEntry) bool {
+	if ws.text(e.Name) {
 		return true
 	}
 	found := false
-	eachGroupID(e.groups, func(id uint32) bool {
+	layout.EachGroupID(e.Groups, func(id uint32) bool {
 		in, ok := ws.byGroup[id]
 		if !ok {
 			if ws.byGroup == nil {
@@ -429,9 +430,9 @@ func (ws *wordStarts) entry(e *indexEntry) bool {
 // number), and a word that starts with the prefix of starts: its entries
 // are a card of each romanization its cards in the namespace take.
 func (n *nameView) holds(terms []term, starts *wordStarts) bool {
-	return slices.ContainsFunc(n.entries, func(e indexEntry) bool {
+	return slices.ContainsFunc(n.entries, func(e layout.IndexEntry) bool {
 		for i := range terms {
-			if t := terms[i].text; !bytes.Contains(e.name, t) && !starts.groups.anyHolds(e.groups, t) {
+			if t := terms[i].text; !bytes.Contains(e.Name, t) && !starts.groups.anyHolds(e.Groups, t) {
 				return false
 			}
 		}
@@ -449,7 +450,7 @@ func (n *nameView) holds(terms []term, starts *wordStarts) bool {
 // others are common among the last term's, or the cards that hold every
 // term are few. A query costs about twice the cheaper of the two.
 func (db *DB) wordsWithOthers(r *reader, a *completer, others []term, last []byte) ([]uint32, error) {
-	stream, err := newNameStream(a, completeWord, last)
+	stream, err := newNameStream(a, layout.CompleteWord, last)
 	if err != nil {
 		return nil, err
 	}
@@ -494,7 +495,7 @@ type cardNames struct {
 	r      *reader
 	a      *completer
 	merge  []*zoneWalk
-	check  func(*indexEntry) bool
+	check  func(*layout.IndexEntry) bool
 	others []term
 	starts wordStarts      // of the last term, shared with the names' way
 	folded map[string]bool // the folded names met
@@ -519,9 +520,9 @@ func (db *DB) newCardNames(r *reader, a *completer, others []term, last []byte) 
 			c.merge = append(c.merge, &zoneWalk{driver: p.driver(&r.listCursors, db.denseList, false, len(terms) == 1), entries: indexBlocks{c: r.entryCursors[z]}, next: zr.lo, hi: zr.hi})
 		}
 	}
-	c.check = func(e *indexEntry) bool {
+	c.check = func(e *layout.IndexEntry) bool {
 		c.work++
-		return e.matches(terms, &r.groupTexts) && c.starts.entry(e)
+		return matches(e, terms, &r.groupTexts) && c.starts.entry(e)
 	}
 	return c, nil
 }
@@ -542,7 +543,7 @@ func (c *cardNames) step() (done bool, err error) {
 		return true, cmp.Or(c.r.listCursors.damaged, c.r.groupTexts.damaged)
 	}
 	next.ready = false
-	f := next.entry.name[:next.entry.folded]
+	f := next.entry.Name[:next.entry.Folded]
 	if c.folded[string(f)] {
 		return false, nil
 	}
@@ -550,7 +551,7 @@ func (c *cardNames) step() (done bool, err error) {
 	// The names of that folded form are among those of its run (a name's
 	// romanized form may be another's folded one); only those that would
 	// be among the first found so far are read.
-	run, err := findRun(c.a.c, completeForm, f)
+	run, err := findRun(c.a.c, layout.CompleteForm, f)
 	if err == nil {
 		c.all, err = firstNames(c.all[:0], run, c.a.ns, -1)
 	}
@@ -568,7 +569,7 @@ func (c *cardNames) step() (done bool, err error) {
 		// The card's own name holds the terms; another that folds alike
 		// must too, on a card of its own.
 		if bytes.Equal(c.n.folded(), f) && c.n.holds(c.others, &c.starts) {
-			c.best = mergeFirst(nil, c.best, []uint32{ord}, c.a.limit)
+			c.best = layout.MergeFirst(nil, c.best, []uint32{ord}, c.a.limit)
 		}
 	}
 	return false, nil

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/catalogd/catalogd/catalog"
+	"github.com/catalogd/catalogd/catalog/store/internal/layout"
 	bolt "go.etcd.io/bbolt"
 )
 
@@ -265,7 +266,7 @@ func TestAutocompleteOfADamagedIndex(t *testing.T) {
 	for range 40 {
 		queries = append(queries, autocompleteQuery(rng, names))
 	}
-	for _, kind := range []byte{completeNames, completeGroup, completeForm, completeTop, completeWord} {
+	for _, kind := range []byte{layout.CompleteNames, layout.CompleteGroup, layout.CompleteForm, layout.CompleteTop, layout.CompleteWord} {
 		for _, damage := range []struct {
 			name string
 			fn   func(v []byte) []byte
@@ -296,7 +297,7 @@ func TestAutocompleteOfADamagedIndex(t *testing.T) {
 				}
 				damaged := 0
 				err = bdb.Update(func(tx *bolt.Tx) error {
-					b := tx.Bucket(bucketCompletions)
+					b := tx.Bucket(layout.BucketCompletions)
 					var keys [][]byte
 					b.ForEach(func(k, _ []byte) error {
 						if k[0] == kind {

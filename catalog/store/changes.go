@@ -11,49 +11,9 @@ import (
 	"slices"
 
 	"github.com/catalogd/catalogd/catalog"
+	"github.com/catalogd/catalogd/catalog/store/internal/layout"
 	bolt "go.etcd.io/bbolt"
 )
-
-// The change lists (docs/CONTRACT.md, Changes). Each import that replaces a
-// catalogue is a step of its history, numbered from 1; the file holds the
-// last steps, each a list of what it changed, in the bucket
-//
-//	changes    step (4 bytes, big-endian), then the kind byte (changeSet
-//	           before changeCard), then the id -> the zone byte of the
-//	           record before the step, then after it; zoneNone when there
-//	           was none, or is none
-//
-// so that one cursor per step walks its list by kind and id, and a walk
-// that merges the lists of the steps after a generation meets each record
-// once, with what it was before the first of them and is after the last.
-// Info.History says which generation each step came from and led to. A file
-// without the bucket has no history; the bucket is optional so that files
-// written before it still open.
-var bucketChanges = []byte("changes")
-
-// The kinds of records in change keys, in the order their changes are
-// listed.
-const (
-	changeSet   byte = 1
-	changeCard  byte = 2
-	changeNames byte = 3 // the name groups, all of them, as one record
-)
-
-// zoneNone marks the absence of a record in a change; zoneAll a record of
-// every zone (the name groups).
-const (
-	zoneNone byte = 0xFF
-	zoneAll  byte = 0xFE
-)
-
-// HistoryStep is one import of a catalogue file's history: it replaced
-// generation From with To, changing Changes records.
-type HistoryStep struct {
-	Step    uint32 `json:"step"`
-	From    string `json:"from"`
-	To      string `json:"to"`
-	Changes int64  `json:"changes"`
-}
 
 // ErrOutsideHistory means a generation is neither the active one nor one
 // the file holds the changes since.
@@ -135,15 +95,17 @@ func (db *DB) Changes(q ChangesQuery, fn func(Change) error) (string, error) {
 		return "", fmt.Errorf("generation %q, where this list of changes started, is %w", pin, ErrOutsideHistory)
 	}
 	pinStep = max(pinStep, from)
-	zone := zoneNone
+	zone := layout.ZoneNone
 	if q.Zone != "" {
-		zone = zoneByte(q.Zone)
+		zone = layout.ZoneByte(q.Zone)
 	}
-	in := func(z byte) bool { return z != zoneNone && (zone == zoneNone || z == zone || z == zoneAll) }
+	in := func(z byte) bool {
+		return z != layout.ZoneNone && (zone == layout.ZoneNone || z == zone || z == layout.ZoneAll)
+	}
 
 	var next string
 	err := db.View(func(tx *bolt.Tx) error {
-		b := tx.Bucket(bucketChanges)
+		b := tx.Bucket(layout.BucketChanges)
 		if b == nil || from == len(db.info.History) {
 			return nil
 		}
@@ -165,9 +127,9 @@ func (db *DB) Changes(q ChangesQuery, fn func(Change) error) (string, error) {
 			}
 			c := Change{Kind: "set", ID: string(w.key[1:])}
 			switch w.key[0] {
-			case changeCard:
+			case layout.ChangeCard:
 				c.Kind = "card"
-			case changeNames:
+			case layout.ChangeNames:
 				c.Kind, c.ID = "names", "names"
 			}
 			if now {
@@ -194,16 +156,16 @@ func (db *DB) Changes(q ChangesQuery, fn func(Change) error) (string, error) {
 // appendRecord appends the JSON of the set or card id as served, or of
 // every name group.
 func (db *DB) appendRecord(dst []byte, kind byte, id string) ([]byte, error) {
-	if kind == changeNames {
+	if kind == layout.ChangeNames {
 		return db.appendNameGroups(dst)
 	}
-	if kind == changeSet {
+	if kind == layout.ChangeSet {
 		err := db.read(func(r *reader) error {
 			s, ok, err := setByID(r.setCursor, id)
 			if err == nil && !ok {
 				err = fmt.Errorf("set %q of the list of changes is missing", id)
 			}
-			dst = append(dst, s.json...)
+			dst = append(dst, s.JSON...)
 			return err
 		})
 		return dst, err
@@ -218,7 +180,7 @@ func (db *DB) appendRecord(dst []byte, kind byte, id string) ([]byte, error) {
 
 // changeWalk merges the change lists of consecutive steps by key.
 type changeWalk struct {
-	steps   []HistoryStep
+	steps   []layout.HistoryStep
 	cursors []*bolt.Cursor
 	keys    [][]byte // the current key of each cursor, without its step; nil when done
 	vals    [][]byte
@@ -229,7 +191,7 @@ type changeWalk struct {
 	seenBefore    []byte // its zone before each of them
 }
 
-func newChangeWalk(b *bolt.Bucket, steps []HistoryStep, after []byte) *changeWalk {
+func newChangeWalk(b *bolt.Bucket, steps []layout.HistoryStep, after []byte) *changeWalk {
 	w := &changeWalk{steps: steps}
 	for _, s := range steps {
 		c := b.Cursor()
@@ -309,7 +271,7 @@ func (q ChangesQuery) CheckCursor() error {
 // encodeCursor makes the cursor after the record key of the list of q
 // that started at generation pin: pin, uvarint-length-prefixed, a zero
 // byte, the listSum of q, then the key. A record key starts with
-// changeSet or changeCard, so the zero byte makes a version of catalogd
+// ChangeSet or ChangeCard, so the zero byte makes a version of catalogd
 // that read the key right after pin refuse the cursor, rather than take
 // the sum for a key (replicas of two versions, during an upgrade).
 func encodeCursor(pin string, q ChangesQuery, key []byte) string {
@@ -334,7 +296,7 @@ func decodeCursor(s string, q ChangesQuery) (string, []byte, error) {
 	}
 	pin, rest := string(b[used:used+int(n)]), b[used+int(n):]
 	marker, sum, key := rest[0], rest[1:5], rest[5:]
-	if marker != 0 || len(key) < 2 || (key[0] != changeSet && key[0] != changeCard) {
+	if marker != 0 || len(key) < 2 || (key[0] != layout.ChangeSet && key[0] != layout.ChangeCard) {
 		return "", nil, fmt.Errorf("cursor %s: %w", catalog.Quote(s), ErrBadCursor)
 	}
 	if binary.BigEndian.Uint32(sum) != listSum(q) {
@@ -356,7 +318,7 @@ func listSum(q ChangesQuery) uint32 {
 // Previous is the catalogue a new one replaces, as Follow reads it: a
 // *DB open for reading.
 type Previous interface {
-	Info() Info
+	Info() layout.Info
 	Path() string
 	View(fn func(tx *bolt.Tx) error) error
 }
@@ -375,7 +337,7 @@ func (w *Writer) Follow(prev Previous, keep int) {
 // files' cards by id, and what it finds goes through a sorter, which holds
 // a bounded buffer and spills to disk, before it is put (putting commits
 // now and then, which would end the walk's cursors).
-func (w *Writer) writeChanges(info *Info) error {
+func (w *Writer) writeChanges(info *layout.Info) error {
 	info.History = nil
 	if w.prev == nil || w.keep <= 0 {
 		return nil
@@ -416,10 +378,10 @@ func (w *Writer) writeChanges(info *Info) error {
 	// The kept steps of prev, then this one: keys in order.
 	if err := fromPrevious(func() error { return w.copyHistory(kept) }); errors.Is(err, errDamagedPrevious) {
 		// What was put of it goes with its bucket: a new history.
-		if err := w.tx.DeleteBucket(bucketChanges); err != nil {
+		if err := w.tx.DeleteBucket(layout.BucketChanges); err != nil {
 			return fmt.Errorf("write catalogue %s: drop a damaged history: %w", w.path, err)
 		}
-		if _, err := w.tx.CreateBucket(bucketChanges); err != nil {
+		if _, err := w.tx.CreateBucket(layout.BucketChanges); err != nil {
 			return fmt.Errorf("write catalogue %s: drop a damaged history: %w", w.path, err)
 		}
 		w.unfollowed = err
@@ -427,11 +389,11 @@ func (w *Writer) writeChanges(info *Info) error {
 	} else if err != nil {
 		return err
 	}
-	err = diff.each(func(k, v []byte) error { return w.putOrdered(bucketChanges, k, v) })
+	err = diff.each(func(k, v []byte) error { return w.putOrdered(layout.BucketChanges, k, v) })
 	if err != nil {
 		return fmt.Errorf("write catalogue %s: changes: %w", w.path, err)
 	}
-	info.History = append(slices.Clone(kept), HistoryStep{Step: step, From: prev.Generation, To: info.Generation, Changes: count})
+	info.History = append(slices.Clone(kept), layout.HistoryStep{Step: step, From: prev.Generation, To: info.Generation, Changes: count})
 	return nil
 }
 
@@ -450,7 +412,7 @@ func fromPrevious(fn func() error) (err error) {
 			err = fmt.Errorf("%w: %v", errDamagedPrevious, v)
 		}
 	}()
-	if err = fn(); errors.Is(err, ErrDamaged) {
+	if err = fn(); errors.Is(err, layout.ErrDamaged) {
 		// The reads of the file met the damage first (recoverDamage).
 		err = fmt.Errorf("%w: %v", errDamagedPrevious, err)
 	}
@@ -459,12 +421,12 @@ func fromPrevious(fn func() error) (err error) {
 
 // copyHistory puts the changes of the previous file's kept steps, in the
 // order of their keys.
-func (w *Writer) copyHistory(kept []HistoryStep) error {
+func (w *Writer) copyHistory(kept []layout.HistoryStep) error {
 	if len(kept) == 0 {
 		return nil
 	}
 	err := w.prev.View(func(tx *bolt.Tx) error {
-		b := tx.Bucket(bucketChanges)
+		b := tx.Bucket(layout.BucketChanges)
 		if b == nil {
 			return errors.New("the history lists steps the file does not hold")
 		}
@@ -472,7 +434,7 @@ func (w *Writer) copyHistory(kept []HistoryStep) error {
 		binary.BigEndian.PutUint32(first[:], kept[0].Step)
 		c := b.Cursor()
 		for k, v := c.Seek(first[:]); k != nil; k, v = c.Next() {
-			if err := w.putOrdered(bucketChanges, k, v); err != nil {
+			if err := w.putOrdered(layout.BucketChanges, k, v); err != nil {
 				return err
 			}
 		}
@@ -492,28 +454,28 @@ func (w *Writer) Unfollowed() error { return w.unfollowed }
 // diffSets walks the sets of both files at once, by id, and compares the
 // JSON of each set in both.
 func (w *Writer) diffSets(add func(kind byte, id []byte, before, after byte) error) error {
-	newSets := w.tx.Bucket(bucketSets).Cursor()
+	newSets := w.tx.Bucket(layout.BucketSets).Cursor()
 	return w.prev.View(func(tx *bolt.Tx) error {
-		err := walkBoth(tx.Bucket(bucketSets).Cursor(), newSets, nil, func(id, ov, nv []byte) error {
-			before, after := zoneNone, zoneNone
-			var old, cur storedSet
+		err := walkBoth(tx.Bucket(layout.BucketSets).Cursor(), newSets, nil, func(id, ov, nv []byte) error {
+			before, after := layout.ZoneNone, layout.ZoneNone
+			var old, cur layout.StoredSet
 			var err error
 			if ov != nil {
-				if old, err = readStoredSet(ov); err != nil {
+				if old, err = layout.ReadStoredSet(ov); err != nil {
 					return err
 				}
-				before = old.zone()
+				before = old.Zone()
 			}
 			if nv != nil {
-				if cur, err = readStoredSet(nv); err != nil {
+				if cur, err = layout.ReadStoredSet(nv); err != nil {
 					return err
 				}
-				after = cur.zone()
+				after = cur.Zone()
 			}
-			if ov != nil && nv != nil && bytes.Equal(old.json, cur.json) {
+			if ov != nil && nv != nil && bytes.Equal(old.JSON, cur.JSON) {
 				return nil
 			}
-			return add(changeSet, id, before, after)
+			return add(layout.ChangeSet, id, before, after)
 		})
 		if err != nil {
 			return fmt.Errorf("write catalogue %s: changes: %w", w.path, err)
@@ -525,30 +487,30 @@ func (w *Writer) diffSets(add func(kind byte, id []byte, before, after byte) err
 // diffCards walks the id index of both files' cards at once, and compares
 // the JSON of each card in both.
 func (w *Writer) diffCards(add func(kind byte, id []byte, before, after byte) error) error {
-	cards := w.tx.Bucket(bucketCards)
+	cards := w.tx.Bucket(layout.BucketCards)
 	newIDs, newCards := cards.Cursor(), cards.Cursor()
 	return w.prev.View(func(tx *bolt.Tx) error {
-		old := tx.Bucket(bucketCards)
+		old := tx.Bucket(layout.BucketCards)
 		oldIDs, oldCards := old.Cursor(), old.Cursor()
 		var key []byte
 		// The id keys (keyCardID + id, to the locator) are the last of
 		// the bucket.
-		err := walkBoth(oldIDs, newIDs, []byte{keyCardID}, func(k, ov, nv []byte) error {
+		err := walkBoth(oldIDs, newIDs, []byte{layout.KeyCardID}, func(k, ov, nv []byte) error {
 			id := k[1:]
 			switch {
 			case nv == nil: // only in prev: removed
-				return add(changeCard, id, ov[0], zoneNone)
+				return add(layout.ChangeCard, id, ov[0], layout.ZoneNone)
 			case ov == nil: // only in the new one: added
-				return add(changeCard, id, zoneNone, nv[0])
+				return add(layout.ChangeCard, id, layout.ZoneNone, nv[0])
 			}
-			key = appendLocatedCardKey(key[:0], ov, string(id))
+			key = layout.AppendLocatedCardKey(key[:0], ov, string(id))
 			_, a := oldCards.Seek(key)
-			key = appendLocatedCardKey(key[:0], nv, string(id))
+			key = layout.AppendLocatedCardKey(key[:0], nv, string(id))
 			_, b := newCards.Seek(key)
 			if bytes.Equal(a, b) {
 				return nil
 			}
-			return add(changeCard, id, ov[0], nv[0])
+			return add(layout.ChangeCard, id, ov[0], nv[0])
 		})
 		if err != nil {
 			return fmt.Errorf("write catalogue %s: changes: %w", w.path, err)

@@ -5,6 +5,8 @@ import (
 	"encoding/binary"
 	"slices"
 	"unicode/utf8"
+
+	"github.com/catalogd/catalogd/catalog/store/internal/layout"
 )
 
 // The runs of autocomplete's index as the import writes them, in blocks,
@@ -15,8 +17,8 @@ import (
 // groups, and the first names of each namespace it holds, its groups'
 // included.
 type runBuilder struct {
-	seg      [runSegments][]byte
-	last     [runSegments]uint32
+	seg      [layout.RunSegments][]byte
+	last     [layout.RunSegments]uint32
 	top      topNames
 	groups   []uint32
 	places   int
@@ -39,7 +41,7 @@ func (b *runBuilder) runs() int { return 1 + len(b.groups) }
 
 // addGroup adds group id to the run.
 func (b *runBuilder) addGroup(id uint32) {
-	b.append(runGroups, id, 0)
+	b.append(layout.RunGroups, id, 0)
 	b.groups = append(b.groups, id)
 }
 
@@ -50,9 +52,9 @@ func (b *runBuilder) addName(ord uint32, place byte) {
 	b.places++
 	zone := place &^ zoneOnly
 	if place&zoneOnly != 0 {
-		b.append(runZoneOnly, ord, zone)
+		b.append(layout.RunZoneOnly, ord, zone)
 	} else {
-		b.append(runShared, ord, zone)
+		b.append(layout.RunShared, ord, zone)
 		b.addTop(0, ord)
 	}
 	if zone != 0 {
@@ -61,7 +63,7 @@ func (b *runBuilder) addName(ord uint32, place byte) {
 }
 
 func (b *runBuilder) addTop(ns int, ord uint32) {
-	if len(b.top[ns]) < MaxAutocompleteLimit {
+	if len(b.top[ns]) < layout.MaxAutocompleteLimit {
 		b.top[ns] = append(b.top[ns], ord)
 	}
 }
@@ -74,7 +76,7 @@ func (b *runBuilder) append(seg int, id uint32, zone byte) {
 		delta = id - b.last[seg]
 	}
 	v := uint64(delta)
-	if seg != runGroups {
+	if seg != layout.RunGroups {
 		v = v<<2 | uint64(zone)
 	}
 	b.seg[seg] = binary.AppendUvarint(b.seg[seg], v)
@@ -84,13 +86,13 @@ func (b *runBuilder) append(seg int, id uint32, zone byte) {
 // zoneTopsAfter is the most places a run holds without the first names
 // of each zone stored apart: a query of a zone reads the run past other
 // zones' places up to its first names there, so no more than this many.
-const zoneTopsAfter = 2 * MaxAutocompleteLimit
+const zoneTopsAfter = 2 * layout.MaxAutocompleteLimit
 
 // storeZoneTops stores the first names of each zone of a run of more than
 // zoneTopsAfter places, as those of a prefix are (appendTopNames).
 func (b *runBuilder) storeZoneTops() {
 	if b.places > zoneTopsAfter {
-		b.seg[runZoneTops] = appendTopNames(b.seg[runZoneTops], &b.top, 1, &b.topsSegs)
+		b.seg[layout.RunZoneTops] = appendTopNames(b.seg[layout.RunZoneTops], &b.top, 1, &b.topsSegs)
 	}
 }
 
@@ -174,7 +176,7 @@ func (rb *runBlocks) flush() error {
 		return nil
 	}
 	rb.n = 0
-	err := rb.w.putOrdered(bucketCompletions, rb.key, rb.value)
+	err := rb.w.putOrdered(layout.BucketCompletions, rb.key, rb.value)
 	rb.value = rb.value[:0]
 	return err
 }
@@ -192,27 +194,9 @@ func mergeTops(a, b *topNames) *topNames {
 	}
 	m := new(topNames)
 	for ns := range m {
-		m[ns] = mergeFirst(make([]uint32, 0, MaxAutocompleteLimit), a[ns], b[ns], MaxAutocompleteLimit)
+		m[ns] = layout.MergeFirst(make([]uint32, 0, layout.MaxAutocompleteLimit), a[ns], b[ns], layout.MaxAutocompleteLimit)
 	}
 	return m
-}
-
-// mergeFirst appends the first n distinct ordinals of a and b, both in
-// increasing order.
-func mergeFirst(dst, a, b []uint32, n int) []uint32 {
-	for len(dst) < n && (len(a) > 0 || len(b) > 0) {
-		var next uint32
-		switch {
-		case len(b) == 0 || (len(a) > 0 && a[0] < b[0]):
-			next, a = a[0], a[1:]
-		case len(a) == 0 || b[0] < a[0]:
-			next, b = b[0], b[1:]
-		default:
-			next, a, b = a[0], a[1:], b[1:]
-		}
-		dst = append(dst, next)
-	}
-	return dst
 }
 
 // prefixNode is a prefix of the term whose run was written last, with
@@ -269,8 +253,8 @@ func (p *prefixTops) closeTo(end int) error {
 	for n := len(p.stack); n > 0 && p.stack[n-1].end > end; n = len(p.stack) {
 		node := p.stack[n-1]
 		p.stack = p.stack[:n-1]
-		if node.runs > topPrefixRuns {
-			p.key = append(append(append(p.key[:0], completeTop, p.kind), p.term[:node.end]...), 0)
+		if node.runs > layout.TopPrefixRuns {
+			p.key = append(append(append(p.key[:0], layout.CompleteTop, p.kind), p.term[:node.end]...), 0)
 			p.value = appendTopNames(p.value[:0], node.top, 0, &p.segs)
 			if err := p.tops.add(p.key, p.value); err != nil {
 				return err
@@ -315,7 +299,7 @@ func (w *Writer) writeRuns(keys *sorter, names uint32, tops *sorter) error {
 			return nil
 		}
 		kind, term := runKey[0], runKey[1:]
-		if kind != completeGroup {
+		if kind != layout.CompleteGroup {
 			term = term[:len(term)-1]
 		}
 		b.storeZoneTops()
@@ -327,9 +311,9 @@ func (w *Writer) writeRuns(keys *sorter, names uint32, tops *sorter) error {
 		for ns := range top {
 			top[ns] = slices.Clone(b.top[ns])
 		}
-		if kind == completeGroup {
+		if kind == layout.CompleteGroup {
 			if len(term) != 4 {
-				return errBadEntry
+				return layout.ErrBadEntry
 			}
 			if id := binary.BigEndian.Uint32(term); int(id) < len(groupTops) {
 				groupTops[id] = top
@@ -345,7 +329,7 @@ func (w *Writer) writeRuns(keys *sorter, names uint32, tops *sorter) error {
 	}
 	err := keys.each(func(k, _ []byte) error {
 		if len(k) < 7 {
-			return errBadEntry
+			return layout.ErrBadEntry
 		}
 		key, ord, place := k[:len(k)-5], binary.BigEndian.Uint32(k[len(k)-5:]), k[len(k)-1]
 		if !bytes.Equal(key, runKey) {

@@ -10,33 +10,7 @@ import (
 	"slices"
 
 	"github.com/catalogd/catalogd/catalog"
-)
-
-// The index of autocomplete (docs/SEARCH.md, Autocomplete), in the
-// completions bucket. The import counts the cards of every distinct name
-// as printed and ranks the names in each of four namespaces (every zone,
-// then each zone alone): more cards first, then the folded name, then the
-// name as printed. The four rankings share one order of places: a name
-// printed in one zone has one place, in every zone's ranking and in its
-// zone's at once, for it has as many cards in both; a name printed in
-// several zones has a place in every zone's ranking and one in each of
-// its zones'. A place's ordinal is its rank in that order, so the places
-// of a namespace, in ordinal order, are its names in rank order, and the
-// first of them are the best there.
-//
-// Every form (a folded name, a romanized form, a name of a group) and every
-// word of one has a run: the names that have it, in ordinal order, and
-// the groups that have it, whose names are in their own run. The forms or
-// words that start with what was typed are one range of keys: a query
-// reads the first names of each run in the range. A prefix that starts
-// more than topPrefixRuns of them has its first names in each namespace
-// stored once, so that no query reads more than that many runs.
-const (
-	completeNames byte = 'n' // + 4-byte block number -> a block of name records
-	completeGroup byte = 'a' // + 4-byte group index -> the run of the group's names
-	completeForm  byte = 'f' // + a form + 0 -> the run of that form
-	completeTop   byte = 'h' // + 'f' or 'w' + a prefix + 0 -> the first names that start so
-	completeWord  byte = 'w' // + a word + 0 -> the run of that word
+	"github.com/catalogd/catalogd/catalog/store/internal/layout"
 )
 
 // namespaces is how many rankings of the names there are: every zone
@@ -51,33 +25,10 @@ const namespaces = 1 + 3
 // zoneOnly.
 const zoneOnly byte = 4
 
-// The segments of a run: the places in every zone's ranking (each a name
-// printed in one zone or the every-zone place of a name printed in
-// several), the zone-only places, the groups, and for a run of many
-// places the first names of each zone (runBuilder.storeZoneTops).
-const (
-	runShared = iota
-	runZoneOnly
-	runGroups
-	runZoneTops
-	runSegments
-)
-
-// MaxAutocompleteLimit is the most names one autocomplete answers.
-const MaxAutocompleteLimit = 20
-
-// topPrefixRuns is the most runs a prefix may start, its runs' groups'
-// counted, before its first names are stored: a query reads at most this
-// many runs of a prefix.
-const topPrefixRuns = 32
-
 // runSortMemory bounds the sort of the entries of the runs, one per word
 // of every name: the import's largest sort, and its last, when the
 // posting lists' memory is free again.
 const runSortMemory = 64 << 20
-
-// nameBlockSize is the name records to a value of the completions bucket.
-const nameBlockSize = 64
 
 // cardNameSort sorts each card's name, zone and romanization, with its
 // ordinal, groups and folded name, by name: one pass over it counts each
@@ -98,59 +49,32 @@ func appendCardNameKey(dst, name []byte, zone, class byte) []byte {
 // appendCardNameValue appends what the sort of card names holds of the
 // card at ord besides its key: the ordinal, the groups of its name, its
 // folded name.
-func appendCardNameValue(dst []byte, ord uint32, e *indexEntry) []byte {
+func appendCardNameValue(dst []byte, ord uint32, e *layout.IndexEntry) []byte {
 	dst = binary.BigEndian.AppendUint32(dst, ord)
-	dst = binary.AppendUvarint(dst, uint64(len(e.groups)))
-	dst = append(dst, e.groups...)
-	return append(dst, e.name[:e.folded]...)
-}
-
-// nameRecord is a distinct name as the completions bucket holds it, at
-// each of its places: its cards in each zone, and the ordinal of a card
-// that bears it for each romanization its cards take (almost always one),
-// whose index entry holds its search text and groups, and whose record
-// its name as printed.
-type nameRecord struct {
-	cards [3]uint64
-	ords  []uint32
-}
-
-func (n *nameRecord) count(ns int) uint64 {
-	if ns == 0 {
-		return n.cards[0] + n.cards[1] + n.cards[2]
-	}
-	return n.cards[ns-1]
-}
-
-func (n *nameRecord) append(dst []byte) []byte {
-	for _, c := range n.cards {
-		dst = binary.AppendUvarint(dst, c)
-	}
-	for _, o := range n.ords {
-		dst = binary.AppendUvarint(dst, uint64(o))
-	}
-	return dst
+	dst = binary.AppendUvarint(dst, uint64(len(e.Groups)))
+	dst = append(dst, e.Groups...)
+	return append(dst, e.Name[:e.Folded]...)
 }
 
 // decodeNameRecord decodes the record of a name into n.
-func decodeNameRecord(n *nameRecord, v []byte) error {
-	for i := range n.cards {
+func decodeNameRecord(n *layout.NameRecord, v []byte) error {
+	for i := range n.Cards {
 		c, w := binary.Uvarint(v)
 		if w <= 0 {
-			return errBadEntry
+			return layout.ErrBadEntry
 		}
-		n.cards[i], v = c, v[w:]
+		n.Cards[i], v = c, v[w:]
 	}
-	n.ords = n.ords[:0]
+	n.Ords = n.Ords[:0]
 	for len(v) > 0 {
 		o, w := binary.Uvarint(v)
 		if w <= 0 || o > math.MaxUint32 {
-			return errBadEntry
+			return layout.ErrBadEntry
 		}
-		n.ords, v = append(n.ords, uint32(o)), v[w:]
+		n.Ords, v = append(n.Ords, uint32(o)), v[w:]
 	}
-	if len(n.ords) == 0 {
-		return errBadEntry
+	if len(n.Ords) == 0 {
+		return layout.ErrBadEntry
 	}
 	return nil
 }
@@ -159,7 +83,7 @@ func decodeNameRecord(n *nameRecord, v []byte) error {
 // the name's record there, and what its runs are made of, its forms and
 // groups.
 type pendingName struct {
-	nameRecord
+	layout.NameRecord
 	place  byte
 	forms  [][]byte
 	groups []byte // uvarint group indexes
@@ -183,25 +107,25 @@ func appendPending(dst, record []byte, n *pendingName) []byte {
 func decodePending(n *pendingName, v []byte) (record []byte, err error) {
 	var ok bool
 	if len(v) == 0 || v[0]&^zoneOnly > namespaces-1 {
-		return nil, errBadEntry
+		return nil, layout.ErrBadEntry
 	}
 	n.place = v[0]
-	if record, v, ok = lengthPrefixed(v[1:]); !ok {
-		return nil, errBadEntry
+	if record, v, ok = layout.LengthPrefixed(v[1:]); !ok {
+		return nil, layout.ErrBadEntry
 	}
-	if n.groups, v, ok = lengthPrefixed(v); !ok {
-		return nil, errBadEntry
+	if n.groups, v, ok = layout.LengthPrefixed(v); !ok {
+		return nil, layout.ErrBadEntry
 	}
 	n.forms = n.forms[:0]
 	for len(v) > 0 {
 		var f []byte
-		if f, v, ok = lengthPrefixed(v); !ok || len(f) == 0 {
-			return nil, errBadEntry
+		if f, v, ok = layout.LengthPrefixed(v); !ok || len(f) == 0 {
+			return nil, layout.ErrBadEntry
 		}
 		n.forms = append(n.forms, f)
 	}
 	if len(n.forms) == 0 {
-		return nil, errBadEntry
+		return nil, layout.ErrBadEntry
 	}
 	return record, nil
 }
@@ -256,7 +180,7 @@ func (w *Writer) writeCompletions() error {
 	if err := w.writeRuns(keys, places, tops); err != nil {
 		return fmt.Errorf("write catalogue %s: names: %w", w.path, err)
 	}
-	return tops.each(func(key, value []byte) error { return w.putOrdered(bucketCompletions, key, value) })
+	return tops.each(func(key, value []byte) error { return w.putOrdered(layout.BucketCompletions, key, value) })
 }
 
 // rankNames counts the cards of each distinct name and adds its places
@@ -266,17 +190,17 @@ func (w *Writer) rankNames(ranked *sorter) error {
 	var printed, folded []byte
 	r := nameRanker{ranked: ranked}
 	err := w.cardNames.each(func(k, v []byte) error {
-		name, rest, ok := lengthPrefixed(k)
+		name, rest, ok := layout.LengthPrefixed(k)
 		if !ok || len(rest) != 2 || int(rest[0]) >= len(cur.cards) || len(v) < 5 {
-			return errBadEntry
+			return layout.ErrBadEntry
 		}
 		if printed == nil || !bytes.Equal(name, printed) {
 			if err := r.rank(&cur, folded, printed); err != nil {
 				return err
 			}
-			groups, f, ok := lengthPrefixed(v[4:])
+			groups, f, ok := layout.LengthPrefixed(v[4:])
 			if !ok {
-				return errBadEntry
+				return layout.ErrBadEntry
 			}
 			printed = append(printed[:0], name...)
 			folded = append(folded[:0], f...)
@@ -347,7 +271,7 @@ func (r *nameRanker) rank(c *nameCards, folded, printed []byte) error {
 	if printed == nil {
 		return nil
 	}
-	r.n.cards = c.cards
+	r.n.Cards = c.cards
 	zones := 0
 	for _, n := range c.cards {
 		if n > 0 {
@@ -361,7 +285,7 @@ func (r *nameRanker) rank(c *nameCards, folded, printed []byte) error {
 				r.classes = addClassCard(r.classes, cc)
 			}
 		}
-		if err := r.add(0, r.n.count(0), r.classes, folded, printed); err != nil {
+		if err := r.add(0, r.n.Count(0), r.classes, folded, printed); err != nil {
 			return err
 		}
 	}
@@ -384,16 +308,16 @@ func (r *nameRanker) rank(c *nameCards, folded, printed []byte) error {
 func (r *nameRanker) add(place byte, cards uint64, classes []classCard, folded, printed []byte) error {
 	n := &r.n
 	n.place = place
-	n.ords = n.ords[:0]
+	n.Ords = n.Ords[:0]
 	n.forms = append(n.forms[:0], folded)
 	for _, c := range classes {
-		n.ords = append(n.ords, c.ord)
+		n.Ords = append(n.Ords, c.ord)
 		f := catalog.Romanize(string(folded), classLanguage(c.class))
 		if f != "" && f != string(folded) && !slices.ContainsFunc(n.forms, func(g []byte) bool { return string(g) == f }) {
 			n.forms = append(n.forms, []byte(f))
 		}
 	}
-	r.record = n.append(r.record[:0])
+	r.record = n.Append(r.record[:0])
 	r.value = appendPending(r.value[:0], r.record, n)
 	r.key = rankKey(r.key[:0], cards, folded, printed, place)
 	return r.ranked.add(r.key, r.value)
@@ -455,12 +379,12 @@ func (nw *nameWriter) add(place byte, record []byte, n *pendingName) error {
 		return fmt.Errorf("more than %d places of names", uint32(math.MaxUint32))
 	}
 	ord := nw.ord
-	ok := eachGroupID(n.groups, func(id uint32) bool {
-		nw.key = binary.BigEndian.AppendUint32(append(nw.key[:0], completeGroup), id)
+	ok := layout.EachGroupID(n.groups, func(id uint32) bool {
+		nw.key = binary.BigEndian.AppendUint32(append(nw.key[:0], layout.CompleteGroup), id)
 		return addRunKey(nw.keys, nw.key, ord, place) == nil
 	})
 	if !ok {
-		return errBadEntry
+		return layout.ErrBadEntry
 	}
 	if err := addFormKeys(nw.keys, n.forms, ord, place); err != nil {
 		return err
@@ -468,7 +392,7 @@ func (nw *nameWriter) add(place byte, record []byte, n *pendingName) error {
 	nw.data = append(nw.data, record...)
 	nw.ends = append(nw.ends, uint32(len(nw.data)))
 	nw.ord++
-	if nw.ord%nameBlockSize == 0 {
+	if nw.ord%layout.NameBlockSize == 0 {
 		return nw.flush()
 	}
 	return nil
@@ -476,11 +400,11 @@ func (nw *nameWriter) add(place byte, record []byte, n *pendingName) error {
 
 func (nw *nameWriter) flush() error {
 	var block [5]byte
-	block[0] = completeNames
-	binary.BigEndian.PutUint32(block[1:], (nw.ord-1)/nameBlockSize)
+	block[0] = layout.CompleteNames
+	binary.BigEndian.PutUint32(block[1:], (nw.ord-1)/layout.NameBlockSize)
 	nw.value = appendIndexBlock(nw.value[:0], nw.ends, nw.data)
 	nw.ends, nw.data = nw.ends[:0], nw.data[:0]
-	return nw.w.putOrdered(bucketCompletions, block[:], nw.value)
+	return nw.w.putOrdered(layout.BucketCompletions, block[:], nw.value)
 }
 
 // end writes the last block.
@@ -517,12 +441,12 @@ func addFormKeys(keys *sorter, forms [][]byte, ord uint32, place byte) error {
 			continue
 		}
 		if err == nil {
-			err = add(completeForm, f)
+			err = add(layout.CompleteForm, f)
 		}
 		catalog.EachWord(f, func(word []byte) {
 			if err == nil && !slices.ContainsFunc(words, func(w []byte) bool { return bytes.Equal(w, word) }) {
 				words = append(words, word)
-				err = add(completeWord, word)
+				err = add(layout.CompleteWord, word)
 			}
 		})
 	}

@@ -1,19 +1,13 @@
 package store
 
 import (
-	"errors"
 	"fmt"
 	"runtime"
 	"strings"
 
+	"github.com/catalogd/catalogd/catalog/store/internal/layout"
 	bolt "go.etcd.io/bbolt"
 )
-
-// ErrDamaged means the catalogue file is not as the import wrote it: a
-// page that is not a page, a list or entry that does not decode. A file
-// damaged on disk, or a copy that went wrong; import the catalogue again.
-// Callers compare with errors.Is.
-var ErrDamaged = errors.New("the catalogue file is damaged")
 
 // damagef returns an error that says what is damaged and is ErrDamaged.
 func damagef(format string, args ...any) error {
@@ -23,7 +17,7 @@ func damagef(format string, args ...any) error {
 type damageError struct{ msg string }
 
 func (e *damageError) Error() string        { return e.msg }
-func (e *damageError) Is(target error) bool { return target == ErrDamaged }
+func (e *damageError) Is(target error) bool { return target == layout.ErrDamaged }
 
 // recoverDamage turns a panic of bbolt's, which is how it meets a page
 // that is not a page, into an ErrDamaged in *err. A panic of any other

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/catalogd/catalogd/catalog"
+	"github.com/catalogd/catalogd/catalog/store/internal/layout"
 	bolt "go.etcd.io/bbolt"
 )
 
@@ -22,7 +23,7 @@ import (
 type DB struct {
 	db   *bolt.DB
 	path string
-	info Info
+	info layout.Info
 
 	exportOnce sync.Once // measures the cards of each set for Export
 	exportSets []measuredSet
@@ -116,22 +117,22 @@ func (db *DB) getReader() (*reader, error) {
 	}
 	r := &reader{
 		tx:            tx,
-		cardCursor:    tx.Bucket(bucketCards).Cursor(),
+		cardCursor:    tx.Bucket(layout.BucketCards).Cursor(),
 		markCursor:    pageMarkCursor(tx),
-		setCursor:     tx.Bucket(bucketSets).Cursor(),
-		codeCursor:    tx.Bucket(bucketSetCodes).Cursor(),
-		listCursors:   cursorPool{bucket: tx.Bucket(bucketPostings)},
-		postingCursor: tx.Bucket(bucketPostings).Cursor(),
-		groupCursor:   tx.Bucket(bucketGroups).Cursor(),
-		completions:   tx.Bucket(bucketCompletions).Cursor(),
+		setCursor:     tx.Bucket(layout.BucketSets).Cursor(),
+		codeCursor:    tx.Bucket(layout.BucketSetCodes).Cursor(),
+		listCursors:   cursorPool{bucket: tx.Bucket(layout.BucketPostings)},
+		postingCursor: tx.Bucket(layout.BucketPostings).Cursor(),
+		groupCursor:   tx.Bucket(layout.BucketGroups).Cursor(),
+		completions:   tx.Bucket(layout.BucketCompletions).Cursor(),
 
-		completionRecords: tx.Bucket(bucketCompletions).Cursor(),
+		completionRecords: tx.Bucket(layout.BucketCompletions).Cursor(),
 
-		groupListCursors: cursorPool{bucket: tx.Bucket(bucketGroups)},
-		groupTexts:       groupTexts{c: tx.Bucket(bucketGroups).Cursor()},
+		groupListCursors: cursorPool{bucket: tx.Bucket(layout.BucketGroups)},
+		groupTexts:       groupTexts{c: tx.Bucket(layout.BucketGroups).Cursor()},
 	}
 	for i := range r.entryCursors {
-		r.entryCursors[i] = tx.Bucket(bucketNumbers).Cursor()
+		r.entryCursors[i] = tx.Bucket(layout.BucketNumbers).Cursor()
 	}
 	return r, nil
 }
@@ -157,7 +158,7 @@ func (db *DB) read(fn func(r *reader) error) (err error) {
 		return err
 	}
 	defer func() {
-		if err != nil && errors.Is(err, ErrDamaged) {
+		if err != nil && errors.Is(err, layout.ErrDamaged) {
 			// Its cursors may be anywhere: not kept for the next call.
 			r.tx.Rollback()
 			return
@@ -210,29 +211,29 @@ func (db *DB) loadWhole(tx *bolt.Tx, file *os.File) (err error) {
 	}
 	defer func() {
 		if v := recover(); v != nil {
-			err = fmt.Errorf("%w: %v", ErrDamaged, v)
+			err = fmt.Errorf("%w: %v", layout.ErrDamaged, v)
 		}
 	}()
 	return db.load(tx)
 }
 
 func (db *DB) load(tx *bolt.Tx) error {
-	meta := tx.Bucket(bucketMeta)
+	meta := tx.Bucket(layout.BucketMeta)
 	if meta == nil {
 		return errors.New("not a catalogd catalogue (no meta bucket)")
 	}
-	if f := meta.Get(keyFormat); string(f) != formatVersion {
-		return fmt.Errorf("catalogue format %q, this catalogd reads %q: run catalogd import again to rebuild the catalogue", f, formatVersion)
+	if f := meta.Get(layout.KeyFormat); string(f) != layout.FormatVersion {
+		return fmt.Errorf("catalogue format %q, this catalogd reads %q: run catalogd import again to rebuild the catalogue", f, layout.FormatVersion)
 	}
-	if err := json.Unmarshal(meta.Get(keyInfo), &db.info); err != nil {
+	if err := json.Unmarshal(meta.Get(layout.KeyInfo), &db.info); err != nil {
 		return fmt.Errorf("read info: %w", err)
 	}
-	longest, n := binary.Uvarint(meta.Get(keyLongestName))
+	longest, n := binary.Uvarint(meta.Get(layout.KeyLongestName))
 	if n <= 0 {
 		return errors.New("read the longest name: missing or malformed")
 	}
 	db.longestName = int(min(longest, math.MaxInt32))
-	for _, name := range [][]byte{bucketSets, bucketSetCodes, bucketSetOrder, bucketSetLists, bucketCards, bucketNumbers, bucketPostings, bucketGroups, bucketCompletions} {
+	for _, name := range [][]byte{layout.BucketSets, layout.BucketSetCodes, layout.BucketSetOrder, layout.BucketSetLists, layout.BucketCards, layout.BucketNumbers, layout.BucketPostings, layout.BucketGroups, layout.BucketCompletions} {
 		if tx.Bucket(name) == nil {
 			return fmt.Errorf("bucket %s missing", name)
 		}
@@ -289,7 +290,7 @@ func (db *DB) Path() string { return db.path }
 // Info returns the generation, import time, sources and counts of the
 // catalogue. Its slices are the caller's: changing them changes no other
 // caller's.
-func (db *DB) Info() Info {
+func (db *DB) Info() layout.Info {
 	info := db.info
 	info.Sources = slices.Clone(info.Sources)
 	info.Zones = slices.Clone(info.Zones)
@@ -308,7 +309,7 @@ func (db *DB) Set(ref string) (catalog.Set, error) {
 		if err != nil || !ok {
 			return err
 		}
-		set, err = s.set()
+		set, err = s.Set()
 		return err
 	})
 	if err != nil {
@@ -337,20 +338,20 @@ func (db *DB) SetCards(ref string, page, pageSize int64, fn func(card []byte)) (
 		if err != nil || !ok {
 			return err
 		}
-		found, total = true, s.total
+		found, total = true, s.Total
 		offset := (page - 1) * pageSize // page and pageSize are bounded by the API
-		if s.total == 0 || offset >= s.total || offset < 0 {
+		if s.Total == 0 || offset >= s.Total || offset < 0 {
 			return nil
 		}
 		// The set's cards are the total keys in a row from its prefix, so
 		// those before the page are stepped over unchecked. A key past the
 		// set, in a damaged file, ends the page below.
-		k, v, err := r.seekPage(s.prefix, offset)
+		k, v, err := r.seekPage(s.Prefix, offset)
 		if err != nil {
 			return err
 		}
 		c := r.cardCursor
-		for n := int64(0); bytes.HasPrefix(k, s.prefix) && n < pageSize; n++ {
+		for n := int64(0); bytes.HasPrefix(k, s.Prefix) && n < pageSize; n++ {
 			fn(v)
 			k, v = c.Next()
 		}
@@ -388,13 +389,13 @@ func (db *DB) AppendCard(dst []byte, id string) ([]byte, error) {
 // the id's locator and then the card.
 func (r *reader) card(id string) ([]byte, bool, error) {
 	var buf [128]byte
-	key := appendCardIDKey(buf[:0], id)
+	key := layout.AppendCardIDKey(buf[:0], id)
 	c := r.cardCursor
 	k, loc := c.Seek(key)
 	if !bytes.Equal(k, key) {
 		return nil, false, nil
 	}
-	key = appendLocatedCardKey(key[:0], loc, id)
+	key = layout.AppendLocatedCardKey(key[:0], loc, id)
 	k, v := c.Seek(key)
 	if !bytes.Equal(k, key) {
 		return nil, false, fmt.Errorf("card %q of the id index is missing", id)

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/catalogd/catalogd/catalog"
+	"github.com/catalogd/catalogd/catalog/store/internal/layout"
 )
 
 func card(id, zone, code, setName, number string) *catalog.Card {
@@ -55,7 +56,7 @@ func writeTestCatalogue(t *testing.T, generation string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []ZoneCount{{catalog.ZoneIntl, 1, 0}, {catalog.ZoneJP, 1, 2}, {catalog.ZoneCHN, 1, 1}}
+	want := []ZoneCount{{Zone: catalog.ZoneIntl, Sets: 1, Cards: 0}, {Zone: catalog.ZoneJP, Sets: 1, Cards: 2}, {Zone: catalog.ZoneCHN, Sets: 1, Cards: 1}}
 	if len(info.Zones) != 3 || info.Zones[0] != want[0] || info.Zones[1] != want[1] || info.Zones[2] != want[2] {
 		t.Fatalf("zones %+v, want %+v", info.Zones, want)
 	}
@@ -85,7 +86,7 @@ func TestWriteAndOpen(t *testing.T) {
 		if got, err := r.setsMatching("X", -1); len(got) != 2 || err != nil {
 			t.Errorf("setsMatching(X) = %d sets, %v", len(got), err)
 		}
-		if got, err := r.setsMatching("X", catalog.ZoneIndex(catalog.ZoneCHN)); len(got) != 1 || err != nil || !bytes.Contains(got[0].json, []byte(`"id":"chn-X"`)) {
+		if got, err := r.setsMatching("X", catalog.ZoneIndex(catalog.ZoneCHN)); len(got) != 1 || err != nil || !bytes.Contains(got[0].JSON, []byte(`"id":"chn-X"`)) {
 			t.Errorf("setsMatching(X, chn) = %+v, %v", got, err)
 		}
 		return nil
@@ -174,7 +175,7 @@ func TestCreateLeavesAnExistingPath(t *testing.T) {
 // stops at the last one whether its block is full or not, with or without
 // results.
 func TestSearchScansToTheEnd(t *testing.T) {
-	for _, n := range []int{2 * indexBlockSize, 2*indexBlockSize + 5} {
+	for _, n := range []int{2 * layout.IndexBlockSize, 2*layout.IndexBlockSize + 5} {
 		t.Run(fmt.Sprint(n), func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "c.db")
 			w, err := Create(path)

@@ -9,6 +9,7 @@ import (
 	"sort"
 
 	"github.com/catalogd/catalogd/catalog"
+	"github.com/catalogd/catalogd/catalog/store/internal/layout"
 	bolt "go.etcd.io/bbolt"
 )
 
@@ -44,24 +45,6 @@ type measuredSet struct {
 	total  int64
 	size   int64
 }
-
-// The layout of an export needs the bytes of each set's cards, and bbolt
-// cannot sum values without reading them: a walk of the cards reads the
-// whole cards bucket, 80 s at ten million cards from a cold page cache, all
-// before the first byte of the first download of a generation
-// (docs/BENCHMARKS.md, "The first download of a generation"). So the
-// import stores them:
-//
-//	setBytes   set prefix -> 8-byte big-endian sum of the lengths of the
-//	           set's cards' values in the cards bucket
-//
-// Like the marks of pages (pages.go), the bucket is optional and not part
-// of formatVersion: the sets of a file without it, or missing from it, are
-// measured by a walk of their cards. A size that no set's cards could take
-// fails Export; one that does not match the set's cards fails the download
-// that reads that set (ExportReader), and does not shift the bytes after
-// it.
-var bucketSetBytes = []byte("setBytes")
 
 // Export returns the export of zone, or of every zone when zone is "". The
 // first call reads the bytes of every set's cards; later calls cost a pass
@@ -125,7 +108,7 @@ func (db *DB) appendNamesTail(dst []byte) ([]byte, error) {
 func (db *DB) appendNameGroups(dst []byte) ([]byte, error) {
 	n := 0
 	err := db.View(func(tx *bolt.Tx) error {
-		b := tx.Bucket(bucketNames)
+		b := tx.Bucket(layout.BucketNames)
 		if b == nil {
 			return nil
 		}
@@ -154,13 +137,13 @@ func (db *DB) appendNameGroups(dst []byte) ([]byte, error) {
 func (db *DB) measureSets() ([]measuredSet, error) {
 	var sets []measuredSet
 	err := db.read(func(r *reader) error {
-		stored := r.tx.Bucket(bucketSetBytes)
-		return r.eachSetInOrder(func(id []byte, s storedSet) error {
+		stored := r.tx.Bucket(layout.BucketSetBytes)
+		return r.eachSetInOrder(func(id []byte, s layout.StoredSet) error {
 			n, err := r.setBytes(stored, s)
 			if err != nil {
 				return fmt.Errorf("set %q: %w", id, err)
 			}
-			sets = append(sets, measuredSet{prefix: bytes.Clone(s.prefix), total: s.total, size: n})
+			sets = append(sets, measuredSet{prefix: bytes.Clone(s.Prefix), total: s.Total, size: n})
 			return nil
 		})
 	})
@@ -172,9 +155,9 @@ func (db *DB) measureSets() ([]measuredSet, error) {
 
 // setBytes returns the bytes of the set's cards' JSON: as the import stored
 // them in stored, or, in a file without, by a walk of the cards.
-func (r *reader) setBytes(stored *bolt.Bucket, s storedSet) (int64, error) {
+func (r *reader) setBytes(stored *bolt.Bucket, s layout.StoredSet) (int64, error) {
 	if stored != nil {
-		if v := stored.Get(s.prefix); v != nil {
+		if v := stored.Get(s.Prefix); v != nil {
 			if len(v) != 8 {
 				return 0, fmt.Errorf("the bytes of its cards are stored in %d bytes, not 8", len(v))
 			}
@@ -182,20 +165,20 @@ func (r *reader) setBytes(stored *bolt.Bucket, s storedSet) (int64, error) {
 			// the file: past those bounds sets would overlap in the layout,
 			// and a download read the wrong set without noticing.
 			n := binary.BigEndian.Uint64(v)
-			if n < uint64(s.total) || n > uint64(r.tx.Size()) {
-				return 0, fmt.Errorf("its %d cards are stored as %d bytes of JSON, which cannot be", s.total, n)
+			if n < uint64(s.Total) || n > uint64(r.tx.Size()) {
+				return 0, fmt.Errorf("its %d cards are stored as %d bytes of JSON, which cannot be", s.Total, n)
 			}
 			return int64(n), nil
 		}
 	}
 	var n, count int64
 	c := r.cardCursor
-	for k, v := c.Seek(s.prefix); bytes.HasPrefix(k, s.prefix); k, v = c.Next() {
+	for k, v := c.Seek(s.Prefix); bytes.HasPrefix(k, s.Prefix); k, v = c.Next() {
 		n += int64(len(v))
 		count++
 	}
-	if count != s.total {
-		return 0, fmt.Errorf("its record counts %d cards, the cards bucket holds %d", s.total, count)
+	if count != s.Total {
+		return 0, fmt.Errorf("its record counts %d cards, the cards bucket holds %d", s.Total, count)
 	}
 	return n, nil
 }
@@ -381,7 +364,7 @@ func (x *ExportReader) Close() error {
 // and zone.
 func describeSetPrefix(prefix []byte) string {
 	if len(prefix) > 0 && int(prefix[0]) < len(catalog.Zones()) {
-		if code, rest, ok := lengthPrefixed(prefix[1:]); ok && len(rest) == 0 {
+		if code, rest, ok := layout.LengthPrefixed(prefix[1:]); ok && len(rest) == 0 {
 			return fmt.Sprintf("%q of zone %s", code, catalog.Zones()[prefix[0]])
 		}
 	}

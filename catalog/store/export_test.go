@@ -17,6 +17,7 @@ import (
 	"testing"
 
 	"github.com/catalogd/catalogd/catalog"
+	"github.com/catalogd/catalogd/catalog/store/internal/layout"
 	bolt "go.etcd.io/bbolt"
 )
 
@@ -239,13 +240,13 @@ func TestExportOfStoredSetBytes(t *testing.T) {
 		}
 		err = db.db.View(func(tx *bolt.Tx) error {
 			walked := map[string]int64{}
-			c := tx.Bucket(bucketCards).Cursor()
-			for k, v := c.First(); k != nil && k[0] != keyCardID; k, v = c.Next() {
+			c := tx.Bucket(layout.BucketCards).Cursor()
+			for k, v := c.First(); k != nil && k[0] != layout.KeyCardID; k, v = c.Next() {
 				n, _ := setPrefixLen(k)
 				walked[string(k[:n])] += int64(len(v))
 			}
 			stored := map[string]int64{}
-			err := tx.Bucket(bucketSetBytes).ForEach(func(k, v []byte) error {
+			err := tx.Bucket(layout.BucketSetBytes).ForEach(func(k, v []byte) error {
 				stored[string(k)] = int64(binary.BigEndian.Uint64(v))
 				return nil
 			})
@@ -264,9 +265,9 @@ func TestExportOfStoredSetBytes(t *testing.T) {
 			name string
 			edit func(*bolt.Tx) error
 		}{
-			{"without the bucket", func(tx *bolt.Tx) error { return tx.DeleteBucket(bucketSetBytes) }},
+			{"without the bucket", func(tx *bolt.Tx) error { return tx.DeleteBucket(layout.BucketSetBytes) }},
 			{"without one set", func(tx *bolt.Tx) error {
-				return tx.Bucket(bucketSetBytes).Delete(appendSetPrefix(nil, zoneByte(catalog.ZoneJP), "M"))
+				return tx.Bucket(layout.BucketSetBytes).Delete(layout.AppendSetPrefix(nil, layout.ZoneByte(catalog.ZoneJP), "M"))
 			}},
 		} {
 			got := readExports(t, openEditedCopy(t, path, edit.edit))
@@ -291,10 +292,10 @@ func TestExportOfAWrongSetSize(t *testing.T) {
 	db.Close()
 
 	for _, s := range pagedSets {
-		prefix := appendSetPrefix(nil, zoneByte(s.zone), s.code)
+		prefix := layout.AppendSetPrefix(nil, layout.ZoneByte(s.zone), s.code)
 		for _, delta := range []int64{-1, 1} {
 			db := openEditedCopy(t, path, func(tx *bolt.Tx) error {
-				b := tx.Bucket(bucketSetBytes)
+				b := tx.Bucket(layout.BucketSetBytes)
 				n := int64(binary.BigEndian.Uint64(b.Get(prefix))) + delta
 				return b.Put(prefix, binary.BigEndian.AppendUint64(nil, uint64(n)))
 			})
@@ -308,7 +309,7 @@ func TestExportOfAWrongSetSize(t *testing.T) {
 		}
 
 		db := openEditedCopy(t, path, func(tx *bolt.Tx) error {
-			return tx.Bucket(bucketSetBytes).Put(prefix, []byte{1, 2, 3})
+			return tx.Bucket(layout.BucketSetBytes).Put(prefix, []byte{1, 2, 3})
 		})
 		if _, err := db.Export(""); err == nil || !strings.Contains(err.Error(), "not 8") {
 			t.Errorf("set %s-%s, a size of 3 bytes: %v, want an error", s.zone, s.code, err)
@@ -318,7 +319,7 @@ func TestExportOfAWrongSetSize(t *testing.T) {
 		// bytes than cards, more than the file, or negative as an int64.
 		for _, n := range []uint64{0, uint64(s.cards) - 1, 1 << 40, 1<<64 - 5001} {
 			db := openEditedCopy(t, path, func(tx *bolt.Tx) error {
-				return tx.Bucket(bucketSetBytes).Put(prefix, binary.BigEndian.AppendUint64(nil, n))
+				return tx.Bucket(layout.BucketSetBytes).Put(prefix, binary.BigEndian.AppendUint64(nil, n))
 			})
 			if _, err := db.Export(""); err == nil || !strings.Contains(err.Error(), "cannot be") {
 				t.Errorf("set %s-%s, a size of %d bytes: %v, want an error", s.zone, s.code, n, err)
@@ -333,13 +334,13 @@ func TestExportOfAWrongSetSize(t *testing.T) {
 // catalogd that read no sum refused as a key.
 func TestCursorsOfAnotherVersion(t *testing.T) {
 	q := ChangesQuery{Since: "20261126T102435Z-3ab69628af"}
-	key := append([]byte{changeCard}, "jp-SV1a-001"...)
+	key := append([]byte{layout.ChangeCard}, "jp-SV1a-001"...)
 	pin := "20261126T110000Z-00000000"
 	b, err := base64.RawURLEncoding.DecodeString(encodeCursor(pin, q, key))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if at := 1 + len(pin); b[at] == changeSet || b[at] == changeCard {
+	if at := 1 + len(pin); b[at] == layout.ChangeSet || b[at] == layout.ChangeCard {
 		t.Errorf("the byte after the generation is %d, which names a record", b[at])
 	}
 	old := binary.AppendUvarint(nil, uint64(len(pin)))

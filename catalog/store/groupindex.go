@@ -9,64 +9,16 @@ import (
 	"unicode/utf8"
 
 	"github.com/catalogd/catalogd/catalog"
+	"github.com/catalogd/catalogd/catalog/store/internal/layout"
 	bolt "go.etcd.io/bbolt"
 )
-
-// The name groups in the search index (docs/SEARCH.md, Name groups). Each
-// group is indexed once, not once per card: its text (its names, folded,
-// and their romanized forms) is posted in the groups bucket by the grams
-// of its names over group indexes, and the postings bucket holds the list
-// of each group's cards. A term's groups are found among the groups, then
-// its cards are the union of their lists. A card's index entry holds its
-// groups, and the check of a result reads their texts.
-//
-// A term of a few common characters is in the names of hundreds of groups,
-// and a union of hundreds of lists costs hundreds of seeks. So for every
-// gram that more than maxGroupLists groups hold, the postings bucket also
-// holds the list of the cards of all of them: a term whose grams are all
-// that common walks two such lists, as it walks two of its own grams. The
-// grams this common are few, and their lists dense enough to be stored as
-// bitmaps (see postings.go).
-const (
-	postingGroup        byte = 'm' // + 4-byte big-endian group index: the group's cards
-	postingGroupRune    byte = 'R' // + a character held by many groups' names: their cards
-	postingGroupGram    byte = 'B' // + two characters, likewise
-	postingGroupTrigram byte = 'T' // + three characters, likewise
-
-	// groupTextKey + 4-byte big-endian group index -> the group's text,
-	// in the groups bucket, after the grams' lists.
-	groupTextKey byte = 'x'
-)
-
-// maxGroupLists is the most groups whose lists a term's cards are the
-// union of; a term in the names of more groups walks the lists of its
-// grams over the cards of all of them. Changing it changes the format.
-const maxGroupLists = 32
-
-// groupGramKinds is the kind of a list of the cards of the groups that
-// hold a gram of one, two and three characters.
-var groupGramKinds = [...]byte{1: postingGroupRune, 2: postingGroupGram, 3: postingGroupTrigram}
-
-// appendGroupListKey appends the key of the list of group id's cards in
-// the postings bucket.
-func appendGroupListKey(dst []byte, id uint32) []byte {
-	var gid [4]byte
-	binary.BigEndian.PutUint32(gid[:], id)
-	return appendListKey(dst, postingGroup, gid[:])
-}
-
-// appendGroupTextKey appends the key of group id's text in the groups
-// bucket.
-func appendGroupTextKey(dst []byte, id uint32) []byte {
-	return binary.BigEndian.AppendUint32(append(dst, groupTextKey), id)
-}
 
 // groupLists tells the posting builder which lists a card of a group is
 // added to: the group's own, and those of its common grams.
 type groupLists struct {
 	texts []string
 	// common holds the card lists' keys of the grams more than
-	// maxGroupLists groups hold: at most one for every maxGroupLists
+	// MaxGroupLists groups hold: at most one for every maxGroupLists
 	// postings of the groups' grams.
 	common map[string]struct{}
 	key    []byte
@@ -74,13 +26,13 @@ type groupLists struct {
 
 // eachKey calls fn with the key of every list a card of group id is on.
 func (g *groupLists) eachKey(id uint32, fn func(key []byte)) {
-	g.key = appendGroupListKey(g.key[:0], id)
+	g.key = layout.AppendGroupListKey(g.key[:0], id)
 	fn(g.key)
 	if len(g.common) == 0 {
 		return
 	}
 	eachShortGram([]byte(g.texts[id]), func(n int, gram []byte) {
-		g.key = appendListKey(g.key[:0], groupGramKinds[n], gram)
+		g.key = layout.AppendListKey(g.key[:0], layout.GroupGramKinds[n], gram)
 		if _, ok := g.common[string(g.key)]; ok {
 			fn(g.key)
 		}
@@ -105,23 +57,23 @@ func (w *Writer) writeGroups() (*groupLists, error) {
 			return nil, fmt.Errorf("write catalogue %s: name groups: %w", w.path, err)
 		}
 	}
-	put := func(key, value []byte) error { return w.putOrdered(bucketGroups, key, value) }
+	put := func(key, value []byte) error { return w.putOrdered(layout.BucketGroups, key, value) }
 	if err := postings.write(put); err != nil {
 		return nil, err
 	}
 	var key []byte
 	for id, text := range g.texts {
-		key = appendGroupTextKey(key[:0], uint32(id))
+		key = layout.AppendGroupTextKey(key[:0], uint32(id))
 		if err := put(key, []byte(text)); err != nil {
 			return nil, err
 		}
 	}
-	c := w.tx.Bucket(bucketGroups).Cursor()
-	for k, v := c.First(); k != nil && k[0] != groupTextKey; k, v = c.Next() {
-		term, rest, ok := lengthPrefixed(k[1:])
+	c := w.tx.Bucket(layout.BucketGroups).Cursor()
+	for k, v := c.First(); k != nil && k[0] != layout.GroupTextKey; k, v = c.Next() {
+		term, rest, ok := layout.LengthPrefixed(k[1:])
 		n, _ := binary.Uvarint(v)
-		if ok && len(rest) == 0 && n > maxGroupLists {
-			g.common[string(appendListKey(nil, groupGramKinds[gramLength(k[0])], term))] = struct{}{}
+		if ok && len(rest) == 0 && n > layout.MaxGroupLists {
+			g.common[string(layout.AppendListKey(nil, layout.GroupGramKinds[gramLength(k[0])], term))] = struct{}{}
 		}
 	}
 	return g, nil
@@ -130,9 +82,9 @@ func (w *Writer) writeGroups() (*groupLists, error) {
 // gramLength returns the characters of a gram of a list of that kind.
 func gramLength(kind byte) int {
 	switch kind {
-	case postingRune:
+	case layout.PostingRune:
 		return 1
-	case postingGram:
+	case layout.PostingGram:
 		return 2
 	}
 	return 3
@@ -165,22 +117,6 @@ func (g *nameGroups) appendGroupIDs(dst, folded []byte) []byte {
 	return append(dst, ids...)
 }
 
-// eachGroupID calls fn with each group index of an entry's groups, and
-// reports false when they are not as the import writes them.
-func eachGroupID(groups []byte, fn func(id uint32) bool) bool {
-	for len(groups) > 0 {
-		id, w := binary.Uvarint(groups)
-		if w <= 0 || id > math.MaxUint32 {
-			return false
-		}
-		if !fn(uint32(id)) {
-			return true
-		}
-		groups = groups[w:]
-	}
-	return true
-}
-
 // groupTexts reads the texts of groups for the check of results, keeping
 // those it read: the file never changes under a reader.
 type groupTexts struct {
@@ -198,7 +134,7 @@ func (g *groupTexts) text(id uint32) []byte {
 	if t, ok := g.read[id]; ok {
 		return t
 	}
-	g.key = appendGroupTextKey(g.key[:0], id)
+	g.key = layout.AppendGroupTextKey(g.key[:0], id)
 	k, v := g.c.Seek(g.key)
 	if !bytes.Equal(k, g.key) {
 		if g.damaged == nil {
@@ -217,19 +153,19 @@ func (g *groupTexts) text(id uint32) []byte {
 // term.
 func (g *groupTexts) anyHolds(groups, term []byte) bool {
 	found := false
-	ok := eachGroupID(groups, func(id uint32) bool {
+	ok := layout.EachGroupID(groups, func(id uint32) bool {
 		found = bytes.Contains(g.text(id), term)
 		return !found
 	})
 	if !ok && g.damaged == nil {
-		g.damaged = errBadEntry
+		g.damaged = layout.ErrBadEntry
 	}
 	return found
 }
 
 // planGroups finds the lists of the cards of the groups whose text holds
 // text, a term: each group's own list, to be united, when at most
-// maxGroupLists groups may hold it; else two lists of its grams over the
+// MaxGroupLists groups may hold it; else two lists of its grams over the
 // cards of the groups that hold them, to be intersected (intersect is
 // then true). count is the most cards the lists name.
 func planGroups(r *reader, text []byte, ref func(c *bolt.Cursor, key []byte) listRef) (lists []listRef, intersect bool, count uint64) {
@@ -240,11 +176,11 @@ func planGroups(r *reader, text []byte, ref func(c *bolt.Cursor, key []byte) lis
 	}
 	apart := appendRarestApart(nil, grams, n)
 	var key []byte
-	if apart[0].count > maxGroupLists {
+	if apart[0].count > layout.MaxGroupLists {
 		count = math.MaxUint64
 		for _, l := range apart {
-			term, _, _ := lengthPrefixed(l.key[1:])
-			cards := ref(r.postingCursor, appendListKey(key[:0], groupGramKinds[n], term))
+			term, _, _ := layout.LengthPrefixed(l.key[1:])
+			cards := ref(r.postingCursor, layout.AppendListKey(key[:0], layout.GroupGramKinds[n], term))
 			lists = append(lists, cards)
 			count = min(count, cards.count)
 		}
@@ -257,7 +193,7 @@ func planGroups(r *reader, text []byte, ref func(c *bolt.Cursor, key []byte) lis
 	}
 	for id, ok := walk.seek(0); ok; id, ok = walk.seek(id + 1) {
 		if bytes.Contains(r.groupTexts.text(id), text) {
-			l := ref(r.postingCursor, appendGroupListKey(key[:0], id))
+			l := ref(r.postingCursor, layout.AppendGroupListKey(key[:0], id))
 			lists = append(lists, l)
 			count += l.count
 		}

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/catalogd/catalogd/catalog"
+	"github.com/catalogd/catalogd/catalog/store/internal/layout"
 )
 
 // The search index as the Writer builds it: each card's entry, sorted into
@@ -52,10 +53,10 @@ func (w *Writer) writeIndex() error {
 	var data, value []byte
 	var key [4]byte
 	flush := func() error {
-		binary.BigEndian.PutUint32(key[:], (ord-1)/indexBlockSize)
+		binary.BigEndian.PutUint32(key[:], (ord-1)/layout.IndexBlockSize)
 		value = appendIndexBlock(value[:0], ends, data)
 		ends, data = ends[:0], data[:0]
-		return w.putOrdered(bucketNumbers, key[:], value)
+		return w.putOrdered(layout.BucketNumbers, key[:], value)
 	}
 	var entry []byte
 	err = w.numbers.each(func(_, sorted []byte) error {
@@ -65,17 +66,17 @@ func (w *Writer) writeIndex() error {
 		if entry, name, class, err = w.appendStoredEntry(entry[:0], sorted); err != nil {
 			return fmt.Errorf("write catalogue %s: search index: %w", w.path, err)
 		}
-		e, err := decodeIndexEntry(entry)
+		e, err := layout.DecodeIndexEntry(entry)
 		if err != nil {
 			return fmt.Errorf("write catalogue %s: search index: %w", w.path, err)
 		}
-		w.longestName = max(w.longestName, len(e.name))
-		w.cardNames.key = appendCardNameKey(w.cardNames.key[:0], name, e.zone, class)
+		w.longestName = max(w.longestName, len(e.Name))
+		w.cardNames.key = appendCardNameKey(w.cardNames.key[:0], name, e.Zone, class)
 		w.cardNames.value = appendCardNameValue(w.cardNames.value[:0], ord, &e)
 		if err := w.cardNames.add(w.cardNames.key, w.cardNames.value); err != nil {
 			return fmt.Errorf("write catalogue %s: names: %w", w.path, err)
 		}
-		words.add(e.name)
+		words.add(e.Name)
 		if err := postings.addCard(ord, &e); err != nil {
 			return fmt.Errorf("write catalogue %s: search index: %w", w.path, err)
 		}
@@ -85,7 +86,7 @@ func (w *Writer) writeIndex() error {
 			return fmt.Errorf("write catalogue %s: more than %d cards", w.path, uint32(math.MaxUint32))
 		}
 		ord++
-		if ord%indexBlockSize == 0 {
+		if ord%layout.IndexBlockSize == 0 {
 			return flush()
 		}
 		return nil
@@ -102,7 +103,7 @@ func (w *Writer) writeIndex() error {
 	}
 	words.done()
 	err = postings.write(func(key, value []byte) error {
-		return w.putOrdered(bucketPostings, key, value)
+		return w.putOrdered(layout.BucketPostings, key, value)
 	})
 	if err != nil {
 		words.cancel()
@@ -118,7 +119,7 @@ func (w *Writer) writeIndex() error {
 // folded name, and the text its name is searched by (catalog.SearchText), which
 // starts with the folded name.
 func appendSortedEntry(dst []byte, c *catalog.Card, numberKey []byte, t catalog.IndexText) []byte {
-	dst = append(dst, zoneByte(c.Zone))
+	dst = append(dst, layout.ZoneByte(c.Zone))
 	dst = binary.AppendUvarint(dst, uint64(len(c.ID)))
 	dst = append(dst, c.ID...)
 	dst = binary.AppendUvarint(dst, uint64(len(c.SetCode)))
@@ -139,19 +140,19 @@ func (w *Writer) appendStoredEntry(dst, sorted []byte) (entry, name []byte, clas
 	fields := sorted[1:]
 	for range 3 {
 		var ok bool
-		if _, fields, ok = lengthPrefixed(fields); !ok {
-			return dst, nil, 0, errBadEntry
+		if _, fields, ok = layout.LengthPrefixed(fields); !ok {
+			return dst, nil, 0, layout.ErrBadEntry
 		}
 	}
 	head := sorted[:len(sorted)-len(fields)]
-	name, fields, ok := lengthPrefixed(fields)
+	name, fields, ok := layout.LengthPrefixed(fields)
 	if !ok || len(fields) == 0 {
-		return dst, nil, 0, errBadEntry
+		return dst, nil, 0, layout.ErrBadEntry
 	}
 	class, fields = fields[0], fields[1:]
 	folded, w8 := binary.Uvarint(fields)
 	if w8 <= 0 || folded > uint64(len(fields)-w8) {
-		return dst, nil, 0, errBadEntry
+		return dst, nil, 0, layout.ErrBadEntry
 	}
 	text := fields[w8:]
 	dst = w.groups.appendGroupIDs(append(dst, head...), text[:folded])

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/catalogd/catalogd/catalog"
+	"github.com/catalogd/catalogd/catalog/store/internal/layout"
 	bolt "go.etcd.io/bbolt"
 )
 
@@ -24,7 +25,7 @@ func (w *Writer) AddNames(names []string) error {
 	}
 	var key [4]byte
 	w.buf = appendGroupJSON(w.buf[:0], names)
-	return w.putOrdered(bucketNames, appendGroupKey(key[:0], id), w.buf)
+	return w.putOrdered(layout.BucketNames, appendGroupKey(key[:0], id), w.buf)
 }
 
 // nameGroups are the groups of a catalogue being written: what finding a
@@ -107,16 +108,16 @@ func appendGroupJSON(dst []byte, names []string) []byte {
 // diffNames compares the name groups of both files, which change as one
 // record: their list, in order.
 func (w *Writer) diffNames(add func(kind byte, id []byte, before, after byte) error) error {
-	cur := w.tx.Bucket(bucketNames).Cursor()
+	cur := w.tx.Bucket(layout.BucketNames).Cursor()
 	return w.prev.View(func(tx *bolt.Tx) error {
-		before, after := zoneNone, zoneNone
+		before, after := layout.ZoneNone, layout.ZoneNone
 		same := true
 		var k1, v1 []byte
-		if b := tx.Bucket(bucketNames); b != nil {
+		if b := tx.Bucket(layout.BucketNames); b != nil {
 			c := b.Cursor()
 			k1, v1 = c.First()
 			if k1 != nil {
-				before = zoneAll
+				before = layout.ZoneAll
 			}
 			k2, v2 := cur.First()
 			for ; k1 != nil || k2 != nil; k1, v1, k2, v2 = next2(c, cur) {
@@ -127,12 +128,12 @@ func (w *Writer) diffNames(add func(kind byte, id []byte, before, after byte) er
 			}
 		}
 		if k, _ := cur.First(); k != nil {
-			after = zoneAll
+			after = layout.ZoneAll
 		}
-		if before == after && (same || before == zoneNone) {
+		if before == after && (same || before == layout.ZoneNone) {
 			return nil
 		}
-		return add(changeNames, nil, before, after)
+		return add(layout.ChangeNames, nil, before, after)
 	})
 }
 

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/catalogd/catalogd/catalog"
+	"github.com/catalogd/catalogd/catalog/store/internal/layout"
 	bolt "go.etcd.io/bbolt"
 )
 
@@ -229,7 +230,7 @@ func TestSearchReportsAMissingGroup(t *testing.T) {
 	}
 	err = bdb.Update(func(tx *bolt.Tx) error {
 		// Charizard's group, the third.
-		return tx.Bucket(bucketGroups).Delete(appendGroupTextKey(nil, 2))
+		return tx.Bucket(layout.BucketGroups).Delete(layout.AppendGroupTextKey(nil, 2))
 	})
 	if err2 := bdb.Close(); err == nil {
 		err = err2

@@ -7,6 +7,7 @@ import (
 	"math"
 	"unicode/utf8"
 
+	"github.com/catalogd/catalogd/catalog/store/internal/layout"
 	bolt "go.etcd.io/bbolt"
 )
 
@@ -117,7 +118,7 @@ func newNameStream(a *completer, kind byte, prefix []byte) (*nameStream, error) 
 // names, or its runs.
 func (s *nameStream) addPrefix(prefix []byte) error {
 	a := s.a
-	a.key = append(append(append(a.key[:0], completeTop, s.terms.kind), prefix...), 0)
+	a.key = append(append(append(a.key[:0], layout.CompleteTop, s.terms.kind), prefix...), 0)
 	if k, v := a.c.Seek(a.key); bytes.Equal(k, a.key) {
 		top, err := segmentOrdinals(nil, v, a.ns, -1)
 		if err != nil {
@@ -241,8 +242,8 @@ func runSegment(run []byte, seg int) ([]byte, error) {
 			continue
 		}
 		var ok bool
-		if s, v, ok = lengthPrefixed(v); !ok {
-			return nil, errBadEntry
+		if s, v, ok = layout.LengthPrefixed(v); !ok {
+			return nil, layout.ErrBadEntry
 		}
 	}
 	if mask&(1<<seg) == 0 {
@@ -268,13 +269,13 @@ func (p *placeReader) advance() error {
 	}
 	v, w := binary.Uvarint(p.data)
 	if w <= 0 || v>>2 > math.MaxUint32 {
-		return errBadEntry
+		return layout.ErrBadEntry
 	}
 	p.data, p.zone = p.data[w:], byte(v&3)
 	d := uint32(v >> 2)
 	if p.started {
 		if p.ord+d < p.ord {
-			return errBadEntry
+			return layout.ErrBadEntry
 		}
 		p.ord += d
 	} else {
@@ -296,7 +297,7 @@ type runNames struct {
 func newRunNames(run []byte, ns int) (*runNames, error) {
 	r := &runNames{zone: byte(ns)}
 	for seg := range r.segs {
-		if seg == runZoneOnly && ns == 0 {
+		if seg == layout.RunZoneOnly && ns == 0 {
 			break // no every-zone place is there
 		}
 		data, err := runSegment(run, seg)
@@ -341,8 +342,8 @@ func (r *runNames) next() (ord uint32, ok bool, err error) {
 // firstNames appends the places of the first n names of namespace ns in
 // run (all when n < 0): those stored for a zone when they are enough.
 func firstNames(dst []uint32, run []byte, ns, n int) ([]uint32, error) {
-	if ns > 0 && n >= 0 && n <= MaxAutocompleteLimit {
-		tops, err := runSegment(run, runZoneTops)
+	if ns > 0 && n >= 0 && n <= layout.MaxAutocompleteLimit {
+		tops, err := runSegment(run, layout.RunZoneTops)
 		if err != nil {
 			return dst, err
 		}

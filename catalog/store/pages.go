@@ -5,46 +5,16 @@ import (
 	"encoding/binary"
 	"fmt"
 
+	"github.com/catalogd/catalogd/catalog/store/internal/layout"
 	bolt "go.etcd.io/bbolt"
 )
-
-// A page of a set is a run of the set's keys in the cards bucket, and bbolt
-// cannot count keys: reaching the page's first card from the set's first
-// would step over every card before it, a cost that grows with the set
-// (about 4 ms a page of a set of 216,000 cards, docs/BENCHMARKS.md, "Pages
-// deep into a large set"). So the import marks every
-// pageMarkEvery-th card of each set:
-//
-//	pageMarks  set prefix + 8-byte big-endian position n, a multiple of
-//	           pageMarkEvery from pageMarkEvery on -> the key in the cards
-//	           bucket of the set's card at position n (counting from 0)
-//
-// and a page seeks the mark at or before its first card, then steps fewer
-// than pageMarkEvery cards. The marks are a shortcut, not a contract: the
-// reader takes whichever mark is the last at or before the page, so the
-// interval may change, and reads a file without the bucket by stepping
-// from the set's first card. The bucket is therefore not part of
-// formatVersion: files with and without it open in every catalogd/4
-// reader.
-var bucketPageMarks = []byte("pageMarks")
-
-// pageMarkEvery is the number of cards between two marks of a set: a page
-// steps over fewer than this many, some 35 ns each, after the seek of its
-// mark; ten million cards take at most 156,000 marks.
-const pageMarkEvery = 64
-
-// appendPageMarkKey appends the key of the mark of the card at position n
-// of the set with prefix.
-func appendPageMarkKey(dst, prefix []byte, n uint64) []byte {
-	return binary.BigEndian.AppendUint64(append(dst, prefix...), n)
-}
 
 // setPrefixLen returns the length of the set prefix a card key starts with.
 func setPrefixLen(key []byte) (int, bool) {
 	if len(key) < 1 {
 		return 0, false
 	}
-	_, rest, ok := lengthPrefixed(key[1:])
+	_, rest, ok := layout.LengthPrefixed(key[1:])
 	return len(key) - len(rest), ok
 }
 
@@ -64,9 +34,9 @@ func (w *Writer) writePageMarks() error {
 		if !bytes.Equal(card[:setLen], prefix) {
 			prefix, n = append(prefix[:0], card[:setLen]...), 0
 		}
-		if n > 0 && n%pageMarkEvery == 0 {
-			key = appendPageMarkKey(key[:0], prefix, n)
-			if err := w.putOrdered(bucketPageMarks, key, card); err != nil {
+		if n > 0 && n%layout.PageMarkEvery == 0 {
+			key = layout.AppendPageMarkKey(key[:0], prefix, n)
+			if err := w.putOrdered(layout.BucketPageMarks, key, card); err != nil {
 				return err
 			}
 		}
@@ -85,7 +55,7 @@ func (r *reader) seekPage(prefix []byte, offset int64) (k, v []byte, err error) 
 	c := r.cardCursor
 	from := int64(0)
 	// Fewer steps than this cost less than the seek of a mark.
-	if r.markCursor == nil || offset < pageMarkEvery {
+	if r.markCursor == nil || offset < layout.PageMarkEvery {
 		k, v = c.Seek(prefix)
 	} else if k, v, from, err = r.seekMark(prefix, offset); err != nil {
 		return nil, nil, err
@@ -102,7 +72,7 @@ func (r *reader) seekPage(prefix []byte, offset int64) (k, v []byte, err error) 
 // names a card that is not one of the set's.
 func (r *reader) seekMark(prefix []byte, offset int64) (k, v []byte, at int64, err error) {
 	var buf [64]byte
-	key := appendPageMarkKey(buf[:0], prefix, uint64(offset))
+	key := layout.AppendPageMarkKey(buf[:0], prefix, uint64(offset))
 	mk, card := r.markCursor.Seek(key)
 	if !bytes.Equal(mk, key) {
 		mk, card = r.markCursor.Prev()
@@ -124,7 +94,7 @@ func (r *reader) seekMark(prefix []byte, offset int64) (k, v []byte, at int64, e
 // pageMarkCursor returns a cursor of the page marks of tx, nil in a file
 // without them.
 func pageMarkCursor(tx *bolt.Tx) *bolt.Cursor {
-	if b := tx.Bucket(bucketPageMarks); b != nil {
+	if b := tx.Bucket(layout.BucketPageMarks); b != nil {
 		return b.Cursor()
 	}
 	return nil

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/catalogd/catalogd/catalog"
+	"github.com/catalogd/catalogd/catalog/store/internal/layout"
 	bolt "go.etcd.io/bbolt"
 )
 
@@ -23,10 +24,10 @@ var pagedSets = []struct {
 	cards      int
 }{
 	{catalog.ZoneJP, "L", 1000},
-	{catalog.ZoneJP, "M", pageMarkEvery},
-	{catalog.ZoneJP, "N", pageMarkEvery + 1},
+	{catalog.ZoneJP, "M", layout.PageMarkEvery},
+	{catalog.ZoneJP, "N", layout.PageMarkEvery + 1},
 	{catalog.ZoneJP, "S", 3},
-	{catalog.ZoneIntl, "L", 2*pageMarkEvery + 2},
+	{catalog.ZoneIntl, "L", 2*layout.PageMarkEvery + 2},
 }
 
 // writePagedCatalogue writes pagedSets, their cards added in a shuffled
@@ -84,7 +85,7 @@ func writePagedCatalogue(t *testing.T, commitAt, sortLimit int) (string, map[str
 func checkPages(t *testing.T, db *DB, want map[string][]string) {
 	t.Helper()
 	for id, cards := range want {
-		for _, size := range []int64{1, 7, 50, pageMarkEvery, 100, 1000} {
+		for _, size := range []int64{1, 7, 50, layout.PageMarkEvery, 100, 1000} {
 			for page := int64(1); ; page++ {
 				var got []string
 				total, err := db.SetCards(id, page, size, func(c []byte) { got = append(got, string(c)) })
@@ -121,15 +122,15 @@ func TestPagesSeekTheirMarks(t *testing.T) {
 			// Every set has a mark for each full pageMarkEvery cards after
 			// its first, and no other: the pages below read from them.
 			err = db.db.View(func(tx *bolt.Tx) error {
-				marks := tx.Bucket(bucketPageMarks)
+				marks := tx.Bucket(layout.BucketPageMarks)
 				if marks == nil {
 					return errors.New("no page marks")
 				}
 				n := 0
 				for _, s := range pagedSets {
-					prefix := appendSetPrefix(nil, zoneByte(s.zone), s.code)
-					for at := uint64(pageMarkEvery); at < uint64(s.cards); at += pageMarkEvery {
-						if marks.Get(appendPageMarkKey(nil, prefix, at)) == nil {
+					prefix := layout.AppendSetPrefix(nil, layout.ZoneByte(s.zone), s.code)
+					for at := uint64(layout.PageMarkEvery); at < uint64(s.cards); at += layout.PageMarkEvery {
+						if marks.Get(layout.AppendPageMarkKey(nil, prefix, at)) == nil {
 							return fmt.Errorf("set %s-%s: no mark of card %d", s.zone, s.code, at)
 						}
 						n++
@@ -152,7 +153,7 @@ func TestPagesSeekTheirMarks(t *testing.T) {
 // same, stepped from each set's first card.
 func TestPagesWithoutMarks(t *testing.T) {
 	path, want := writePagedCatalogue(t, commitEvery, setSortMemory)
-	db := openEdited(t, path, func(tx *bolt.Tx) error { return tx.DeleteBucket(bucketPageMarks) })
+	db := openEdited(t, path, func(tx *bolt.Tx) error { return tx.DeleteBucket(layout.BucketPageMarks) })
 	checkPages(t, db, want)
 }
 
@@ -164,16 +165,16 @@ func TestPagesWithoutMarks(t *testing.T) {
 // mark before the lost one, or from the set's first card.
 func TestPagesPastLostMarks(t *testing.T) {
 	path, want := writePagedCatalogue(t, commitEvery, setSortMemory)
-	intlL := appendSetPrefix(nil, zoneByte(catalog.ZoneIntl), "L")
-	jpL := appendSetPrefix(nil, zoneByte(catalog.ZoneJP), "L")
-	jpN := appendSetPrefix(nil, zoneByte(catalog.ZoneJP), "N")
+	intlL := layout.AppendSetPrefix(nil, layout.ZoneByte(catalog.ZoneIntl), "L")
+	jpL := layout.AppendSetPrefix(nil, layout.ZoneByte(catalog.ZoneJP), "L")
+	jpN := layout.AppendSetPrefix(nil, layout.ZoneByte(catalog.ZoneJP), "N")
 	db := openEdited(t, path, func(tx *bolt.Tx) error {
-		marks := tx.Bucket(bucketPageMarks)
+		marks := tx.Bucket(layout.BucketPageMarks)
 		for _, k := range [][]byte{
-			appendPageMarkKey(nil, intlL, pageMarkEvery),
-			appendPageMarkKey(nil, jpL, pageMarkEvery),
-			appendPageMarkKey(nil, jpL, 3*pageMarkEvery),
-			appendPageMarkKey(nil, jpN, pageMarkEvery),
+			layout.AppendPageMarkKey(nil, intlL, layout.PageMarkEvery),
+			layout.AppendPageMarkKey(nil, jpL, layout.PageMarkEvery),
+			layout.AppendPageMarkKey(nil, jpL, 3*layout.PageMarkEvery),
+			layout.AppendPageMarkKey(nil, jpN, layout.PageMarkEvery),
 		} {
 			if marks.Get(k) == nil {
 				return fmt.Errorf("no mark %q to lose", k)
@@ -183,8 +184,8 @@ func TestPagesPastLostMarks(t *testing.T) {
 			}
 		}
 		// Read as a mark, it would put the set's first card at 100.
-		first, _ := tx.Bucket(bucketCards).Cursor().Seek(jpL)
-		return marks.Put(append(appendPageMarkKey(nil, jpL, 100), 0), bytes.Clone(first))
+		first, _ := tx.Bucket(layout.BucketCards).Cursor().Seek(jpL)
+		return marks.Put(append(layout.AppendPageMarkKey(nil, jpL, 100), 0), bytes.Clone(first))
 	})
 	checkPages(t, db, want)
 }
@@ -194,22 +195,22 @@ func TestPagesPastLostMarks(t *testing.T) {
 // set's other pages.
 func TestPagesOfAWrongMark(t *testing.T) {
 	path, want := writePagedCatalogue(t, commitEvery, setSortMemory)
-	prefix := appendSetPrefix(nil, zoneByte(catalog.ZoneJP), "L")
+	prefix := layout.AppendSetPrefix(nil, layout.ZoneByte(catalog.ZoneJP), "L")
 	db := openEdited(t, path, func(tx *bolt.Tx) error {
-		setN := appendSetPrefix(nil, zoneByte(catalog.ZoneJP), "N")
-		k, _ := tx.Bucket(bucketCards).Cursor().Seek(setN)
+		setN := layout.AppendSetPrefix(nil, layout.ZoneByte(catalog.ZoneJP), "N")
+		k, _ := tx.Bucket(layout.BucketCards).Cursor().Seek(setN)
 		if !bytes.HasPrefix(k, setN) {
 			return errors.New("set N has no cards")
 		}
-		return tx.Bucket(bucketPageMarks).Put(appendPageMarkKey(nil, prefix, 5*pageMarkEvery), bytes.Clone(k))
+		return tx.Bucket(layout.BucketPageMarks).Put(layout.AppendPageMarkKey(nil, prefix, 5*layout.PageMarkEvery), bytes.Clone(k))
 	})
-	for _, offset := range []int64{5 * pageMarkEvery, 5*pageMarkEvery + 63} {
+	for _, offset := range []int64{5 * layout.PageMarkEvery, 5*layout.PageMarkEvery + 63} {
 		_, err := db.SetCards("jp-L", offset+1, 1, func([]byte) { t.Errorf("page of card %d answered", offset) })
 		if err == nil || !strings.Contains(err.Error(), "page mark") {
 			t.Errorf("page of card %d: %v, want an error naming the page mark", offset, err)
 		}
 	}
-	for _, offset := range []int64{0, pageMarkEvery - 1, pageMarkEvery, 5*pageMarkEvery - 1, 6 * pageMarkEvery, 999} {
+	for _, offset := range []int64{0, layout.PageMarkEvery - 1, layout.PageMarkEvery, 5*layout.PageMarkEvery - 1, 6 * layout.PageMarkEvery, 999} {
 		var got []string
 		if _, err := db.SetCards("jp-L", offset+1, 1, func(c []byte) { got = append(got, string(c)) }); err != nil || len(got) != 1 || got[0] != want["jp-L"][offset] {
 			t.Errorf("page of card %d: %q, %v; want %q", offset, got, err, want["jp-L"][offset])

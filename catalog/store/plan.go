@@ -7,6 +7,7 @@ import (
 	"slices"
 	"unicode/utf8"
 
+	"github.com/catalogd/catalogd/catalog/store/internal/layout"
 	bolt "go.etcd.io/bbolt"
 )
 
@@ -14,7 +15,7 @@ import (
 // query, and the walk of them (docs/SEARCH.md, How a query is answered).
 
 // searchPlan is the lists a search walks, found once and walked by every
-// zone with lists of its own.
+// Zone with lists of its own.
 type searchPlan struct {
 	sets    []listRef // the cards of the filtered sets: on any of them
 	terms   []termRef // the terms whose lists are walked, shortest first
@@ -66,7 +67,7 @@ const maxDriverTerms = 3
 // filtered sets, and for each term two of its trigrams (see
 // appendRarestApart) together with its number. The walk intersects the
 // shortest few, shortest first.
-func planSearch(r *reader, sets []storedSet, terms []term, longestName int, words dictionary) searchPlan {
+func planSearch(r *reader, sets []layout.StoredSet, terms []term, longestName int, words dictionary) searchPlan {
 	var p searchPlan
 	var key []byte
 	byName := make([]listRef, 0, 2*len(terms)) // every term's, two at most each
@@ -79,7 +80,7 @@ func planSearch(r *reader, sets []storedSet, terms []term, longestName int, word
 	}
 	ref := func(key []byte) listRef { return refIn(r.postingCursor, key) }
 	for _, set := range sets {
-		p.sets = append(p.sets, ref(appendSetPostingKey(key[:0], set.zone(), set.code)))
+		p.sets = append(p.sets, ref(layout.AppendSetPostingKey(key[:0], set.Zone(), set.Code)))
 	}
 	for i := range terms {
 		t := &terms[i]
@@ -102,7 +103,7 @@ func planSearch(r *reader, sets []storedSet, terms []term, longestName int, word
 		if tr.term.typo != nil && typosPlanned == maxDriverTerms {
 			continue // unplanned, its typos are found by the check alone
 		}
-		tr.number = ref(appendListKey(key[:0], postingNumber, tr.term.number))
+		tr.number = ref(layout.AppendListKey(key[:0], layout.PostingNumber, tr.term.number))
 		tr.byGroup, tr.byGrams, tr.inGroups = planGroups(r, tr.term.text, refIn)
 		if ty := tr.term.typo; ty != nil {
 			typosPlanned++
@@ -154,7 +155,7 @@ func termGrams(grams []gramList, text []byte, n int, ref func(key []byte) listRe
 	at := -1
 	eachGram(text, n, func(gram []byte) {
 		at++
-		key = appendListKey(key[:0], gramKinds[n], gram)
+		key = layout.AppendListKey(key[:0], layout.GramKinds[n], gram)
 		if none || slices.ContainsFunc(grams, func(g gramList) bool { return bytes.Equal(g.key, key) }) {
 			return
 		}

@@ -11,53 +11,9 @@ import (
 	"slices"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/catalogd/catalogd/catalog/store/internal/layout"
 )
-
-// The search index has two parts (see layout.go). The numbers bucket holds
-// one entry per card, found by its ordinal: its position in the order zone,
-// printed-number key, id. A zone is a range of ordinals, and within it
-// ordinals are in result order. The postings bucket maps a trigram of
-// folded names, a bigram, a single character, a normalized printed number,
-// or a set to the ordered list of the ordinals of its cards. A term is
-// looked up by its trigrams when it has three characters or more: they are
-// far rarer than bigrams, so a term made of common bigrams (arararar) still
-// walks a short list.
-//
-// A list longer than postingBlockSize ordinals is stored in blocks of that
-// many, each under the key of the list followed by its last ordinal, so
-// that a cursor Seek finds the block holding the first ordinal at or above
-// any bound: a walk skips whole stretches of a long list, and a zone's
-// range is one seek away. The key of the list itself holds its length,
-// which planning reads, and a shorter list whole.
-const (
-	postingTrigram byte = 't' // + three characters of a folded name
-	postingGram    byte = 'g' // + two characters of a folded name
-	postingRune    byte = 'r' // + one character of a folded name
-	postingNumber  byte = 'n' // + the key of a normalized printed number
-	postingSet     byte = 's' // + zone byte + set code
-)
-
-// postingBlockSize is the most ordinals in one block of a list: a seek
-// decodes at most this many, and a block's key costs about as much as a
-// tenth of it.
-const postingBlockSize = 128
-
-// appendListKey appends the key of the list kind+term: the kind, then the
-// term, uvarint-length-prefixed, so that no list's key is the start of
-// another's and its blocks' keys follow it directly.
-func appendListKey[S ~string | ~[]byte](dst []byte, kind byte, term S) []byte {
-	dst = append(dst, kind)
-	dst = binary.AppendUvarint(dst, uint64(len(term)))
-	return append(dst, term...)
-}
-
-// appendSetPostingKey appends the key of the list of the cards of the set
-// (zone, code), zone being the catalog.ZoneIndex as a byte.
-func appendSetPostingKey[S ~string | ~[]byte](dst []byte, zone byte, code S) []byte {
-	dst = append(dst, postingSet)
-	dst = binary.AppendUvarint(dst, uint64(1+len(code)))
-	return append(append(dst, zone), code...)
-}
 
 // postingChunk is the part of one list built in memory: its ordinals, the
 // first in full and the rest as uvarint deltas.
@@ -123,10 +79,6 @@ func newPostingBuilder(dir string, limit int) *postingBuilder {
 	return &postingBuilder{dir: dir, limit: limit, runs: sortedRuns{fanIn: mergeFanIn}, lists: make(map[string]*postingChunk), chars: make(map[uint64]*postingChunk), names: make(map[string][]*postingChunk), byGroup: make(map[uint32][]*postingChunk)}
 }
 
-// gramKinds is the kind of the list of a gram of one, two and three
-// characters.
-var gramKinds = [...]byte{1: postingRune, 2: postingGram, 3: postingTrigram}
-
 // packChars packs one to three characters, each of at most 21 bits, into
 // the key of their list in postingBuilder.chars, with a bit above them
 // that tells how many there are; ok is false for a character that is not
@@ -152,15 +104,15 @@ func appendPackedKey(dst []byte, packed uint64) []byte {
 	for i := n - 1; i >= 0; i-- {
 		t = utf8.AppendRune(t, rune(packed>>(21*i)&(1<<21-1)))
 	}
-	return appendListKey(dst, gramKinds[n], t)
+	return layout.AppendListKey(dst, layout.GramKinds[n], t)
 }
 
 // charList returns the list of the gram text, of kind postingRune,
-// postingGram or postingTrigram, making it when there is none.
+// PostingGram or postingTrigram, making it when there is none.
 func (b *postingBuilder) charList(kind byte, text []byte) *postingChunk {
 	packed, ok := packChars(text)
 	if !ok {
-		b.key = appendListKey(b.key[:0], kind, text)
+		b.key = layout.AppendListKey(b.key[:0], kind, text)
 		return b.list(b.key)
 	}
 	l, ok := b.chars[packed]
@@ -185,37 +137,37 @@ func (b *postingBuilder) list(key []byte) *postingChunk {
 
 // addCard adds ord, the card's ordinal, to the lists the card belongs to.
 // Ordinals must come in increasing order.
-func (b *postingBuilder) addCard(ord uint32, e *indexEntry) error {
+func (b *postingBuilder) addCard(ord uint32, e *layout.IndexEntry) error {
 	if b.mem >= b.limit {
 		if err := b.spill(); err != nil {
 			return err
 		}
 	}
-	b.key = appendSetPostingKey(b.key[:0], e.zone, e.setCode)
+	b.key = layout.AppendSetPostingKey(b.key[:0], e.Zone, e.SetCode)
 	b.mem += b.list(b.key).add(ord)
-	if b.numberList == nil || string(e.number) != string(b.lastNumber) {
-		b.key = appendListKey(b.key[:0], postingNumber, e.number)
+	if b.numberList == nil || string(e.Number) != string(b.lastNumber) {
+		b.key = layout.AppendListKey(b.key[:0], layout.PostingNumber, e.Number)
 		b.numberList = b.list(b.key)
-		b.lastNumber = append(b.lastNumber[:0], e.number...)
+		b.lastNumber = append(b.lastNumber[:0], e.Number...)
 	}
 	b.mem += b.numberList.add(ord)
-	lists, ok := b.names[string(e.name)]
+	lists, ok := b.names[string(e.Name)]
 	if !ok {
-		eachShortGram(e.name, func(n int, gram []byte) {
-			lists = append(lists, b.charList(gramKinds[n], gram))
+		eachShortGram(e.Name, func(n int, gram []byte) {
+			lists = append(lists, b.charList(layout.GramKinds[n], gram))
 		})
-		eachRunKey(e.name, func(key []byte) { lists = append(lists, b.list(key)) })
+		eachRunKey(e.Name, func(key []byte) { lists = append(lists, b.list(key)) })
 		if len(b.names) >= nameCacheSize {
 			clear(b.names)
 		}
-		b.names[string(e.name)] = lists
-		b.mem += len(e.name) + 8*len(lists) + postingListCost
+		b.names[string(e.Name)] = lists
+		b.mem += len(e.Name) + 8*len(lists) + postingListCost
 	}
 	for _, l := range lists {
 		b.mem += l.add(ord)
 	}
 	bad := false
-	ok = eachGroupID(e.groups, func(id uint32) bool {
+	ok = layout.EachGroupID(e.Groups, func(id uint32) bool {
 		if bad = b.groups == nil || int(id) >= len(b.groups.texts); bad {
 			return false
 		}
@@ -231,7 +183,7 @@ func (b *postingBuilder) addCard(ord uint32, e *indexEntry) error {
 		return true
 	})
 	if !ok || bad {
-		return errBadEntry
+		return layout.ErrBadEntry
 	}
 	return nil
 }
@@ -245,7 +197,7 @@ func (b *postingBuilder) addGrams(id uint32, text []byte) error {
 		}
 	}
 	eachShortGram(text, func(n int, gram []byte) {
-		b.mem += b.charList(gramKinds[n], gram).add(id)
+		b.mem += b.charList(layout.GramKinds[n], gram).add(id)
 	})
 	return nil
 }
@@ -478,7 +430,7 @@ func (lw *listWriter) endSpan() error {
 
 // addDelta adds ord to the block of deltas being filled.
 func (lw *listWriter) addDelta(ord uint32) error {
-	if lw.n == postingBlockSize {
+	if lw.n == layout.PostingBlockSize {
 		if err := lw.flush(); err != nil {
 			return err
 		}

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/catalogd/catalogd/catalog"
+	"github.com/catalogd/catalogd/catalog/store/internal/layout"
 	bolt "go.etcd.io/bbolt"
 )
 
@@ -24,7 +25,7 @@ func TestBitmapsTwoToAPage(t *testing.T) {
 	bitmaps := 0
 	var stats bolt.BucketStats
 	err := db.db.View(func(tx *bolt.Tx) error {
-		b := tx.Bucket(bucketPostings)
+		b := tx.Bucket(layout.BucketPostings)
 		stats = b.Stats()
 		return b.ForEach(func(k, v []byte) error {
 			if len(v) == bitmapBlockLen && v[0] == blockBitmap {

@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/catalogd/catalogd/catalog/store/internal/layout"
 )
 
 // TestSearchOfRunsAgreesWithScan searches names full of runs of short
@@ -67,7 +69,7 @@ func TestEachRun(t *testing.T) {
 		"ab ab ab ab ab": nil,
 	} {
 		var got []string
-		eachRun([]byte(text), func(p []rune, n int) { got = append(got, string(p)+":"+itoa(n)) })
+		layout.EachRun([]byte(text), func(p []rune, n int) { got = append(got, string(p)+":"+itoa(n)) })
 		if !slices.Equal(got, want) {
 			t.Errorf("runs of %q: %q, want %q", text, got, want)
 		}

@@ -4,12 +4,12 @@ import (
 	"bytes"
 	"cmp"
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
 
 	"github.com/catalogd/catalogd/catalog"
+	"github.com/catalogd/catalogd/catalog/store/internal/layout"
 	bolt "go.etcd.io/bbolt"
 )
 
@@ -58,63 +58,18 @@ func searchTerms(q string) []term {
 	return terms
 }
 
-// indexEntry is a decoded entry of the numbers bucket.
-type indexEntry struct {
-	zone    byte
-	id      []byte
-	setCode []byte
-	number  []byte // the key of the normalized printed number
-	groups  []byte // the card's name groups, uvarint group indexes
-	name    []byte // the search text: SearchText of the name
-	folded  int    // bytes of name that are the folded name
-	edits   int    // of a result of a fuzzy search: the sum of its terms'
-}
-
-var errBadEntry = errors.New("malformed search index entry")
-
-func decodeIndexEntry(v []byte) (indexEntry, error) {
-	var e indexEntry
-	if len(v) < 1 {
-		return e, errBadEntry
-	}
-	e.zone = v[0]
-	var ok1, ok2, ok3, ok4 bool
-	e.id, v, ok1 = lengthPrefixed(v[1:])
-	e.setCode, v, ok2 = lengthPrefixed(v)
-	e.number, v, ok3 = lengthPrefixed(v)
-	e.groups, v, ok4 = lengthPrefixed(v)
-	if !ok1 || !ok2 || !ok3 || !ok4 {
-		return e, errBadEntry
-	}
-	folded, w := binary.Uvarint(v)
-	if w <= 0 || folded > uint64(len(v)-w) {
-		return e, errBadEntry
-	}
-	e.name, e.folded = v[w:], int(folded)
-	return e, nil
-}
-
-// lengthPrefixed splits a uvarint-prefixed field from the rest of v.
-func lengthPrefixed(v []byte) (field, rest []byte, ok bool) {
-	n, w := binary.Uvarint(v)
-	if w <= 0 || uint64(len(v)-w) < n {
-		return nil, nil, false
-	}
-	return v[w : w+int(n)], v[w+int(n):], true
-}
-
-// appendCardKey appends the key of the entry's card in the cards bucket.
-func (e *indexEntry) appendCardKey(dst []byte) []byte {
-	return appendCardKey(dst, e.zone, e.setCode, e.number, e.id)
+// appendEntryCardKey appends the key of the entry's card in the cards bucket.
+func appendEntryCardKey(dst []byte, e *layout.IndexEntry) []byte {
+	return layout.AppendCardKey(dst, e.Zone, e.SetCode, e.Number, e.ID)
 }
 
 // matches reports whether every term is a substring of the search text,
 // equals the normalized printed number, or is a substring of the text of
 // one of the card's name groups.
-func (e *indexEntry) matches(terms []term, groups *groupTexts) bool {
+func matches(e *layout.IndexEntry, terms []term, groups *groupTexts) bool {
 	for i := range terms {
 		t := &terms[i]
-		if !bytes.Contains(e.name, t.text) && string(e.number) != t.number && !groups.anyHolds(e.groups, t.text) {
+		if !bytes.Contains(e.Name, t.text) && string(e.Number) != t.number && !groups.anyHolds(e.Groups, t.text) {
 			return false
 		}
 	}
@@ -145,7 +100,7 @@ func (db *DB) Search(q SearchQuery, fn func(card []byte)) error {
 		markTypos(terms)
 	}
 	err := db.read(func(r *reader) error {
-		var sets []storedSet
+		var sets []layout.StoredSet
 		if q.Set != "" {
 			var err error
 			if sets, err = r.setsMatching(q.Set, zone); err != nil || len(sets) == 0 {
@@ -169,7 +124,7 @@ func (db *DB) Search(q SearchQuery, fn func(card []byte)) error {
 		// of a search's, and the first of a fuzzy one's.
 		found := 0
 		var key []byte
-		err = merge(walks(false), func(e *indexEntry) bool { return inSets(sets, e) && e.matches(terms, &r.groupTexts) }, func(e *indexEntry) (bool, error) {
+		err = merge(walks(false), func(e *layout.IndexEntry) bool { return inSets(sets, e) && matches(e, terms, &r.groupTexts) }, func(e *layout.IndexEntry) (bool, error) {
 			card, err := r.cardOf(e, &key)
 			if err == nil {
 				fn(card)
@@ -179,8 +134,8 @@ func (db *DB) Search(q SearchQuery, fn func(card []byte)) error {
 		})
 		if err == nil && p.typos && found < q.Limit {
 			// Then those that take edits, fewest first.
-			err = rankByEdits(walks(true), r, q.Limit-found, max(1, p.leastEdits), func(e *indexEntry) bool {
-				return inSets(sets, e) && e.matchesWithin(terms, &r.groupTexts) && e.edits > 0
+			err = rankByEdits(walks(true), r, q.Limit-found, max(1, p.leastEdits), func(e *layout.IndexEntry) bool {
+				return inSets(sets, e) && matchesWithin(e, terms, &r.groupTexts) && e.Edits > 0
 			}, fn)
 		}
 		if err == nil {
@@ -196,7 +151,7 @@ func (db *DB) Search(q SearchQuery, fn func(card []byte)) error {
 
 // plan plans a search of terms in sets with r's cursors, which it makes
 // ready for the walk (see planSearch).
-func (db *DB) plan(r *reader, sets []storedSet, terms []term) (searchPlan, error) {
+func (db *DB) plan(r *reader, sets []layout.StoredSet, terms []term) (searchPlan, error) {
 	r.listCursors.reset()
 	r.groupListCursors.reset()
 	r.groupTexts.damaged = nil
@@ -208,11 +163,11 @@ func (db *DB) plan(r *reader, sets []storedSet, terms []term) (searchPlan, error
 }
 
 // cardOf returns the card of an index entry, using key as scratch.
-func (r *reader) cardOf(e *indexEntry, key *[]byte) ([]byte, error) {
-	*key = e.appendCardKey((*key)[:0])
+func (r *reader) cardOf(e *layout.IndexEntry, key *[]byte) ([]byte, error) {
+	*key = appendEntryCardKey((*key)[:0], e)
 	k, card := r.cardCursor.Seek(*key)
 	if !bytes.Equal(k, *key) {
-		return nil, fmt.Errorf("card %q of the index is missing", e.id)
+		return nil, fmt.Errorf("card %q of the index is missing", e.ID)
 	}
 	return card, nil
 }
@@ -228,13 +183,13 @@ type zoneWalk struct {
 	entries indexBlocks
 	next    uint32 // the ordinal to look from
 	hi      uint32
-	entry   indexEntry // the next result, when ready
+	entry   layout.IndexEntry // the next result, when ready
 	ready   bool
 	done    bool
 }
 
 // advance makes the walk's next result ready, or the walk done.
-func (w *zoneWalk) advance(check func(*indexEntry) bool) error {
+func (w *zoneWalk) advance(check func(*layout.IndexEntry) bool) error {
 	for !w.ready && !w.done {
 		ord, ok := w.driver.seek(w.next)
 		if !ok || ord >= w.hi {
@@ -248,7 +203,7 @@ func (w *zoneWalk) advance(check func(*indexEntry) bool) error {
 		if v == nil {
 			return fmt.Errorf("index entry %d is missing", ord)
 		}
-		if w.entry, err = decodeIndexEntry(v); err != nil {
+		if w.entry, err = layout.DecodeIndexEntry(v); err != nil {
 			return fmt.Errorf("index entry %d: %w", ord, err)
 		}
 		w.ready = check(&w.entry)
@@ -263,7 +218,7 @@ func (w *zoneWalk) advance(check func(*indexEntry) bool) error {
 
 // merge calls emit with each result of the walks, in result order, while
 // emit asks for more.
-func merge(walks []*zoneWalk, check func(*indexEntry) bool, emit func(*indexEntry) (more bool, err error)) error {
+func merge(walks []*zoneWalk, check func(*layout.IndexEntry) bool, emit func(*layout.IndexEntry) (more bool, err error)) error {
 	for {
 		var best *zoneWalk
 		for _, w := range walks {
@@ -286,11 +241,11 @@ func merge(walks []*zoneWalk, check func(*indexEntry) bool, emit func(*indexEntr
 }
 
 // compareResults orders entries as results: by number key, then id.
-func compareResults(a, b *indexEntry) int {
-	if c := bytes.Compare(a.number, b.number); c != 0 {
+func compareResults(a, b *layout.IndexEntry) int {
+	if c := bytes.Compare(a.Number, b.Number); c != 0 {
 		return c
 	}
-	return bytes.Compare(a.id, b.id)
+	return bytes.Compare(a.ID, b.ID)
 }
 
 // indexBlock is a value of the numbers bucket: the count of its entries,
@@ -303,7 +258,7 @@ type indexBlock struct {
 
 func readIndexBlock(v []byte) (indexBlock, error) {
 	if len(v) < 1 || len(v) < 1+4*int(v[0]) {
-		return indexBlock{}, errBadEntry
+		return indexBlock{}, layout.ErrBadEntry
 	}
 	n := int(v[0])
 	return indexBlock{ends: v[1 : 1+4*n], entries: v[1+4*n:]}, nil
@@ -351,7 +306,7 @@ type indexBlocks struct {
 // entry returns the entry of ordinal ord, valid for the transaction, or
 // nil when ord is past the last entry.
 func (b *indexBlocks) entry(ord uint32) ([]byte, error) {
-	if number := ord / indexBlockSize; !b.loaded || number != b.number {
+	if number := ord / layout.IndexBlockSize; !b.loaded || number != b.number {
 		var key [4]byte
 		binary.BigEndian.PutUint32(key[:], number)
 		var k, v []byte
@@ -376,31 +331,31 @@ func (b *indexBlocks) entry(ord uint32) ([]byte, error) {
 		}
 		b.loaded, b.number, b.block = true, number, block
 	}
-	i := int(ord % indexBlockSize)
+	i := int(ord % layout.IndexBlockSize)
 	if i >= b.block.len() {
 		return nil, nil // past the last entry, in the last block
 	}
 	v := b.block.entry(i)
 	if v == nil {
-		return nil, fmt.Errorf("index block %d: %w", b.number, errBadEntry)
+		return nil, fmt.Errorf("index block %d: %w", b.number, layout.ErrBadEntry)
 	}
 	return v, nil
 }
 
 // inZone reports whether zone z may hold cards of sets: any zone when sets
 // is nil, no set filter.
-func inZone(sets []storedSet, z int) bool {
-	return sets == nil || slices.ContainsFunc(sets, func(s storedSet) bool { return int(s.zone()) == z })
+func inZone(sets []layout.StoredSet, z int) bool {
+	return sets == nil || slices.ContainsFunc(sets, func(s layout.StoredSet) bool { return int(s.Zone()) == z })
 }
 
 // inSets reports whether the entry's card is in one of sets, or sets is
 // nil: no set filter.
-func inSets(sets []storedSet, e *indexEntry) bool {
+func inSets(sets []layout.StoredSet, e *layout.IndexEntry) bool {
 	if sets == nil {
 		return true
 	}
 	for i := range sets {
-		if e.zone == sets[i].zone() && bytes.Equal(e.setCode, sets[i].code) {
+		if e.Zone == sets[i].Zone() && bytes.Equal(e.SetCode, sets[i].Code) {
 			return true
 		}
 	}

@@ -17,6 +17,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/catalogd/catalogd/catalog"
+	"github.com/catalogd/catalogd/catalog/store/internal/layout"
 	bolt "go.etcd.io/bbolt"
 )
 
@@ -133,12 +134,12 @@ func bucketContents(t *testing.T, db *DB, bucket []byte) [][2]string {
 // temporary runs are byte for byte those built in memory at once.
 func TestPostingsWhateverTheMemory(t *testing.T) {
 	sets, cards := worstCaseSnapshot(1, 3000)
-	inMemory := bucketContents(t, buildCatalogue(t, sets, cards, 1<<40), bucketPostings)
-	spilled := bucketContents(t, buildCatalogue(t, sets, cards, 4<<10), bucketPostings)
+	inMemory := bucketContents(t, buildCatalogue(t, sets, cards, 1<<40), layout.BucketPostings)
+	spilled := bucketContents(t, buildCatalogue(t, sets, cards, 4<<10), layout.BucketPostings)
 	// Runs merged two at a time, level after level.
 	small := defaultLimits
 	small.postings, small.mergeFanIn = 4<<10, 2
-	merged := bucketContents(t, openCatalogue(t, writeCatalogue(t, sets, cards, small, nil)), bucketPostings)
+	merged := bucketContents(t, openCatalogue(t, writeCatalogue(t, sets, cards, small, nil)), layout.BucketPostings)
 	if len(inMemory) == 0 {
 		t.Fatal("no posting lists")
 	}
@@ -569,7 +570,7 @@ func TestGrams(t *testing.T) {
 		if !ok {
 			t.Fatalf("packChars(%q) refused a valid gram", gram)
 		}
-		if got, want := appendPackedKey(nil, packed), appendListKey(nil, gramKinds[n], gram); !bytes.Equal(got, want) {
+		if got, want := appendPackedKey(nil, packed), layout.AppendListKey(nil, layout.GramKinds[n], gram); !bytes.Equal(got, want) {
 			t.Errorf("gram %q: packed key %q, want %q", gram, got, want)
 		}
 	}
@@ -625,7 +626,7 @@ func TestSearchPlanTakesGramsApart(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		want := []string{string(appendListKey(nil, gramKinds[3], c.want[0])), string(appendListKey(nil, gramKinds[3], c.want[1]))}
+		want := []string{string(layout.AppendListKey(nil, layout.GramKinds[3], c.want[0])), string(layout.AppendListKey(nil, layout.GramKinds[3], c.want[1]))}
 		if !slices.Equal(got, want) {
 			t.Errorf("lists of %q: got %q, want %q", c.term, got, want)
 		}
@@ -660,10 +661,10 @@ func TestSearchReportsADamagedList(t *testing.T) {
 				var first []byte
 				longest := 0
 				lists := map[string]int{}
-				c := tx.Bucket(bucketPostings).Cursor()
+				c := tx.Bucket(layout.BucketPostings).Cursor()
 				for k, _ := c.First(); k != nil; k, _ = c.Next() {
 					n, w := binary.Uvarint(k[1:])
-					if (k[0] != postingRune && k[0] != postingGram && k[0] != postingTrigram) || w <= 0 || len(k) != 1+w+int(n)+4 {
+					if (k[0] != layout.PostingRune && k[0] != layout.PostingGram && k[0] != layout.PostingTrigram) || w <= 0 || len(k) != 1+w+int(n)+4 {
 						continue // not a block of a list of characters
 					}
 					text := string(k[1+w : 1+w+int(n)])
@@ -681,7 +682,7 @@ func TestSearchReportsADamagedList(t *testing.T) {
 				if damage.value[0] == 0x80 {
 					first = first[:len(first)-4] // the list's key: its length
 				}
-				return tx.Bucket(bucketPostings).Put(first, damage.value)
+				return tx.Bucket(layout.BucketPostings).Put(first, damage.value)
 			})
 			if cerr := bdb.Close(); err == nil {
 				err = cerr

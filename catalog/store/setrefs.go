@@ -8,6 +8,7 @@ import (
 	"fmt"
 
 	"github.com/catalogd/catalogd/catalog"
+	"github.com/catalogd/catalogd/catalog/store/internal/layout"
 	bolterrors "go.etcd.io/bbolt/errors"
 )
 
@@ -20,8 +21,8 @@ import (
 
 // bucketSetRefs holds the references deferred by DeferSetCheck until
 // CheckSetRefs, and is gone from the file before Finish ends. Key: the
-// zone byte, the set code uvarint-length-prefixed, then the SHA-256 of the
-// set name the cards give (a name may be longer than bbolt takes a key).
+// Zone byte, the set code uvarint-length-prefixed, then the SHA-256 of the
+// Set name the cards give (a name may be longer than bbolt takes a key).
 // Value: uvarint order of the first card, uvarint number of further cards,
 // the set name uvarint-length-prefixed, then the first card's note.
 var bucketSetRefs = []byte("setRefs")
@@ -40,7 +41,7 @@ type deferredRef struct {
 // it.
 func (w *Writer) DeferSetCheck(zone, code, setName string, note func(dst []byte) []byte) error {
 	// A buffer of its own: a commit, which flushLastRef may make, uses w.key.
-	w.refNamed = appendSetPrefix(w.refNamed[:0], zoneByte(zone), code)
+	w.refNamed = layout.AppendSetPrefix(w.refNamed[:0], layout.ZoneByte(zone), code)
 	prefix := len(w.refNamed)
 	w.refNamed = append(w.refNamed, setName...)
 	if w.lastRef.named != nil && bytes.Equal(w.refNamed, w.lastRef.named) {
@@ -140,14 +141,14 @@ func (w *Writer) CheckSetRefs(fn func(*SetRefProblem) error) error {
 	c := refs.Cursor()
 	var p SetRefProblem
 	for k, v := c.First(); k != nil; k, v = c.Next() {
-		code, _, ok := lengthPrefixed(k[1:])
+		code, _, ok := layout.LengthPrefixed(k[1:])
 		if !ok || int(k[0]) >= len(catalog.Zones()) {
 			return fmt.Errorf("write catalogue %s: a deferred set reference is damaged", w.path)
 		}
 		first, more, rest, err := decodeSetRef(v)
 		var name, note []byte
 		if err == nil {
-			if name, note, ok = lengthPrefixed(rest); !ok {
+			if name, note, ok = layout.LengthPrefixed(rest); !ok {
 				err = errors.New("a deferred set reference is damaged")
 			}
 		}

@@ -3,11 +3,11 @@ package store
 import (
 	"bytes"
 	"encoding/binary"
-	"encoding/json"
 	"errors"
 	"fmt"
 
 	"github.com/catalogd/catalogd/catalog"
+	"github.com/catalogd/catalogd/catalog/store/internal/layout"
 	bolt "go.etcd.io/bbolt"
 )
 
@@ -41,62 +41,26 @@ func appendSetCodeKey(dst []byte, zone byte, code string) []byte {
 // appendSetValue appends the value of a set in the sets bucket.
 func appendSetValue(dst []byte, s *catalog.Set, total int64) []byte {
 	dst = binary.BigEndian.AppendUint64(dst, uint64(total))
-	dst = appendSetPrefix(dst, zoneByte(s.Zone), s.Code)
+	dst = layout.AppendSetPrefix(dst, layout.ZoneByte(s.Zone), s.Code)
 	return s.AppendJSON(dst)
 }
 
-// storedSet is a set as the sets bucket holds it. Its slices are valid as
-// long as the transaction it was read in.
-type storedSet struct {
-	total  int64  // cards actually in the file, which is what listing returns
-	prefix []byte // of the keys of its cards in the cards bucket; prefix[0] is the zone byte
-	code   []byte
-	json   []byte
-}
-
-var errBadSet = errors.New("malformed set record")
-
-func readStoredSet(v []byte) (storedSet, error) {
-	if len(v) < 10 {
-		return storedSet{}, errBadSet
-	}
-	s := storedSet{total: int64(binary.BigEndian.Uint64(v))}
-	code, rest, ok := lengthPrefixed(v[9:])
-	if !ok {
-		return storedSet{}, errBadSet
-	}
-	s.prefix, s.code, s.json = v[8:len(v)-len(rest)], code, rest
-	return s, nil
-}
-
-// zone is the catalog.ZoneIndex of the set's zone, as a byte.
-func (s *storedSet) zone() byte { return s.prefix[0] }
-
-// set decodes the set's record.
-func (s *storedSet) set() (catalog.Set, error) {
-	var out catalog.Set
-	if err := json.Unmarshal(s.json, &out); err != nil {
-		return catalog.Set{}, fmt.Errorf("%w: %w", errBadSet, err)
-	}
-	return out, nil
-}
-
 // setByID returns the set with id, ok false when there is none.
-func setByID(c *bolt.Cursor, id string) (storedSet, bool, error) {
+func setByID(c *bolt.Cursor, id string) (layout.StoredSet, bool, error) {
 	k, v := c.Seek([]byte(id))
 	if k == nil || string(k) != id {
-		return storedSet{}, false, nil
+		return layout.StoredSet{}, false, nil
 	}
-	s, err := readStoredSet(v)
+	s, err := layout.ReadStoredSet(v)
 	if err != nil {
-		return storedSet{}, false, fmt.Errorf("set %q: %w", id, err)
+		return layout.StoredSet{}, false, fmt.Errorf("set %q: %w", id, err)
 	}
 	return s, true, nil
 }
 
 // setsWithCode calls fn with each set whose code is code, in resolution
 // order, until fn returns false.
-func setsWithCode(codes, sets *bolt.Cursor, code string, fn func(storedSet) bool) error {
+func setsWithCode(codes, sets *bolt.Cursor, code string, fn func(layout.StoredSet) bool) error {
 	prefix := binary.AppendUvarint(nil, uint64(len(code)))
 	prefix = append(prefix, code...)
 	for k, id := codes.Seek(prefix); len(k) == len(prefix)+1 && bytes.HasPrefix(k, prefix); k, id = codes.Next() {
@@ -116,13 +80,13 @@ func setsWithCode(codes, sets *bolt.Cursor, code string, fn func(storedSet) bool
 
 // resolveSet resolves ref the way /catalog/sets/{code}/cards does: an
 // exact set id first, then an exact code, in zone order.
-func (r *reader) resolveSet(ref string) (storedSet, bool, error) {
+func (r *reader) resolveSet(ref string) (layout.StoredSet, bool, error) {
 	if s, ok, err := setByID(r.setCursor, ref); ok || err != nil {
 		return s, ok, err
 	}
-	var found storedSet
+	var found layout.StoredSet
 	ok := false
-	err := setsWithCode(r.codeCursor, r.setCursor, ref, func(s storedSet) bool {
+	err := setsWithCode(r.codeCursor, r.setCursor, ref, func(s layout.StoredSet) bool {
 		found, ok = s, true
 		return false
 	})
@@ -132,16 +96,16 @@ func (r *reader) resolveSet(ref string) (storedSet, bool, error) {
 // setsMatching returns the sets a search filter names: the set with id ref,
 // else every set with code ref, limited to zone (a catalog.ZoneIndex, or -1 for
 // every zone). No match is an empty result, not an error.
-func (r *reader) setsMatching(ref string, zone int) ([]storedSet, error) {
+func (r *reader) setsMatching(ref string, zone int) ([]layout.StoredSet, error) {
 	if s, ok, err := setByID(r.setCursor, ref); ok || err != nil {
-		if err != nil || (zone >= 0 && int(s.zone()) != zone) {
+		if err != nil || (zone >= 0 && int(s.Zone()) != zone) {
 			return nil, err
 		}
-		return []storedSet{s}, nil
+		return []layout.StoredSet{s}, nil
 	}
-	var out []storedSet
-	err := setsWithCode(r.codeCursor, r.setCursor, ref, func(s storedSet) bool {
-		if zone < 0 || int(s.zone()) == zone {
+	var out []layout.StoredSet
+	err := setsWithCode(r.codeCursor, r.setCursor, ref, func(s layout.StoredSet) bool {
+		if zone < 0 || int(s.Zone()) == zone {
 			out = append(out, s)
 		}
 		return true
@@ -151,8 +115,8 @@ func (r *reader) setsMatching(ref string, zone int) ([]storedSet, error) {
 
 // eachSetInOrder calls fn with the id and the record of every set, in list
 // order, until fn returns an error, which it returns.
-func (r *reader) eachSetInOrder(fn func(id []byte, s storedSet) error) error {
-	c := r.tx.Bucket(bucketSetOrder).Cursor()
+func (r *reader) eachSetInOrder(fn func(id []byte, s layout.StoredSet) error) error {
+	c := r.tx.Bucket(layout.BucketSetOrder).Cursor()
 	for k, id := c.First(); k != nil; k, id = c.Next() {
 		s, ok, err := setByID(r.setCursor, string(id))
 		if err != nil {
@@ -169,7 +133,7 @@ func (r *reader) eachSetInOrder(fn func(id []byte, s storedSet) error) error {
 }
 
 // SetList returns the JSON array of the sets of zone, or of every zone when
-// zone is "", in list order, as pieces whose concatenation is the array.
+// Zone is "", in list order, as pieces whose concatenation is the array.
 // The pieces are the file's own bytes: valid while db is open, and not to
 // be modified. An unknown zone has no sets.
 func (db *DB) SetList(zone string) ([][]byte, error) {
@@ -183,7 +147,7 @@ func (db *DB) SetList(zone string) ([][]byte, error) {
 	}
 	var pieces [][]byte
 	err := db.read(func(r *reader) error {
-		c := r.tx.Bucket(bucketSetLists).Cursor()
+		c := r.tx.Bucket(layout.BucketSetLists).Cursor()
 		for k, v := c.Seek([]byte{list}); len(k) == 5 && k[0] == list; k, v = c.Next() {
 			pieces = append(pieces, v)
 		}
@@ -248,7 +212,7 @@ func (l *setListWriter) flush(w *Writer) error {
 	l.key[0] = l.list
 	binary.BigEndian.PutUint32(l.key[1:], l.n)
 	l.n++
-	err := w.putOrdered(bucketSetLists, l.key[:], l.piece)
+	err := w.putOrdered(layout.BucketSetLists, l.key[:], l.piece)
 	l.piece = l.piece[:0]
 	return err
 }

@@ -3,6 +3,7 @@ package store
 import (
 	"fmt"
 
+	"github.com/catalogd/catalogd/catalog/store/internal/layout"
 	bolt "go.etcd.io/bbolt"
 )
 
@@ -20,7 +21,7 @@ func (w *Writer) begin() error {
 		return fmt.Errorf("write catalogue %s: %w", w.path, err)
 	}
 	w.tx = tx
-	for _, name := range [][]byte{bucketMeta, bucketSets, bucketSetCodes, bucketSetOrder, bucketSetLists, bucketCards, bucketNumbers, bucketPostings, bucketPageMarks, bucketSetBytes, bucketChanges, bucketNames, bucketGroups, bucketWords, bucketCompletions} {
+	for _, name := range [][]byte{layout.BucketMeta, layout.BucketSets, layout.BucketSetCodes, layout.BucketSetOrder, layout.BucketSetLists, layout.BucketCards, layout.BucketNumbers, layout.BucketPostings, layout.BucketPageMarks, layout.BucketSetBytes, layout.BucketChanges, layout.BucketNames, layout.BucketGroups, layout.BucketWords, layout.BucketCompletions} {
 		b, err := tx.CreateBucketIfNotExists(name)
 		if err != nil {
 			return fmt.Errorf("write catalogue %s: bucket %s: %w", w.path, name, err)
@@ -31,7 +32,7 @@ func (w *Writer) begin() error {
 		b.FillPercent = 1.0
 	}
 	// One cursor for every lookup: Get makes a new one each time.
-	w.ids = tx.Bucket(bucketCards).Cursor()
+	w.ids = tx.Bucket(layout.BucketCards).Cursor()
 	w.txBytes, w.txNodes, w.putsUncounted = 0, 0, 0
 	return nil
 }
@@ -88,7 +89,7 @@ func (w *Writer) txFull() bool {
 const nodeCheckEvery = 32
 
 // nodes returns the number of pages the transaction changed as of the last
-// count.
+// Count.
 func (w *Writer) nodes() int64 {
 	if w.putsUncounted++; w.putsUncounted >= nodeCheckEvery {
 		st := w.tx.Stats()
@@ -133,7 +134,7 @@ func (w *Writer) putOrdered(bucket, key, value []byte) error {
 // held until the last commit of flushCards. The pages the cards change,
 // which cards in no order multiply, end the transaction part-way.
 func (w *Writer) putPending(key, value, id []byte) error {
-	if err := w.tx.Bucket(bucketCards).Put(key, value); err != nil {
+	if err := w.tx.Bucket(layout.BucketCards).Put(key, value); err != nil {
 		return fmt.Errorf("write catalogue %s: card %q: %w", w.path, id, err)
 	}
 	if w.nodes()*nodeCost < int64(w.limits.commitAt) {

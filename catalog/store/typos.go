@@ -4,6 +4,7 @@ import (
 	"bytes"
 
 	"github.com/catalogd/catalogd/catalog"
+	"github.com/catalogd/catalogd/catalog/store/internal/layout"
 	bolt "go.etcd.io/bbolt"
 )
 
@@ -110,11 +111,11 @@ func leastEdits(terms []termRef) (typos bool, least int) {
 // matchesWithin reports whether every term matches the entry as matches
 // has it, or, for a term that may be mistyped, is within its edits of a
 // word of the entry's texts; e.edits is then the sum of those edits.
-func (e *indexEntry) matchesWithin(terms []term, groups *groupTexts) bool {
-	e.edits = 0
+func matchesWithin(e *layout.IndexEntry, terms []term, groups *groupTexts) bool {
+	e.Edits = 0
 	for i := range terms {
 		t := &terms[i]
-		if bytes.Contains(e.name, t.text) || string(e.number) == t.number || groups.anyHolds(e.groups, t.text) {
+		if bytes.Contains(e.Name, t.text) || string(e.Number) == t.number || groups.anyHolds(e.Groups, t.text) {
 			continue
 		}
 		if t.typo == nil {
@@ -124,7 +125,7 @@ func (e *indexEntry) matchesWithin(terms []term, groups *groupTexts) bool {
 		if !ok {
 			return false
 		}
-		e.edits += d
+		e.Edits += d
 	}
 	return true
 }
@@ -132,22 +133,22 @@ func (e *indexEntry) matchesWithin(terms []term, groups *groupTexts) bool {
 // nearest returns the fewest edits from the term to a word of the
 // dictionary in the entry's texts, and false when none is within the
 // term's edits.
-func (t *term) nearest(e *indexEntry, groups *groupTexts) (int, bool) {
-	best, ok := t.typo.nameEdits[string(e.name)]
+func (t *term) nearest(e *layout.IndexEntry, groups *groupTexts) (int, bool) {
+	best, ok := t.typo.nameEdits[string(e.Name)]
 	if !ok {
-		best = t.nearestWord(e.name)
+		best = t.nearestWord(e.Name)
 		if t.typo.nameEdits == nil {
 			t.typo.nameEdits = make(map[string]int)
 		}
-		if cost := len(e.name) + keptNameCost; *t.typo.kept+cost <= keptNameBytes {
-			t.typo.nameEdits[string(e.name)] = best
+		if cost := len(e.Name) + keptNameCost; *t.typo.kept+cost <= keptNameBytes {
+			t.typo.nameEdits[string(e.Name)] = best
 			*t.typo.kept += cost
 		}
 	}
 	if best == 1 {
 		return 1, true // no word is nearer
 	}
-	eachGroupID(e.groups, func(id uint32) bool {
+	layout.EachGroupID(e.Groups, func(id uint32) bool {
 		d, ok := t.typo.groupEdits[id]
 		if !ok {
 			d = t.nearestWord(groups.text(id))
@@ -173,7 +174,7 @@ func (t *term) nearestWord(text []byte) int {
 	a := t.automaton()
 	best := 0
 	catalog.EachWord(text, func(word []byte) {
-		if best == 1 || !dictWord(word) {
+		if best == 1 || !layout.DictWord(word) {
 			return
 		}
 		if d, ok := a.distance(word); ok && d > 0 && (best == 0 || d < best) {
@@ -188,18 +189,18 @@ func (t *term) nearestWord(text []byte) int {
 // result after limit others that take as few edits or fewer can never be
 // given, so the walk ends once limit results take least, the fewest any
 // can.
-func rankByEdits(walks []*zoneWalk, r *reader, limit, least int, check func(*indexEntry) bool, fn func(card []byte)) error {
+func rankByEdits(walks []*zoneWalk, r *reader, limit, least int, check func(*layout.IndexEntry) bool, fn func(card []byte)) error {
 	var byEdits [][][]byte // card keys of the results, by their edits
-	err := merge(walks, check, func(e *indexEntry) (bool, error) {
+	err := merge(walks, check, func(e *layout.IndexEntry) (bool, error) {
 		ahead := 0
-		for s := 0; s <= e.edits && s < len(byEdits); s++ {
+		for s := 0; s <= e.Edits && s < len(byEdits); s++ {
 			ahead += len(byEdits[s])
 		}
 		if ahead < limit {
-			for len(byEdits) <= e.edits {
+			for len(byEdits) <= e.Edits {
 				byEdits = append(byEdits, nil)
 			}
-			byEdits[e.edits] = append(byEdits[e.edits], e.appendCardKey(nil))
+			byEdits[e.Edits] = append(byEdits[e.Edits], appendEntryCardKey(nil, e))
 		}
 		return least >= len(byEdits) || len(byEdits[least]) < limit, nil
 	})

@@ -11,6 +11,7 @@ import (
 
 	"github.com/blevesearch/vellum"
 	"github.com/catalogd/catalogd/catalog"
+	"github.com/catalogd/catalogd/catalog/store/internal/layout"
 )
 
 // TestFuzzySearchAgreesWithScan checks fuzzy search against a plain scan
@@ -333,7 +334,7 @@ func TestNearWordsAgreesWithScan(t *testing.T) {
 	var dict dictionary
 	for _, side := range []struct {
 		s      *sorter
-		pieces *[wordScripts][]*vellum.FST
+		pieces *[layout.WordScripts][]*vellum.FST
 	}{{forward, &dict.forward}, {backward, &dict.backward}} {
 		err := buildWordPieces(side.s, func(script byte, piece []byte) bool {
 			fst, err := vellum.Load(piece)
@@ -415,7 +416,7 @@ func TestFuzzyCheckKeepsBoundedNames(t *testing.T) {
 	for i := range 20_000 {
 		for j := range terms {
 			name := []byte(fmt.Sprintf("charizard blastoise %d with a name long enough", i))
-			edits, ok := terms[j].nearest(&indexEntry{name: name}, &groups)
+			edits, ok := terms[j].nearest(&layout.IndexEntry{Name: name}, &groups)
 			if !ok || edits != 1 {
 				t.Fatalf("%s: edits %d, %v; want 1", name, edits, ok)
 			}
@@ -425,7 +426,7 @@ func TestFuzzyCheckKeepsBoundedNames(t *testing.T) {
 	if *terms[0].typo.kept > keptNameBytes || len(terms[1].typo.nameEdits) == 0 || kept >= 40_000 {
 		t.Fatalf("kept %d names of %d bytes, want some of each term's, of at most %d bytes in all", kept, *terms[0].typo.kept, keptNameBytes)
 	}
-	if edits, ok := terms[0].nearest(&indexEntry{name: []byte("charizard blastoise 19999 with a name long enough")}, &groups); !ok || edits != 1 {
+	if edits, ok := terms[0].nearest(&layout.IndexEntry{Name: []byte("charizard blastoise 19999 with a name long enough")}, &groups); !ok || edits != 1 {
 		t.Fatalf("a name not kept, again: edits %d, %v; want 1", edits, ok)
 	}
 }
@@ -445,7 +446,7 @@ func TestFuzzyCheckKeepsEachGroupApart(t *testing.T) {
 	}
 	for round := range 2 {
 		for id := range uint32(64) {
-			e := &indexEntry{name: []byte("pikachu"), groups: binary.AppendUvarint(nil, uint64(id))}
+			e := &layout.IndexEntry{Name: []byte("pikachu"), Groups: binary.AppendUvarint(nil, uint64(id))}
 			edits, ok := terms[0].nearest(e, &groups)
 			if want := id%3 == 0; ok != want || ok && edits != 1 {
 				t.Fatalf("round %d, group %d: edits %d, %v; want %v", round, id, edits, ok, want)

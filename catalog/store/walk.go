@@ -11,6 +11,7 @@ import (
 	"math/bits"
 	"slices"
 
+	"github.com/catalogd/catalogd/catalog/store/internal/layout"
 	bolt "go.etcd.io/bbolt"
 )
 
@@ -96,7 +97,7 @@ func readListRef(c *bolt.Cursor, key []byte) (listRef, error) {
 		return l, damagef("search index damaged: list %q: its length is not a number; import the catalogue again", key)
 	}
 	l.count = n
-	if n <= postingBlockSize {
+	if n <= layout.PostingBlockSize {
 		l.inline = v[w:]
 	}
 	return l, nil
@@ -105,7 +106,7 @@ func readListRef(c *bolt.Cursor, key []byte) (listRef, error) {
 // newList returns a reader of the list l, which takes a cursor from pool
 // if it needs one, and records in pool what it finds damaged.
 func newList(pool *cursorPool, l listRef) storedList {
-	if l.count <= postingBlockSize {
+	if l.count <= layout.PostingBlockSize {
 		return storedList{pool: pool, key: l.key, data: l.inline, last: math.MaxUint32, inline: true, loaded: true, done: l.count == 0}
 	}
 	return storedList{pool: pool, key: l.key}

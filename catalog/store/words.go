@@ -6,11 +6,11 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"unicode"
 	"unicode/utf8"
 
 	"github.com/blevesearch/vellum"
 	"github.com/catalogd/catalogd/catalog"
+	"github.com/catalogd/catalogd/catalog/store/internal/layout"
 	bolt "go.etcd.io/bbolt"
 )
 
@@ -25,18 +25,7 @@ import (
 // would be.
 
 const (
-	// MinFuzzyTerm is the code points of the shortest term that may be a
-	// typo: shorter terms match exactly, fuzzy or not.
-	MinFuzzyTerm = 5
-	// TwoEditsFrom is the code points from which a term may be two edits
-	// from a word, not one.
-	TwoEditsFrom = 9
-
-	// minDictWord is the shortest word a term of MinFuzzyTerm may be one
-	// edit from, minBackwardWord the shortest a term of TwoEditsFrom may
-	// be two edits from.
-	minDictWord     = MinFuzzyTerm - 1
-	minBackwardWord = TwoEditsFrom - 2
+	minBackwardWord = layout.TwoEditsFrom - 2
 
 	// wordPieceBytes bounds a piece of the dictionary: what the import
 	// holds of it before it is put, and what one value of the file is.
@@ -46,25 +35,11 @@ const (
 	wordSortMemory = 8 << 20
 )
 
-// bucketWords holds the dictionary: a kind byte (wordsForward or
-// wordsBackward), the script of the words (see wordScript) and a 4-byte
-// big-endian piece number -> an FST of a range of the words of that
-// script, in order. The backward words are those of minBackwardWord code
-// points or more, each written from its end (see nearWords).
-var bucketWords = []byte("words")
-
-const (
-	wordsForward  byte = 'f'
-	wordsBackward byte = 'b' // each word's characters in reverse
-)
-
 // dictionary is the pieces of the dictionary, by script: forward, and
 // backward.
-type dictionary struct{ forward, backward [wordScripts][]*vellum.FST }
-
-// wordScripts counts the values of wordScript: 0, and each script
-// catalog.ScriptOf returns.
-const wordScripts = catalog.MaxScript + 1
+type dictionary struct {
+	forward, backward [layout.WordScripts][]*vellum.FST
+}
 
 // wordScript returns the script of a word: that of its first letter of a
 // script (catalog.ScriptOf), 0 when it has none. A change of script ends a word
@@ -88,28 +63,12 @@ func wordScript(word []byte) byte {
 func maxEdits(term []byte) int {
 	n := utf8.RuneCount(term)
 	switch {
-	case n < MinFuzzyTerm || hasDigit(term):
+	case n < layout.MinFuzzyTerm || layout.HasDigit(term):
 		return 0
-	case n < TwoEditsFrom:
+	case n < layout.TwoEditsFrom:
 		return 1
 	}
 	return 2
-}
-
-// hasDigit reports whether text holds a decimal digit of any script.
-func hasDigit(text []byte) bool {
-	for _, r := range string(text) {
-		if '0' <= r && r <= '9' || r >= utf8.RuneSelf && unicode.IsDigit(r) {
-			return true
-		}
-	}
-	return false
-}
-
-// dictWord reports whether a word goes into the dictionary: one that a
-// term may be a few edits from.
-func dictWord(word []byte) bool {
-	return utf8.RuneCount(word) >= minDictWord && !hasDigit(word)
 }
 
 // addWords adds the words of a text to the sorts of the dictionary, which
@@ -119,30 +78,16 @@ func addWords(forward, backward *sorter, text []byte) error {
 	var err error
 	var key []byte
 	catalog.EachWord(text, func(word []byte) {
-		if err != nil || !dictWord(word) {
+		if err != nil || !layout.DictWord(word) {
 			return
 		}
 		key = append(append(key[:0], wordScript(word)), word...)
 		if err = forward.add(key, nil); err == nil && utf8.RuneCount(word) >= minBackwardWord {
-			key = appendReversed(key[:1], word)
+			key = layout.AppendReversed(key[:1], word)
 			err = backward.add(key, nil)
 		}
 	})
 	return err
-}
-
-// appendReversed appends the characters of text in reverse.
-func appendReversed(dst, text []byte) []byte {
-	for len(text) > 0 {
-		r, w := utf8.DecodeLastRune(text)
-		if r == utf8.RuneError && w == 1 {
-			dst = append(dst, text[len(text)-1])
-		} else {
-			dst = utf8.AppendRune(dst, r)
-		}
-		text = text[:len(text)-w]
-	}
-	return dst
 }
 
 // wordBuild builds the dictionary in a goroutine of its own, beside the
@@ -186,9 +131,9 @@ func (w *Writer) startWords() *wordBuild {
 		seen := make(map[string]struct{})
 		for batch := range b.texts {
 			for len(batch) > 0 && err == nil {
-				text, rest, ok := lengthPrefixed(batch)
+				text, rest, ok := layout.LengthPrefixed(batch)
 				if !ok {
-					err = errBadEntry
+					err = layout.ErrBadEntry
 				}
 				batch = rest
 				if _, ok := seen[string(text)]; ok {
@@ -201,9 +146,9 @@ func (w *Writer) startWords() *wordBuild {
 				err = cmp.Or(err, addWords(forward, backward, text))
 			}
 		}
-		for _, kind := range []byte{wordsForward, wordsBackward} {
+		for _, kind := range []byte{layout.WordsForward, layout.WordsBackward} {
 			words := forward
-			if kind == wordsBackward {
+			if kind == layout.WordsBackward {
 				words = backward
 			}
 			if err == nil {
@@ -259,7 +204,7 @@ func (w *Writer) writeWords(b *wordBuild) error {
 	for piece := range b.pieces {
 		at := [2]byte{piece.kind, piece.script}
 		key := binary.BigEndian.AppendUint32(at[:], numbers[at])
-		if err := w.putOrdered(bucketWords, key, piece.fst); err != nil {
+		if err := w.putOrdered(layout.BucketWords, key, piece.fst); err != nil {
 			b.cancel()
 			return err
 		}
@@ -295,8 +240,8 @@ func buildWordPieces(words *sorter, put func(script byte, piece []byte) bool) er
 		return nil
 	}
 	err := words.each(func(key, _ []byte) error {
-		if len(key) < 2 || int(key[0]) >= wordScripts {
-			return fmt.Errorf("sorted word %q: %w", key, errBadEntry)
+		if len(key) < 2 || int(key[0]) >= layout.WordScripts {
+			return fmt.Errorf("sorted word %q: %w", key, layout.ErrBadEntry)
 		}
 		if last != nil && bytes.Equal(key, last) {
 			return nil
@@ -335,17 +280,17 @@ func buildWordPieces(words *sorter, put func(script byte, piece []byte) bool) er
 // row.
 func loadWords(tx *bolt.Tx) (dictionary, error) {
 	var d dictionary
-	b := tx.Bucket(bucketWords)
+	b := tx.Bucket(layout.BucketWords)
 	if b == nil {
-		return d, fmt.Errorf("bucket %s missing", bucketWords)
+		return d, fmt.Errorf("bucket %s missing", layout.BucketWords)
 	}
 	c := b.Cursor()
 	for k, v := c.First(); k != nil; k, v = c.Next() {
-		if len(k) != 6 || k[0] != wordsForward && k[0] != wordsBackward || int(k[1]) >= wordScripts {
+		if len(k) != 6 || k[0] != layout.WordsForward && k[0] != layout.WordsBackward || int(k[1]) >= layout.WordScripts {
 			return d, damagef("dictionary damaged: %x is not a key of a piece", k)
 		}
 		pieces := &d.forward[k[1]]
-		if k[0] == wordsBackward {
+		if k[0] == layout.WordsBackward {
 			pieces = &d.backward[k[1]]
 		}
 		if binary.BigEndian.Uint32(k[2:]) != uint32(len(*pieces)) {
@@ -402,7 +347,7 @@ func nearWords(dict dictionary, whole *editAutomaton) (words []nearWord, err err
 		}
 	}
 	type walk struct {
-		pieces *[wordScripts][]*vellum.FST
+		pieces *[layout.WordScripts][]*vellum.FST
 		a      vellum.Automaton
 		back   bool
 	}
@@ -411,14 +356,14 @@ func nearWords(dict dictionary, whole *editAutomaton) (words []nearWord, err err
 		half := len(runes) / 2
 		walks = []walk{
 			{&dict.forward, newPrefixedAutomaton(whole, newEditAutomaton([]byte(string(runes[:half])), 1)), false},
-			{&dict.backward, newPrefixedAutomaton(newEditAutomaton(appendReversed(nil, term), 2), newEditAutomaton(appendReversed(nil, []byte(string(runes[half:]))), 1)), true},
+			{&dict.backward, newPrefixedAutomaton(newEditAutomaton(layout.AppendReversed(nil, term), 2), newEditAutomaton(layout.AppendReversed(nil, []byte(string(runes[half:]))), 1)), true},
 		}
 	}
 	// The words of the term's scripts, and of none.
 	var pieces []*vellum.FST
-	scriptsOf := func(dict *[wordScripts][]*vellum.FST) []*vellum.FST {
+	scriptsOf := func(dict *[layout.WordScripts][]*vellum.FST) []*vellum.FST {
 		pieces = append(pieces[:0], dict[0]...)
-		var seen [wordScripts]bool
+		var seen [layout.WordScripts]bool
 		for _, r := range runes {
 			if s := catalog.ScriptOf(r); s != 0 && !seen[s] {
 				seen[s] = true
@@ -434,7 +379,7 @@ func nearWords(dict dictionary, whole *editAutomaton) (words []nearWord, err err
 			for err == nil {
 				found, _ := it.Current()
 				if walk.back {
-					found = appendReversed(word[:0], found)
+					found = layout.AppendReversed(word[:0], found)
 				}
 				add(found)
 				err = it.Next()

@@ -14,6 +14,7 @@ import (
 	"strconv"
 
 	"github.com/catalogd/catalogd/catalog"
+	"github.com/catalogd/catalogd/catalog/store/internal/layout"
 	bolt "go.etcd.io/bbolt"
 	bolterrors "go.etcd.io/bbolt/errors"
 )
@@ -189,6 +190,9 @@ func createWith(path string, l limits) (*Writer, error) {
 	return w, nil
 }
 
+// ErrDuplicate means a record repeats an id or a (zone, code) pair.
+var ErrDuplicate = errors.New("duplicate")
+
 // DuplicateError is a record that repeats a value that must be unique.
 type DuplicateError struct {
 	Field string // "id" or "code"
@@ -205,11 +209,11 @@ func (e *DuplicateError) Is(target error) bool { return target == ErrDuplicate }
 // AddSet adds a validated set. It returns a *DuplicateError when the id or
 // the (zone, code) pair is already in the catalogue.
 func (w *Writer) AddSet(s catalog.Set) error {
-	sets, codes := w.tx.Bucket(bucketSets), w.tx.Bucket(bucketSetCodes)
+	sets, codes := w.tx.Bucket(layout.BucketSets), w.tx.Bucket(layout.BucketSetCodes)
 	if sets.Get([]byte(s.ID)) != nil {
 		return &DuplicateError{"id", s.ID}
 	}
-	w.key = appendSetCodeKey(w.key[:0], zoneByte(s.Zone), s.Code)
+	w.key = appendSetCodeKey(w.key[:0], layout.ZoneByte(s.Zone), s.Code)
 	if codes.Get(w.key) != nil {
 		return &DuplicateError{"code", s.Code}
 	}
@@ -221,7 +225,7 @@ func (w *Writer) AddSet(s catalog.Set) error {
 		return err
 	}
 	w.key = appendSetListKey(w.key[:0], &s)
-	w.buf = binary.AppendUvarint(append(w.buf[:0], zoneByte(s.Zone)), uint64(len(s.ID)))
+	w.buf = binary.AppendUvarint(append(w.buf[:0], layout.ZoneByte(s.Zone)), uint64(len(s.ID)))
 	w.buf = s.AppendJSON(append(w.buf, s.ID...))
 	if err := w.setOrder.add(w.key, w.buf); err != nil {
 		return fmt.Errorf("write catalogue %s: sets: %w", w.path, err)
@@ -232,19 +236,19 @@ func (w *Writer) AddSet(s catalog.Set) error {
 
 // SetName returns the name of the set (zone, code) added so far, if any.
 func (w *Writer) SetName(zone, code string) (string, bool) {
-	w.key = appendSetCodeKey(w.key[:0], zoneByte(zone), code)
+	w.key = appendSetCodeKey(w.key[:0], layout.ZoneByte(zone), code)
 	if w.named.key != nil && bytes.Equal(w.key, w.named.key) {
 		return w.named.name, true
 	}
-	id := w.tx.Bucket(bucketSetCodes).Get(w.key)
+	id := w.tx.Bucket(layout.BucketSetCodes).Get(w.key)
 	if id == nil {
 		return "", false
 	}
-	s, err := readStoredSet(w.tx.Bucket(bucketSets).Get(id))
+	s, err := layout.ReadStoredSet(w.tx.Bucket(layout.BucketSets).Get(id))
 	if err != nil {
 		return "", false
 	}
-	set, err := s.set()
+	set, err := s.Set()
 	if err != nil {
 		return "", false
 	}
@@ -261,7 +265,7 @@ func (w *Writer) AddCard(c *catalog.Card) error {
 		return &DuplicateError{"id", c.ID}
 	}
 	w.number = catalog.AppendNumberKey(w.number[:0], c.Number)
-	w.key = appendCardKey(w.key[:0], zoneByte(c.Zone), c.SetCode, w.number, c.ID)
+	w.key = layout.AppendCardKey(w.key[:0], layout.ZoneByte(c.Zone), c.SetCode, w.number, c.ID)
 	numberLen := len(w.number)
 	setLen := len(w.key) - len(c.ID) - numberLen
 	if len(w.key) > bolt.MaxKeySize {
@@ -328,7 +332,7 @@ func (w *Writer) hasCard(h uint64, id string) bool {
 			}
 		}
 	}
-	w.key = appendCardIDKey(w.key[:0], id)
+	w.key = layout.AppendCardIDKey(w.key[:0], id)
 	k, _ := w.ids.Seek(w.key)
 	return k != nil && bytes.Equal(k, w.key)
 }
@@ -353,7 +357,7 @@ func (w *Writer) flushCards() error {
 	for i := range w.pending {
 		p := &w.pending[i]
 		// Put copies the key, not the value.
-		w.key = appendCardIDKey(w.key[:0], p.id())
+		w.key = layout.AppendCardIDKey(w.key[:0], p.id())
 		if err := w.putPending(w.key, p.locator(), p.id()); err != nil {
 			return err
 		}
@@ -421,7 +425,7 @@ func mergeRuns(dst, a, b []pendingCard, key func(*pendingCard) []byte) {
 
 // Finish writes the sets, the marks of pages, the search index and info,
 // syncs the file and closes it. The Writer is done with either way.
-func (w *Writer) Finish(info Info) (_ Info, err error) {
+func (w *Writer) Finish(info layout.Info) (_ layout.Info, err error) {
 	defer func() {
 		if err != nil {
 			w.Abort()
@@ -461,20 +465,20 @@ func (w *Writer) Finish(info Info) (_ Info, err error) {
 	info.NameGroups = int64(len(w.groups.texts))
 	info.Zones = info.Zones[:0]
 	for i, z := range catalog.Zones() {
-		info.Zones = append(info.Zones, ZoneCount{Zone: z, Sets: w.zoneSets[i], Cards: w.zoneCards[i]})
+		info.Zones = append(info.Zones, layout.ZoneCount{Zone: z, Sets: w.zoneSets[i], Cards: w.zoneCards[i]})
 	}
 	infoJSON, err := json.Marshal(info)
 	if err != nil {
 		return info, fmt.Errorf("write catalogue %s: info: %w", w.path, err)
 	}
-	meta := w.tx.Bucket(bucketMeta)
-	if err := w.put(meta, keyInfo, infoJSON); err != nil {
+	meta := w.tx.Bucket(layout.BucketMeta)
+	if err := w.put(meta, layout.KeyInfo, infoJSON); err != nil {
 		return info, err
 	}
-	if err := w.put(meta, keyLongestName, binary.AppendUvarint(nil, uint64(w.longestName))); err != nil {
+	if err := w.put(meta, layout.KeyLongestName, binary.AppendUvarint(nil, uint64(w.longestName))); err != nil {
 		return info, err
 	}
-	if err := w.put(meta, keyFormat, []byte(formatVersion)); err != nil {
+	if err := w.put(meta, layout.KeyFormat, []byte(layout.FormatVersion)); err != nil {
 		return info, err
 	}
 	if err := w.commit(true); err != nil {
@@ -527,28 +531,28 @@ func (w *Writer) writeSetTotals() error {
 		}
 		// The set prefix, then the set code key: the zone byte moves to
 		// the end.
-		code, _, ok := lengthPrefixed(set[1:])
+		code, _, ok := layout.LengthPrefixed(set[1:])
 		if !ok {
 			return fmt.Errorf("write catalogue %s: malformed set prefix %q", w.path, set)
 		}
 		w.key = appendSetCodeKey(w.key[:0], set[0], string(code))
-		id := w.tx.Bucket(bucketSetCodes).Get(w.key)
+		id := w.tx.Bucket(layout.BucketSetCodes).Get(w.key)
 		if id == nil {
 			return nil // cards of no set: the importer reports them
 		}
-		sets := w.tx.Bucket(bucketSets)
+		sets := w.tx.Bucket(layout.BucketSets)
 		v := sets.Get(id)
 		if len(v) < 8 {
-			return fmt.Errorf("write catalogue %s: set %q: %w", w.path, id, errBadSet)
+			return fmt.Errorf("write catalogue %s: set %q: %w", w.path, id, layout.ErrBadSet)
 		}
 		w.buf = binary.BigEndian.AppendUint64(w.buf[:0], uint64(total))
 		w.buf = append(w.buf, v[8:]...)
-		if err := w.putOrdered(bucketSets, bytes.Clone(id), w.buf); err != nil {
+		if err := w.putOrdered(layout.BucketSets, bytes.Clone(id), w.buf); err != nil {
 			return err
 		}
 		var n [8]byte
 		binary.BigEndian.PutUint64(n[:], uint64(size))
-		return w.putOrdered(bucketSetBytes, set, n[:])
+		return w.putOrdered(layout.BucketSetBytes, set, n[:])
 	}
 	err := w.runCounts.each(func(prefix, run []byte) error {
 		if !bytes.Equal(prefix, set) {
@@ -574,11 +578,11 @@ func (w *Writer) writeSetLists() error {
 	err := w.setOrder.each(func(key, v []byte) error {
 		// The zone byte, the id, uvarint-length-prefixed, then the set's
 		// JSON.
-		id, set, ok := lengthPrefixed(v[1:])
+		id, set, ok := layout.LengthPrefixed(v[1:])
 		if !ok {
 			return fmt.Errorf("write catalogue %s: sets: malformed sort entry", w.path)
 		}
-		if err := w.putOrdered(bucketSetOrder, key, id); err != nil {
+		if err := w.putOrdered(layout.BucketSetOrder, key, id); err != nil {
 			return err
 		}
 		if err := lists[0].add(w, set); err != nil {

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/catalogd/catalogd/catalog"
+	"github.com/catalogd/catalogd/catalog/store/internal/layout"
 	bolt "go.etcd.io/bbolt"
 )
 
@@ -32,14 +33,14 @@ func TestOpenRefusesAnOlderFormat(t *testing.T) {
 				return err
 			}
 		}
-		meta, err := tx.CreateBucket(bucketMeta)
+		meta, err := tx.CreateBucket(layout.BucketMeta)
 		if err != nil {
 			return err
 		}
-		if err := meta.Put(keyInfo, []byte(`{"generation":"old"}`)); err != nil {
+		if err := meta.Put(layout.KeyInfo, []byte(`{"generation":"old"}`)); err != nil {
 			return err
 		}
-		return meta.Put(keyFormat, []byte("catalogd/1"))
+		return meta.Put(layout.KeyFormat, []byte("catalogd/1"))
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -50,7 +51,7 @@ func TestOpenRefusesAnOlderFormat(t *testing.T) {
 	if err == nil {
 		t.Fatal("Open of a catalogd/1 file succeeded")
 	}
-	for _, want := range []string{path, `"catalogd/1"`, `"` + formatVersion + `"`, "catalogd import"} {
+	for _, want := range []string{path, `"catalogd/1"`, `"` + layout.FormatVersion + `"`, "catalogd import"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error %q does not mention %s", err, want)
 		}

@@ -1,0 +1,80 @@
+package layout
+
+import "encoding/binary"
+
+// The index of autocomplete (docs/SEARCH.md, Autocomplete), in the
+// completions bucket. The import counts the cards of every distinct name
+// as printed and ranks the names in each of four namespaces (every zone,
+// then each zone alone): more cards first, then the folded name, then the
+// name as printed. The four rankings share one order of places: a name
+// printed in one zone has one place, in every zone's ranking and in its
+// zone's at once, for it has as many cards in both; a name printed in
+// several zones has a place in every zone's ranking and one in each of
+// its zones'. A place's ordinal is its rank in that order, so the places
+// of a namespace, in ordinal order, are its names in rank order, and the
+// first of them are the best there.
+//
+// Every form (a folded name, a romanized form, a name of a group) and every
+// word of one has a run: the names that have it, in ordinal order, and
+// the groups that have it, whose names are in their own run. The forms or
+// words that start with what was typed are one range of keys: a query
+// reads the first names of each run in the range. A prefix that starts
+// more than topPrefixRuns of them has its first names in each namespace
+// stored once, so that no query reads more than that many runs.
+const (
+	CompleteNames byte = 'n' // + 4-byte block number -> a block of name records
+	CompleteGroup byte = 'a' // + 4-byte group index -> the run of the group's names
+	CompleteForm  byte = 'f' // + a form + 0 -> the run of that form
+	CompleteTop   byte = 'h' // + 'f' or 'w' + a prefix + 0 -> the first names that start so
+	CompleteWord  byte = 'w' // + a word + 0 -> the run of that word
+)
+
+// The segments of a run: the places in every zone's ranking (each a name
+// printed in one zone or the every-zone place of a name printed in
+// several), the zone-only places, the groups, and for a run of many
+// places the first names of each zone.
+const (
+	RunShared = iota
+	RunZoneOnly
+	RunGroups
+	RunZoneTops
+	RunSegments
+)
+
+// MaxAutocompleteLimit is the most names one autocomplete answers.
+const MaxAutocompleteLimit = 20
+
+// TopPrefixRuns is the most runs a prefix may start, its runs' groups'
+// counted, before its first names are stored: a query reads at most this
+// many runs of a prefix.
+const TopPrefixRuns = 32
+
+// NameBlockSize is the name records to a value of the completions bucket.
+const NameBlockSize = 64
+
+// NameRecord is a distinct name as the completions bucket holds it, at
+// each of its places: its cards in each zone, and the ordinal of a card
+// that bears it for each romanization its cards take (almost always one),
+// whose index entry holds its search text and groups, and whose record
+// its name as printed.
+type NameRecord struct {
+	Cards [3]uint64
+	Ords  []uint32
+}
+
+func (n *NameRecord) Count(ns int) uint64 {
+	if ns == 0 {
+		return n.Cards[0] + n.Cards[1] + n.Cards[2]
+	}
+	return n.Cards[ns-1]
+}
+
+func (n *NameRecord) Append(dst []byte) []byte {
+	for _, c := range n.Cards {
+		dst = binary.AppendUvarint(dst, c)
+	}
+	for _, o := range n.Ords {
+		dst = binary.AppendUvarint(dst, uint64(o))
+	}
+	return dst
+}

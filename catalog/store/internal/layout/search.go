@@ -1,0 +1,51 @@
+package layout
+
+import (
+	"encoding/binary"
+	"errors"
+)
+
+// IndexEntry is a decoded entry of the numbers bucket.
+type IndexEntry struct {
+	Zone    byte
+	ID      []byte
+	SetCode []byte
+	Number  []byte // the key of the normalized printed number
+	Groups  []byte // the card's name groups, uvarint group indexes
+	Name    []byte // the search text: SearchText of the name
+	Folded  int    // bytes of name that are the folded name
+	Edits   int    // of a result of a fuzzy search: the sum of its terms'
+}
+
+var ErrBadEntry = errors.New("malformed search index entry")
+
+func DecodeIndexEntry(v []byte) (IndexEntry, error) {
+	var e IndexEntry
+	if len(v) < 1 {
+		return e, ErrBadEntry
+	}
+	e.Zone = v[0]
+	var ok1, ok2, ok3, ok4 bool
+	e.ID, v, ok1 = LengthPrefixed(v[1:])
+	e.SetCode, v, ok2 = LengthPrefixed(v)
+	e.Number, v, ok3 = LengthPrefixed(v)
+	e.Groups, v, ok4 = LengthPrefixed(v)
+	if !ok1 || !ok2 || !ok3 || !ok4 {
+		return e, ErrBadEntry
+	}
+	folded, w := binary.Uvarint(v)
+	if w <= 0 || folded > uint64(len(v)-w) {
+		return e, ErrBadEntry
+	}
+	e.Name, e.Folded = v[w:], int(folded)
+	return e, nil
+}
+
+// LengthPrefixed splits a uvarint-prefixed field from the rest of v.
+func LengthPrefixed(v []byte) (field, rest []byte, ok bool) {
+	n, w := binary.Uvarint(v)
+	if w <= 0 || uint64(len(v)-w) < n {
+		return nil, nil, false
+	}
+	return v[w : w+int(n)], v[w+int(n):], true
+}

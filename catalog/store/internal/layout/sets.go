@@ -1,0 +1,46 @@
+package layout
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/catalogd/catalogd/catalog"
+)
+
+// StoredSet is a set as the sets bucket holds it. Its slices are valid as
+// long as the transaction it was read in.
+type StoredSet struct {
+	Total  int64  // cards actually in the file, which is what listing returns
+	Prefix []byte // of the keys of its cards in the cards bucket; prefix[0] is the zone byte
+	Code   []byte
+	JSON   []byte
+}
+
+var ErrBadSet = errors.New("malformed set record")
+
+func ReadStoredSet(v []byte) (StoredSet, error) {
+	if len(v) < 10 {
+		return StoredSet{}, ErrBadSet
+	}
+	s := StoredSet{Total: int64(binary.BigEndian.Uint64(v))}
+	code, rest, ok := LengthPrefixed(v[9:])
+	if !ok {
+		return StoredSet{}, ErrBadSet
+	}
+	s.Prefix, s.Code, s.JSON = v[8:len(v)-len(rest)], code, rest
+	return s, nil
+}
+
+// Zone is the catalog.ZoneIndex of the set's Zone, as a byte.
+func (s *StoredSet) Zone() byte { return s.Prefix[0] }
+
+// Set decodes the Set's record.
+func (s *StoredSet) Set() (catalog.Set, error) {
+	var out catalog.Set
+	if err := json.Unmarshal(s.JSON, &out); err != nil {
+		return catalog.Set{}, fmt.Errorf("%w: %w", ErrBadSet, err)
+	}
+	return out, nil
+}
