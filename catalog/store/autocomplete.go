@@ -377,11 +377,11 @@ func (a *completer) record(ord uint32, n *layout.NameRecord) error {
 	if !bytes.Equal(k, key[:]) {
 		return layout.ErrBadEntry
 	}
-	b, err := readIndexBlock(v)
-	if err != nil || int(ord%layout.NameBlockSize) >= b.len() {
+	b, err := layout.ReadIndexBlock(v)
+	if err != nil || int(ord%layout.NameBlockSize) >= b.Len() {
 		return layout.ErrBadEntry
 	}
-	return decodeNameRecord(n, b.entry(int(ord%layout.NameBlockSize)))
+	return layout.DecodeNameRecord(n, b.Entry(int(ord%layout.NameBlockSize)))
 }
 
 // wordStarts tells whether a text has a word that starts with a prefix,

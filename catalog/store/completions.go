@@ -56,29 +56,6 @@ func appendCardNameValue(dst []byte, ord uint32, e *layout.IndexEntry) []byte {
 	return append(dst, e.Name[:e.Folded]...)
 }
 
-// decodeNameRecord decodes the record of a name into n.
-func decodeNameRecord(n *layout.NameRecord, v []byte) error {
-	for i := range n.Cards {
-		c, w := binary.Uvarint(v)
-		if w <= 0 {
-			return layout.ErrBadEntry
-		}
-		n.Cards[i], v = c, v[w:]
-	}
-	n.Ords = n.Ords[:0]
-	for len(v) > 0 {
-		o, w := binary.Uvarint(v)
-		if w <= 0 || o > math.MaxUint32 {
-			return layout.ErrBadEntry
-		}
-		n.Ords, v = append(n.Ords, uint32(o)), v[w:]
-	}
-	if len(n.Ords) == 0 {
-		return layout.ErrBadEntry
-	}
-	return nil
-}
-
 // pendingName is a place of a name while the import ranks it: the place,
 // the name's record there, and what its runs are made of, its forms and
 // groups.
@@ -402,7 +379,7 @@ func (nw *nameWriter) flush() error {
 	var block [5]byte
 	block[0] = layout.CompleteNames
 	binary.BigEndian.PutUint32(block[1:], (nw.ord-1)/layout.NameBlockSize)
-	nw.value = appendIndexBlock(nw.value[:0], nw.ends, nw.data)
+	nw.value = layout.AppendIndexBlock(nw.value[:0], nw.ends, nw.data)
 	nw.ends, nw.data = nw.ends[:0], nw.data[:0]
 	return nw.w.putOrdered(layout.BucketCompletions, block[:], nw.value)
 }

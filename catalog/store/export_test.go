@@ -242,7 +242,7 @@ func TestExportOfStoredSetBytes(t *testing.T) {
 			walked := map[string]int64{}
 			c := tx.Bucket(layout.BucketCards).Cursor()
 			for k, v := c.First(); k != nil && k[0] != layout.KeyCardID; k, v = c.Next() {
-				n, _ := setPrefixLen(k)
+				n, _ := layout.SetPrefixLen(k)
 				walked[string(k[:n])] += int64(len(v))
 			}
 			stored := map[string]int64{}

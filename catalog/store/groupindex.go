@@ -31,7 +31,7 @@ func (g *groupLists) eachKey(id uint32, fn func(key []byte)) {
 	if len(g.common) == 0 {
 		return
 	}
-	eachShortGram([]byte(g.texts[id]), func(n int, gram []byte) {
+	layout.EachShortGram([]byte(g.texts[id]), func(n int, gram []byte) {
 		g.key = layout.AppendListKey(g.key[:0], layout.GroupGramKinds[n], gram)
 		if _, ok := g.common[string(g.key)]; ok {
 			fn(g.key)

@@ -54,7 +54,7 @@ func (w *Writer) writeIndex() error {
 	var key [4]byte
 	flush := func() error {
 		binary.BigEndian.PutUint32(key[:], (ord-1)/layout.IndexBlockSize)
-		value = appendIndexBlock(value[:0], ends, data)
+		value = layout.AppendIndexBlock(value[:0], ends, data)
 		ends, data = ends[:0], data[:0]
 		return w.putOrdered(layout.BucketNumbers, key[:], value)
 	}

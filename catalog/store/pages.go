@@ -9,15 +9,6 @@ import (
 	bolt "go.etcd.io/bbolt"
 )
 
-// setPrefixLen returns the length of the set prefix a card key starts with.
-func setPrefixLen(key []byte) (int, bool) {
-	if len(key) < 1 {
-		return 0, false
-	}
-	_, rest, ok := layout.LengthPrefixed(key[1:])
-	return len(key) - len(rest), ok
-}
-
 // writePageMarks marks every pageMarkEvery-th card of each set, from the
 // keys of every card in the order of the cards bucket. The keys come from a
 // sort of their own, not from a walk of the bucket: a walk would read every
@@ -27,7 +18,7 @@ func (w *Writer) writePageMarks() error {
 	var prefix, key []byte
 	var n uint64
 	return w.cardKeys.each(func(card, _ []byte) error {
-		setLen, ok := setPrefixLen(card)
+		setLen, ok := layout.SetPrefixLen(card)
 		if !ok {
 			return fmt.Errorf("write catalogue %s: page marks: malformed card key %q", w.path, card)
 		}

@@ -136,7 +136,7 @@ func appendNameLists(dst []listRef, text []byte, longestName int, ref func(key [
 	dst = appendRarestApart(dst, grams, n)
 	// A run of a short pattern has few grams, whose lists hold every run
 	// of three: its own list is shorter (see runs.go).
-	if key, ok := termRunKey(text); ok {
+	if key, ok := layout.TermRunKey(text); ok {
 		if run := ref(key); run.count < dst[from].count {
 			dst = slices.Insert(dst, from, run)
 		}
@@ -153,7 +153,7 @@ func termGrams(grams []gramList, text []byte, n int, ref func(key []byte) listRe
 	// at is the gram's place in the term, in characters: a term holds no
 	// space, so fn is called for every gram, in order.
 	at := -1
-	eachGram(text, n, func(gram []byte) {
+	layout.EachGram(text, n, func(gram []byte) {
 		at++
 		key = layout.AppendListKey(key[:0], layout.GramKinds[n], gram)
 		if none || slices.ContainsFunc(grams, func(g gramList) bool { return bytes.Equal(g.key, key) }) {

@@ -153,10 +153,10 @@ func (b *postingBuilder) addCard(ord uint32, e *layout.IndexEntry) error {
 	b.mem += b.numberList.add(ord)
 	lists, ok := b.names[string(e.Name)]
 	if !ok {
-		eachShortGram(e.Name, func(n int, gram []byte) {
+		layout.EachShortGram(e.Name, func(n int, gram []byte) {
 			lists = append(lists, b.charList(layout.GramKinds[n], gram))
 		})
-		eachRunKey(e.Name, func(key []byte) { lists = append(lists, b.list(key)) })
+		layout.EachRunKey(e.Name, func(key []byte) { lists = append(lists, b.list(key)) })
 		if len(b.names) >= nameCacheSize {
 			clear(b.names)
 		}
@@ -196,7 +196,7 @@ func (b *postingBuilder) addGrams(id uint32, text []byte) error {
 			return err
 		}
 	}
-	eachShortGram(text, func(n int, gram []byte) {
+	layout.EachShortGram(text, func(n int, gram []byte) {
 		b.mem += b.charList(layout.GramKinds[n], gram).add(id)
 	})
 	return nil

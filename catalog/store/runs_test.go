@@ -2,12 +2,8 @@ package store
 
 import (
 	"math/rand/v2"
-	"slices"
-	"strconv"
 	"strings"
 	"testing"
-
-	"github.com/catalogd/catalogd/catalog/store/internal/layout"
 )
 
 // TestSearchOfRunsAgreesWithScan searches names full of runs of short
@@ -53,27 +49,3 @@ func TestSearchOfRunsAgreesWithScan(t *testing.T) {
 		t.Errorf("only %d of 600 queries found a card: too few to compare", found)
 	}
 }
-
-// TestEachRun finds the maximal runs of short patterns, by their least
-// rotation.
-func TestEachRun(t *testing.T) {
-	for text, want := range map[string][]string{
-		"8888":           {"8:4"},
-		"888":            nil,
-		"x88888y 1111":   {"8:5", "1:4"},
-		"2121212":        {"12:7"},
-		"21212":          nil,
-		"bcabcabca":      {"abc:9"},
-		"1212 1212":      nil,
-		"アアアアアア":         {"ア:6"},
-		"ab ab ab ab ab": nil,
-	} {
-		var got []string
-		layout.EachRun([]byte(text), func(p []rune, n int) { got = append(got, string(p)+":"+itoa(n)) })
-		if !slices.Equal(got, want) {
-			t.Errorf("runs of %q: %q, want %q", text, got, want)
-		}
-	}
-}
-
-func itoa(n int) string { return strconv.Itoa(n) }

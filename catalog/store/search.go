@@ -248,48 +248,6 @@ func compareResults(a, b *layout.IndexEntry) int {
 	return bytes.Compare(a.ID, b.ID)
 }
 
-// indexBlock is a value of the numbers bucket: the count of its entries,
-// the end of each entry as a 4-byte big-endian offset into the entries,
-// then the entries.
-type indexBlock struct {
-	ends    []byte
-	entries []byte
-}
-
-func readIndexBlock(v []byte) (indexBlock, error) {
-	if len(v) < 1 || len(v) < 1+4*int(v[0]) {
-		return indexBlock{}, layout.ErrBadEntry
-	}
-	n := int(v[0])
-	return indexBlock{ends: v[1 : 1+4*n], entries: v[1+4*n:]}, nil
-}
-
-func (b indexBlock) len() int { return len(b.ends) / 4 }
-
-// entry returns entry i, which must be below len(), or nil when the
-// offsets are out of order or out of bounds.
-func (b indexBlock) entry(i int) []byte {
-	start := uint32(0)
-	if i > 0 {
-		start = binary.BigEndian.Uint32(b.ends[4*(i-1):])
-	}
-	end := binary.BigEndian.Uint32(b.ends[4*i:])
-	if start > end || end > uint32(len(b.entries)) {
-		return nil
-	}
-	return b.entries[start:end]
-}
-
-// appendIndexBlock appends the value of a block of the given entries, which
-// ends holds the end offsets of, in data.
-func appendIndexBlock(dst []byte, ends []uint32, data []byte) []byte {
-	dst = append(dst, byte(len(ends)))
-	for _, end := range ends {
-		dst = binary.BigEndian.AppendUint32(dst, end)
-	}
-	return append(dst, data...)
-}
-
 // maxBlockSteps is the farthest indexBlocks steps forward rather than
 // seeks.
 const maxBlockSteps = 8
@@ -300,7 +258,7 @@ type indexBlocks struct {
 	c      *bolt.Cursor
 	loaded bool
 	number uint32 // of the block loaded
-	block  indexBlock
+	block  layout.IndexBlock
 }
 
 // entry returns the entry of ordinal ord, valid for the transaction, or
@@ -325,17 +283,17 @@ func (b *indexBlocks) entry(ord uint32) ([]byte, error) {
 		if !bytes.Equal(k, key[:]) {
 			return nil, fmt.Errorf("index block %d is missing", number)
 		}
-		block, err := readIndexBlock(v)
+		block, err := layout.ReadIndexBlock(v)
 		if err != nil {
 			return nil, fmt.Errorf("index block %d: %w", number, err)
 		}
 		b.loaded, b.number, b.block = true, number, block
 	}
 	i := int(ord % layout.IndexBlockSize)
-	if i >= b.block.len() {
+	if i >= b.block.Len() {
 		return nil, nil // past the last entry, in the last block
 	}
-	v := b.block.entry(i)
+	v := b.block.Entry(i)
 	if v == nil {
 		return nil, fmt.Errorf("index block %d: %w", b.number, layout.ErrBadEntry)
 	}

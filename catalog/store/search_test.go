@@ -545,7 +545,7 @@ func TestSetListsInPieces(t *testing.T) {
 func TestGrams(t *testing.T) {
 	grams := func(text string, n int) []string {
 		var got []string
-		eachGram([]byte(text), n, func(g []byte) { got = append(got, string(g)) })
+		layout.EachGram([]byte(text), n, func(g []byte) { got = append(got, string(g)) })
 		return got
 	}
 	for _, c := range []struct {

@@ -32,19 +32,6 @@ import (
 // "The list of sets"). The import holds one piece of each of the four lists at once.
 const setListPiece = 1 << 20
 
-// appendSetCodeKey appends the key of the set (zone, code) in setCodes.
-func appendSetCodeKey(dst []byte, zone byte, code string) []byte {
-	dst = binary.AppendUvarint(dst, uint64(len(code)))
-	return append(append(dst, code...), zone)
-}
-
-// appendSetValue appends the value of a set in the sets bucket.
-func appendSetValue(dst []byte, s *catalog.Set, total int64) []byte {
-	dst = binary.BigEndian.AppendUint64(dst, uint64(total))
-	dst = layout.AppendSetPrefix(dst, layout.ZoneByte(s.Zone), s.Code)
-	return s.AppendJSON(dst)
-}
-
 // setByID returns the set with id, ok false when there is none.
 func setByID(c *bolt.Cursor, id string) (layout.StoredSet, bool, error) {
 	k, v := c.Seek([]byte(id))
@@ -169,22 +156,6 @@ func (db *DB) SetsJSON(zone string) ([]byte, error) {
 		return nil, err
 	}
 	return bytes.Join(pieces, nil), nil
-}
-
-// appendSetListKey appends the place of s in the list of sets
-// (docs/CONTRACT.md, Endpoints) as bytes: sets with a release date first,
-// the newest first (dates are all YYYY-MM-DD: their inverted bytes order
-// them backwards), then by id.
-func appendSetListKey(dst []byte, s *catalog.Set) []byte {
-	if !s.ReleasedOn.HasValue() {
-		dst = append(dst, 1)
-	} else {
-		dst = append(dst, 0)
-		for _, b := range []byte(s.ReleasedOn.Value) {
-			dst = append(dst, ^b)
-		}
-	}
-	return append(dst, s.ID...)
 }
 
 // setListWriter writes the pieces of one list of sets.

@@ -213,18 +213,18 @@ func (w *Writer) AddSet(s catalog.Set) error {
 	if sets.Get([]byte(s.ID)) != nil {
 		return &DuplicateError{"id", s.ID}
 	}
-	w.key = appendSetCodeKey(w.key[:0], layout.ZoneByte(s.Zone), s.Code)
+	w.key = layout.AppendSetCodeKey(w.key[:0], layout.ZoneByte(s.Zone), s.Code)
 	if codes.Get(w.key) != nil {
 		return &DuplicateError{"code", s.Code}
 	}
 	if err := w.put(codes, w.key, []byte(s.ID)); err != nil {
 		return err
 	}
-	w.buf = appendSetValue(w.buf[:0], &s, 0) // the total comes in Finish
+	w.buf = layout.AppendSetValue(w.buf[:0], &s, 0) // the total comes in Finish
 	if err := w.put(sets, []byte(s.ID), w.buf); err != nil {
 		return err
 	}
-	w.key = appendSetListKey(w.key[:0], &s)
+	w.key = layout.AppendSetListKey(w.key[:0], &s)
 	w.buf = binary.AppendUvarint(append(w.buf[:0], layout.ZoneByte(s.Zone)), uint64(len(s.ID)))
 	w.buf = s.AppendJSON(append(w.buf, s.ID...))
 	if err := w.setOrder.add(w.key, w.buf); err != nil {
@@ -236,7 +236,7 @@ func (w *Writer) AddSet(s catalog.Set) error {
 
 // SetName returns the name of the set (zone, code) added so far, if any.
 func (w *Writer) SetName(zone, code string) (string, bool) {
-	w.key = appendSetCodeKey(w.key[:0], layout.ZoneByte(zone), code)
+	w.key = layout.AppendSetCodeKey(w.key[:0], layout.ZoneByte(zone), code)
 	if w.named.key != nil && bytes.Equal(w.key, w.named.key) {
 		return w.named.name, true
 	}
@@ -535,7 +535,7 @@ func (w *Writer) writeSetTotals() error {
 		if !ok {
 			return fmt.Errorf("write catalogue %s: malformed set prefix %q", w.path, set)
 		}
-		w.key = appendSetCodeKey(w.key[:0], set[0], string(code))
+		w.key = layout.AppendSetCodeKey(w.key[:0], set[0], string(code))
 		id := w.tx.Bucket(layout.BucketSetCodes).Get(w.key)
 		if id == nil {
 			return nil // cards of no set: the importer reports them

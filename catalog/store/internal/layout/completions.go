@@ -1,6 +1,9 @@
 package layout
 
-import "encoding/binary"
+import (
+	"encoding/binary"
+	"math"
+)
 
 // The index of autocomplete (docs/SEARCH.md, Autocomplete), in the
 // completions bucket. The import counts the cards of every distinct name
@@ -77,4 +80,27 @@ func (n *NameRecord) Append(dst []byte) []byte {
 		dst = binary.AppendUvarint(dst, uint64(o))
 	}
 	return dst
+}
+
+// DecodeNameRecord decodes the record of a name into n.
+func DecodeNameRecord(n *NameRecord, v []byte) error {
+	for i := range n.Cards {
+		c, w := binary.Uvarint(v)
+		if w <= 0 {
+			return ErrBadEntry
+		}
+		n.Cards[i], v = c, v[w:]
+	}
+	n.Ords = n.Ords[:0]
+	for len(v) > 0 {
+		o, w := binary.Uvarint(v)
+		if w <= 0 || o > math.MaxUint32 {
+			return ErrBadEntry
+		}
+		n.Ords, v = append(n.Ords, uint32(o)), v[w:]
+	}
+	if len(n.Ords) == 0 {
+		return ErrBadEntry
+	}
+	return nil
 }

@@ -7,7 +7,7 @@ import (
 	"github.com/catalogd/catalogd/catalog"
 )
 
-// The file layout. Bucket names and key encodings are this package's: the
+// The file  Bucket names and key encodings are this package's: the
 // import writes them and catalog/store reads them; nothing outside the two
 // sees a bbolt transaction.
 //

@@ -32,3 +32,12 @@ const PageMarkEvery = 64
 func AppendPageMarkKey(dst, prefix []byte, n uint64) []byte {
 	return binary.BigEndian.AppendUint64(append(dst, prefix...), n)
 }
+
+// SetPrefixLen returns the length of the set prefix a card key starts with.
+func SetPrefixLen(key []byte) (int, bool) {
+	if len(key) < 1 {
+		return 0, false
+	}
+	_, rest, ok := LengthPrefixed(key[1:])
+	return len(key) - len(rest), ok
+}

@@ -100,3 +100,44 @@ func AppendRunKey(dst []byte, pattern []rune, i int) []byte {
 	}
 	return AppendListKey(dst, PostingRun, append(t, byte(i)))
 }
+
+// EachRunKey calls fn with the key of every list of runs a card whose
+// search text is text is on.
+func EachRunKey(text []byte, fn func(key []byte)) {
+	var key []byte
+	EachRun(text, func(pattern []rune, length int) {
+		for i, l := range RunLengths {
+			if l > length {
+				break
+			}
+			if l >= MinRun(len(pattern)) {
+				key = AppendRunKey(key[:0], pattern, i)
+				fn(key)
+			}
+		}
+	})
+}
+
+// TermRunKey returns the key of the list of runs that every card holding
+// term, which holds no space, is on, and false when the term has no run
+// long enough: that of its longest run, at the longest length the run
+// reaches.
+func TermRunKey(term []byte) ([]byte, bool) {
+	var pattern []rune
+	longest := 0
+	EachRun(term, func(p []rune, length int) {
+		if length > longest {
+			pattern, longest = p, length
+		}
+	})
+	if longest == 0 {
+		return nil, false
+	}
+	// The longest length the run reaches: at least minRun, which is one
+	// of runLengths.
+	i := 0
+	for i+1 < len(RunLengths) && RunLengths[i+1] <= longest {
+		i++
+	}
+	return AppendRunKey(nil, pattern, i), true
+}

@@ -49,3 +49,45 @@ func LengthPrefixed(v []byte) (field, rest []byte, ok bool) {
 	}
 	return v[w : w+int(n)], v[w+int(n):], true
 }
+
+// IndexBlock is a value of the numbers bucket: the count of its entries,
+// the end of each entry as a 4-byte big-endian offset into the entries,
+// then the entries.
+type IndexBlock struct {
+	ends    []byte
+	entries []byte
+}
+
+func ReadIndexBlock(v []byte) (IndexBlock, error) {
+	if len(v) < 1 || len(v) < 1+4*int(v[0]) {
+		return IndexBlock{}, ErrBadEntry
+	}
+	n := int(v[0])
+	return IndexBlock{ends: v[1 : 1+4*n], entries: v[1+4*n:]}, nil
+}
+
+func (b IndexBlock) Len() int { return len(b.ends) / 4 }
+
+// Entry returns entry i, which must be below Len(), or nil when the
+// offsets are out of order or out of bounds.
+func (b IndexBlock) Entry(i int) []byte {
+	start := uint32(0)
+	if i > 0 {
+		start = binary.BigEndian.Uint32(b.ends[4*(i-1):])
+	}
+	end := binary.BigEndian.Uint32(b.ends[4*i:])
+	if start > end || end > uint32(len(b.entries)) {
+		return nil
+	}
+	return b.entries[start:end]
+}
+
+// AppendIndexBlock appends the value of a block of the given entries, which
+// ends holds the end offsets of, in data.
+func AppendIndexBlock(dst []byte, ends []uint32, data []byte) []byte {
+	dst = append(dst, byte(len(ends)))
+	for _, end := range ends {
+		dst = binary.BigEndian.AppendUint32(dst, end)
+	}
+	return append(dst, data...)
+}

@@ -44,3 +44,32 @@ func (s *StoredSet) Set() (catalog.Set, error) {
 	}
 	return out, nil
 }
+
+// AppendSetCodeKey appends the key of the set (zone, code) in setCodes.
+func AppendSetCodeKey(dst []byte, zone byte, code string) []byte {
+	dst = binary.AppendUvarint(dst, uint64(len(code)))
+	return append(append(dst, code...), zone)
+}
+
+// AppendSetValue appends the value of a set in the sets bucket.
+func AppendSetValue(dst []byte, s *catalog.Set, total int64) []byte {
+	dst = binary.BigEndian.AppendUint64(dst, uint64(total))
+	dst = AppendSetPrefix(dst, ZoneByte(s.Zone), s.Code)
+	return s.AppendJSON(dst)
+}
+
+// AppendSetListKey appends the place of s in the list of sets
+// (docs/CONTRACT.md, Endpoints) as bytes: sets with a release date first,
+// the newest first (dates are all YYYY-MM-DD: their inverted bytes order
+// them backwards), then by id.
+func AppendSetListKey(dst []byte, s *catalog.Set) []byte {
+	if !s.ReleasedOn.HasValue() {
+		dst = append(dst, 1)
+	} else {
+		dst = append(dst, 0)
+		for _, b := range []byte(s.ReleasedOn.Value) {
+			dst = append(dst, ^b)
+		}
+	}
+	return append(dst, s.ID...)
+}

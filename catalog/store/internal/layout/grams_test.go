@@ -1,4 +1,4 @@
-package store
+package layout
 
 import (
 	"math/rand/v2"
@@ -6,7 +6,7 @@ import (
 	"testing"
 )
 
-// eachShortGram gives, in one pass, the grams eachGram gives for one, two
+// EachShortGram gives, in one pass, the grams eachGram gives for one, two
 // and three characters.
 func TestEachShortGramAgreesWithEachGram(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
@@ -15,9 +15,9 @@ func TestEachShortGramAgreesWithEachGram(t *testing.T) {
 		text := randomText(rng, alphabet, 12)
 		var want, got []string
 		for n := 1; n <= 3; n++ {
-			eachGram([]byte(string(text)), n, func(gram []byte) { want = append(want, string(gram)) })
+			EachGram([]byte(string(text)), n, func(gram []byte) { want = append(want, string(gram)) })
 		}
-		eachShortGram([]byte(string(text)), func(n int, gram []byte) {
+		EachShortGram([]byte(string(text)), func(n int, gram []byte) {
 			if c := len([]rune(string(gram))); c != n {
 				t.Errorf("%q: gram %q given as %d characters", string(text), gram, n)
 			}
@@ -29,4 +29,12 @@ func TestEachShortGramAgreesWithEachGram(t *testing.T) {
 			t.Fatalf("%q: got %q, want %q", string(text), got, want)
 		}
 	}
+}
+
+func randomText(rng *rand.Rand, alphabet []rune, max int) []rune {
+	text := make([]rune, rng.IntN(max))
+	for i := range text {
+		text[i] = alphabet[rng.IntN(len(alphabet))]
+	}
+	return text
 }
