@@ -310,37 +310,6 @@ func (b *postingBuilder) each(fn func(key []byte, c *postingChunk) error) error 
 		func(r *chunkReader) error { return fn(r.key, &r.chunk) })
 }
 
-// The blocks of a long list come in two forms, told by their first byte.
-// Where a list holds at least bitmapMin ordinals of an aligned span of
-// bitmapSpan, the span is one bitmap: a walk ORs it into its window a word
-// at a time and a seek into it is a scan of bits, where deltas would be
-// decoded one by one. Elsewhere, blocks hold up to postingBlockSize
-// ordinals as deltas.
-const (
-	// blockDeltas + the first ordinal, then the others as deltas, all
-	// uvarints.
-	blockDeltas byte = 0
-	// blockBitmap + the span's first ordinal, 4 bytes big-endian, then
-	// a bit for each ordinal of the span, 64 to a little-endian word.
-	blockBitmap byte = 1
-)
-
-// bitmapSpan is the ordinals a bitmap block covers: 248 words of 64, so
-// that two blocks fit a page of bbolt's 4 KiB with their keys (up to 35
-// bytes; a gram's is at most 18) and headers. A bitmap of 16,384 bits
-// took a page to itself, half of it empty (bbolt puts at least two
-// values in a node, and two such made a node of two pages):
-// docs/BENCHMARKS.md, "Bitmaps two to a page".
-const bitmapSpan = 248 * 64
-
-// bitmapMin is the fewest ordinals of a span stored as a bitmap: at this
-// density the bitmap is at most four times the deltas it replaces, and
-// lists this dense are the ones a conjunction of common terms walks.
-const bitmapMin = bitmapSpan / 32
-
-// bitmapBlockLen is the length of a bitmap block's value.
-const bitmapBlockLen = 1 + 4 + bitmapSpan/8
-
 // listWriter cuts lists into blocks as their chunks come, in key order and
 // each list's chunks in ordinal order, and puts the blocks and each list's
 // length. A list of at most postingBlockSize ordinals, which in a catalogue
@@ -385,7 +354,7 @@ func (lw *listWriter) chunk(key []byte, c *postingChunk) error {
 }
 
 func (lw *listWriter) add(ord uint32) error {
-	if len(lw.span) > 0 && ord/bitmapSpan != lw.span[0]/bitmapSpan {
+	if len(lw.span) > 0 && ord/layout.BitmapSpan != lw.span[0]/layout.BitmapSpan {
 		if err := lw.endSpan(); err != nil {
 			return err
 		}
@@ -398,16 +367,16 @@ func (lw *listWriter) add(ord uint32) error {
 // endSpan puts the ordinals of the span as a bitmap when they are many,
 // and adds them to the blocks of deltas when not.
 func (lw *listWriter) endSpan() error {
-	if len(lw.span) >= bitmapMin {
+	if len(lw.span) >= layout.BitmapMin {
 		if lw.n > 0 {
 			if err := lw.flush(); err != nil {
 				return err
 			}
 		}
-		base := lw.span[0] / bitmapSpan * bitmapSpan
-		lw.block = append(lw.block[:0], blockBitmap)
+		base := lw.span[0] / layout.BitmapSpan * layout.BitmapSpan
+		lw.block = append(lw.block[:0], layout.BlockBitmap)
 		lw.block = binary.BigEndian.AppendUint32(lw.block, base)
-		lw.block = append(lw.block, make([]byte, bitmapSpan/8)...)
+		lw.block = append(lw.block, make([]byte, layout.BitmapSpan/8)...)
 		words := lw.block[5:]
 		for _, ord := range lw.span {
 			i := ord - base
@@ -436,7 +405,7 @@ func (lw *listWriter) addDelta(ord uint32) error {
 		}
 	}
 	if lw.n == 0 {
-		lw.block = append(lw.block[:0], blockDeltas)
+		lw.block = append(lw.block[:0], layout.BlockDeltas)
 		lw.block = binary.AppendUvarint(lw.block, uint64(ord))
 	} else {
 		lw.block = binary.AppendUvarint(lw.block, uint64(ord-lw.last))

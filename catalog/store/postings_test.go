@@ -14,7 +14,7 @@ import (
 // of the postings, which they fill: a bitmap of 2 KiB and more had a page
 // to itself, half empty (postings.go, bitmapSpan).
 func TestBitmapsTwoToAPage(t *testing.T) {
-	const n = 4 * bitmapSpan
+	const n = 4 * layout.BitmapSpan
 	sets := []catalog.Set{{ID: "intl-S1", Code: "S1", Name: "Set", Zone: catalog.ZoneIntl}}
 	cards := make([]catalog.Card, n)
 	for i := range cards {
@@ -28,7 +28,7 @@ func TestBitmapsTwoToAPage(t *testing.T) {
 		b := tx.Bucket(layout.BucketPostings)
 		stats = b.Stats()
 		return b.ForEach(func(k, v []byte) error {
-			if len(v) == bitmapBlockLen && v[0] == blockBitmap {
+			if len(v) == layout.BitmapBlockLen && v[0] == layout.BlockBitmap {
 				bitmaps++
 			}
 			return nil
@@ -43,7 +43,7 @@ func TestBitmapsTwoToAPage(t *testing.T) {
 		t.Fatalf("%d bitmap blocks: the lists of a name every card bears should be bitmaps", bitmaps)
 	}
 	// A bitmap alone on a page of 4 KiB left some 2 KiB of it empty.
-	if empty := stats.LeafAlloc - stats.LeafInuse; empty > bitmaps*bitmapBlockLen/8 {
+	if empty := stats.LeafAlloc - stats.LeafInuse; empty > bitmaps*layout.BitmapBlockLen/8 {
 		t.Errorf("%d bitmap blocks, and %d bytes of the postings' pages empty: they should fit two to a page", bitmaps, empty)
 	}
 }

@@ -644,8 +644,8 @@ func TestSearchReportsADamagedList(t *testing.T) {
 		value []byte
 	}{
 		{"a block of no known kind", []byte{7, 1, 2, 3}},
-		{"a delta is not a number", []byte{blockDeltas, 0x80}},
-		{"a block ends below its last ordinal", []byte{blockDeltas}},
+		{"a delta is not a number", []byte{layout.BlockDeltas, 0x80}},
+		{"a block ends below its last ordinal", []byte{layout.BlockDeltas}},
 		{"its length is not a number", []byte{0x80}}, // the list's own key
 	} {
 		t.Run(damage.name, func(t *testing.T) {

@@ -168,7 +168,7 @@ func (l *storedList) fill(lo, n uint32, window *bitWindow, _ *spareWindows) bool
 			// Every word of the bitmap within the window, whole: the
 			// window and the bitmap both start at a multiple of 64, and
 			// bits below ord are of ordinals no walk asks for again.
-			start, end := uint64(max(l.base, lo)), min(uint64(l.base)+bitmapSpan, uint64(lo)+uint64(n))
+			start, end := uint64(max(l.base, lo)), min(uint64(l.base)+layout.BitmapSpan, uint64(lo)+uint64(n))
 			dst := window[(start-uint64(lo))/64 : (end-uint64(lo))/64]
 			src := l.data[(start-uint64(l.base))/8:]
 			src = src[:8*len(dst)]
@@ -235,9 +235,9 @@ func (l *storedList) load(min uint32) {
 	l.last = binary.BigEndian.Uint32(k[len(l.key):])
 	l.loaded, l.started = true, false
 	switch {
-	case len(v) > 0 && v[0] == blockDeltas:
+	case len(v) > 0 && v[0] == layout.BlockDeltas:
 		l.data, l.bitmap = v[1:], false
-	case len(v) == bitmapBlockLen && v[0] == blockBitmap:
+	case len(v) == layout.BitmapBlockLen && v[0] == layout.BlockBitmap:
 		l.base, l.data, l.bitmap = binary.BigEndian.Uint32(v[1:]), v[5:], true
 	default:
 		l.damage("a block of no known kind")
@@ -260,7 +260,7 @@ func nextBit(words []byte, base, from uint32) (uint32, bool) {
 	if from > base {
 		i = from - base
 	}
-	for i < bitmapSpan {
+	for i < layout.BitmapSpan {
 		if w := binary.LittleEndian.Uint64(words[i/64*8:]) >> (i % 64); w != 0 {
 			return base + i + uint32(bits.TrailingZeros64(w)), true
 		}

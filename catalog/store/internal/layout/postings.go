@@ -51,3 +51,34 @@ func AppendSetPostingKey[S ~string | ~[]byte](dst []byte, zone byte, code S) []b
 // GramKinds is the kind of the list of a gram of one, two and three
 // characters.
 var GramKinds = [...]byte{1: PostingRune, 2: PostingGram, 3: PostingTrigram}
+
+// The blocks of a long list come in two forms, told by their first byte.
+// Where a list holds at least BitmapMin ordinals of an aligned span of
+// BitmapSpan, the span is one bitmap: a walk ORs it into its window a word
+// at a time and a seek into it is a scan of bits, where deltas would be
+// decoded one by one. Elsewhere, blocks hold up to PostingBlockSize
+// ordinals as deltas.
+const (
+	// BlockDeltas + the first ordinal, then the others as deltas, all
+	// uvarints.
+	BlockDeltas byte = 0
+	// BlockBitmap + the span's first ordinal, 4 bytes big-endian, then
+	// a bit for each ordinal of the span, 64 to a little-endian word.
+	BlockBitmap byte = 1
+)
+
+// BitmapSpan is the ordinals a bitmap block covers: 248 words of 64, so
+// that two blocks fit a page of bbolt's 4 KiB with their keys (up to 35
+// bytes; a gram's is at most 18) and headers. A bitmap of 16,384 bits
+// took a page to itself, half of it empty (bbolt puts at least two
+// values in a node, and two such made a node of two pages):
+// docs/BENCHMARKS.md, "Bitmaps two to a page".
+const BitmapSpan = 248 * 64
+
+// BitmapMin is the fewest ordinals of a span stored as a bitmap: at this
+// density the bitmap is at most four times the deltas it replaces, and
+// lists this dense are the ones a conjunction of common terms walks.
+const BitmapMin = BitmapSpan / 32
+
+// BitmapBlockLen is the length of a bitmap block's value.
+const BitmapBlockLen = 1 + 4 + BitmapSpan/8
