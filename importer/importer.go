@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"github.com/catalogd/catalogd/catalog/store"
+	"github.com/catalogd/catalogd/catalog/store/build"
 	"github.com/klauspost/compress/gzip"
 )
 
@@ -88,7 +89,7 @@ func Import(ctx context.Context, cfg Config) (Result, error) {
 		return Result{}, err
 	}
 	defer release()
-	w, err := store.Create(tmp)
+	w, err := build.Create(tmp)
 	if err != nil {
 		return Result{}, fmt.Errorf("import: %w", err)
 	}
@@ -243,7 +244,7 @@ func syncDir(dir string) error {
 type run struct {
 	ctx context.Context
 	cfg Config
-	w   *store.Writer
+	w   *build.Writer
 
 	errs      []*RecordError
 	truncated bool

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/catalogd/catalogd/catalog"
-	"github.com/catalogd/catalogd/catalog/store"
+	"github.com/catalogd/catalogd/catalog/store/build"
 )
 
 // errWrite marks a failure to write the new catalogue: not the snapshot's
@@ -121,7 +121,7 @@ func (r *run) addSet(file string, rec *record, problems []problem) error {
 		r.rejectSet(set)
 		return err
 	}
-	var dup *store.DuplicateError
+	var dup *build.DuplicateError
 	if err := r.w.AddSet(set); errors.As(err, &dup) {
 		r.rejectSet(set)
 		what := "a set id not used by another set"
@@ -151,7 +151,7 @@ func (r *run) addCard(file string, rec *record, problems []problem) error {
 	} else if err := r.deferCard(file, rec, &card); err != nil {
 		return err
 	}
-	var dup *store.DuplicateError
+	var dup *build.DuplicateError
 	if err := r.w.AddCard(&card); errors.As(err, &dup) {
 		return r.fieldError(file, rec, cardFields, "id", card.ID, "a card id not used by another card", catalog.Quote(card.ID)+" again")
 	} else if err != nil {
@@ -241,7 +241,7 @@ func (r *run) checkPending() error {
 		slices.SortFunc(found, func(a, b unmatched) int { return cmp.Compare(a.first, b.first) })
 		found = found[:min(keep, len(found))]
 	}
-	err := r.w.CheckSetRefs(func(p *store.SetRefProblem) error {
+	err := r.w.CheckSetRefs(func(p *build.SetRefProblem) error {
 		if r.rejected[setRef{zone: p.Zone, code: p.Code}] {
 			return nil
 		}

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/catalogd/catalogd/catalog"
+	"github.com/catalogd/catalogd/catalog/store/build"
 	"github.com/catalogd/catalogd/catalog/store/internal/layout"
 	bolt "go.etcd.io/bbolt"
 )
@@ -284,7 +285,7 @@ func TestAutocompleteOfADamagedIndex(t *testing.T) {
 			}},
 		} {
 			t.Run(fmt.Sprintf("%c/%s", kind, damage.name), func(t *testing.T) {
-				path := writeCatalogue(t, c.sets, c.cards, defaultLimits, func(w *Writer) {
+				path := writeCatalogue(t, c.sets, c.cards, build.DefaultLimits(), func(w *build.Writer) {
 					for _, g := range c.groups {
 						if err := w.AddNames(g); err != nil {
 							t.Fatal(err)

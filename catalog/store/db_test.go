@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/catalogd/catalogd/catalog"
+	"github.com/catalogd/catalogd/catalog/store/build"
 	"github.com/catalogd/catalogd/catalog/store/internal/layout"
 )
 
@@ -24,7 +25,7 @@ func card(id, zone, code, setName, number string) *catalog.Card {
 func writeTestCatalogue(t *testing.T, generation string) string {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "catalog.db")
-	w, err := Create(path)
+	w, err := build.Create(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -38,10 +39,10 @@ func writeTestCatalogue(t *testing.T, generation string) string {
 			t.Fatal(err)
 		}
 	}
-	if err := w.AddSet(catalog.Set{ID: "jp-X", Code: "Z", Name: "n", Zone: catalog.ZoneJP}); !errors.Is(err, ErrDuplicate) {
+	if err := w.AddSet(catalog.Set{ID: "jp-X", Code: "Z", Name: "n", Zone: catalog.ZoneJP}); !errors.Is(err, build.ErrDuplicate) {
 		t.Fatalf("duplicate set id: %v", err)
 	}
-	if err := w.AddSet(catalog.Set{ID: "jp-Z", Code: "X", Name: "n", Zone: catalog.ZoneJP}); !errors.Is(err, ErrDuplicate) {
+	if err := w.AddSet(catalog.Set{ID: "jp-Z", Code: "X", Name: "n", Zone: catalog.ZoneJP}); !errors.Is(err, build.ErrDuplicate) {
 		t.Fatalf("duplicate zone and code: %v", err)
 	}
 	for _, c := range []*catalog.Card{card("jp-X-10", catalog.ZoneJP, "X", "Jay", "10"), card("jp-X-2", catalog.ZoneJP, "X", "Jay", "2/10"), card("chn-X-1", catalog.ZoneCHN, "X", "Chen", "1")} {
@@ -49,7 +50,7 @@ func writeTestCatalogue(t *testing.T, generation string) string {
 			t.Fatal(err)
 		}
 	}
-	if err := w.AddCard(card("jp-X-2", catalog.ZoneJP, "X", "Jay", "3")); !errors.Is(err, ErrDuplicate) {
+	if err := w.AddCard(card("jp-X-2", catalog.ZoneJP, "X", "Jay", "3")); !errors.Is(err, build.ErrDuplicate) {
 		t.Fatalf("duplicate card id: %v", err)
 	}
 	info, err := w.Finish(Info{Generation: generation, ImportedAt: time.Unix(1e9, 0).UTC()})
@@ -128,48 +129,6 @@ func TestOpenRejectsOtherFiles(t *testing.T) {
 	}
 }
 
-func TestAbortRemovesTheFile(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "c.db")
-	w, err := Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	w.AddSet(catalog.Set{ID: "a", Code: "a", Name: "a", Zone: catalog.ZoneIntl})
-	w.Abort()
-	if _, err := os.Stat(path); !os.IsNotExist(err) {
-		t.Errorf("after Abort: %v", err)
-	}
-}
-
-// TestCreateLeavesAnExistingPath: Create refuses a path that exists, even
-// as a link to nothing or a file bbolt could not open, and leaves it as it
-// was.
-func TestCreateLeavesAnExistingPath(t *testing.T) {
-	dir := t.TempDir()
-	file := filepath.Join(dir, "file.db")
-	if err := os.WriteFile(file, []byte("not a catalogue"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	link := filepath.Join(dir, "link.db")
-	if err := os.Symlink(filepath.Join(dir, "nowhere"), link); err != nil {
-		t.Fatal(err)
-	}
-	for _, path := range []string{file, link} {
-		if _, err := Create(path); err == nil || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), "exists") {
-			t.Errorf("Create(%s): error %v, want one saying it exists", path, err)
-		}
-	}
-	if b, err := os.ReadFile(file); err != nil || string(b) != "not a catalogue" {
-		t.Errorf("%s after Create: %q, %v", file, b, err)
-	}
-	if target, err := os.Readlink(link); err != nil || target != filepath.Join(dir, "nowhere") {
-		t.Errorf("%s after Create: %q, %v", link, target, err)
-	}
-	if _, err := os.Lstat(filepath.Join(dir, "nowhere")); !os.IsNotExist(err) {
-		t.Errorf("Create followed the link: %v", err)
-	}
-}
-
 // TestSearchScansToTheEnd: a query that every card matches (a term of one
 // character, which its character's list serves) walks every entry, and
 // stops at the last one whether its block is full or not, with or without
@@ -178,7 +137,7 @@ func TestSearchScansToTheEnd(t *testing.T) {
 	for _, n := range []int{2 * layout.IndexBlockSize, 2*layout.IndexBlockSize + 5} {
 		t.Run(fmt.Sprint(n), func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "c.db")
-			w, err := Create(path)
+			w, err := build.Create(path)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -344,7 +303,7 @@ func TestInfoIsTheCallersCopy(t *testing.T) {
 // body overwritten in turn: each opens, or is an error that says the file
 // is damaged, and none panics.
 func TestOpenRefusesAFileCutShort(t *testing.T) {
-	path, _ := writePagedCatalogue(t, commitEvery, setSortMemory)
+	path, _ := writePagedCatalogue(t, build.DefaultLimits().CommitAt, build.DefaultLimits().SetSort)
 	whole, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)

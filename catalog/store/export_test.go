@@ -17,6 +17,7 @@ import (
 	"testing"
 
 	"github.com/catalogd/catalogd/catalog"
+	"github.com/catalogd/catalogd/catalog/store/build"
 	"github.com/catalogd/catalogd/catalog/store/internal/layout"
 	bolt "go.etcd.io/bbolt"
 )
@@ -26,7 +27,7 @@ import (
 // the bytes of the whole at that offset.
 func TestExportReaderSeeks(t *testing.T) {
 	sets, cards := sampleSnapshot(t)
-	db := buildCatalogue(t, sets, cards, postingMemory)
+	db := buildCatalogue(t, sets, cards, build.DefaultLimits().Postings)
 	for _, zone := range []string{"", catalog.ZoneIntl, catalog.ZoneJP, catalog.ZoneCHN} {
 		e, err := db.Export(zone)
 		if err != nil {
@@ -87,7 +88,7 @@ func TestExportReaderSeeks(t *testing.T) {
 // many transactions, and checks its list against the two catalogues.
 func TestChangesOfAFollowingCatalogue(t *testing.T) {
 	sets, cards := sampleSnapshot(t)
-	first := buildCatalogue(t, sets, cards, postingMemory)
+	first := buildCatalogue(t, sets, cards, build.DefaultLimits().Postings)
 
 	// Drop every 5th card, rename every 7th, and add one.
 	var next []catalog.Card
@@ -232,7 +233,7 @@ func openEditedCopy(t *testing.T, path string, edit func(*bolt.Tx) error) *DB {
 // out from them is the export of a file without them, whose sets are
 // measured by a walk of their cards.
 func TestExportOfStoredSetBytes(t *testing.T) {
-	for _, sizes := range []struct{ commitAt, sortLimit int }{{1, setSortMemory}, {4 << 10, 1 << 10}, {commitEvery, setSortMemory}} {
+	for _, sizes := range []struct{ commitAt, sortLimit int }{{1, build.DefaultLimits().SetSort}, {4 << 10, 1 << 10}, {build.DefaultLimits().CommitAt, build.DefaultLimits().SetSort}} {
 		path, _ := writePagedCatalogue(t, sizes.commitAt, sizes.sortLimit)
 		db, err := Open(path)
 		if err != nil {
@@ -283,7 +284,7 @@ func TestExportOfStoredSetBytes(t *testing.T) {
 // set, after bytes that are all the true export's, and never goes on with
 // bytes at other offsets than the layout says.
 func TestExportOfAWrongSetSize(t *testing.T) {
-	path, _ := writePagedCatalogue(t, commitEvery, setSortMemory)
+	path, _ := writePagedCatalogue(t, build.DefaultLimits().CommitAt, build.DefaultLimits().SetSort)
 	db, err := Open(path)
 	if err != nil {
 		t.Fatal(err)

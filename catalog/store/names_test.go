@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/catalogd/catalogd/catalog"
+	"github.com/catalogd/catalogd/catalog/store/build"
 	"github.com/catalogd/catalogd/catalog/store/internal/layout"
 	bolt "go.etcd.io/bbolt"
 )
@@ -55,7 +56,7 @@ func groupedSnapshot() ([]catalog.Set, []catalog.Card, [][]string) {
 func writeGroupedCatalogue(t *testing.T, sets []catalog.Set, cards []catalog.Card, groups [][]string) string {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "catalog.db")
-	w, err := Create(path)
+	w, err := build.Create(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -131,7 +132,7 @@ func TestNameGroupsChangeAndExport(t *testing.T) {
 	var prev *DB
 	for i, g := range steps {
 		path := filepath.Join(t.TempDir(), "catalog.db")
-		w, err := Create(path)
+		w, err := build.Create(path)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -180,7 +181,14 @@ func TestNameGroupsChangeAndExport(t *testing.T) {
 						if k > 0 {
 							all = append(all, ',')
 						}
-						all = appendGroupJSON(all, names)
+						all = append(all, '[')
+						for j, n := range names {
+							if j > 0 {
+								all = append(all, ',')
+							}
+							all = catalog.AppendJSONString(all, n)
+						}
+						all = append(all, ']')
 					}
 					want = []string{"names names [" + string(all) + "]"}
 				}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/catalogd/catalogd/catalog"
+	"github.com/catalogd/catalogd/catalog/store/build"
 	"github.com/catalogd/catalogd/catalog/store/internal/layout"
 	bolt "go.etcd.io/bbolt"
 )
@@ -38,9 +39,9 @@ var pagedSets = []struct {
 func writePagedCatalogue(t *testing.T, commitAt, sortLimit int) (string, map[string][]string) {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "c.db")
-	small := defaultLimits
-	small.commitAt, small.setSort = commitAt, sortLimit
-	w, err := createWith(path, small)
+	small := build.DefaultLimits()
+	small.CommitAt, small.SetSort = commitAt, sortLimit
+	w, err := build.CreateWith(path, small)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,7 +70,7 @@ func writePagedCatalogue(t *testing.T, commitAt, sortLimit int) (string, map[str
 		// in it.
 		if i%97 == 0 {
 			again := card(c.ID, catalog.ZoneJP, "L", "Set L", "0")
-			if err := w.AddCard(again); !errors.Is(err, ErrDuplicate) {
+			if err := w.AddCard(again); !errors.Is(err, build.ErrDuplicate) {
 				t.Fatalf("AddCard(%s) again: %v, want a duplicate", c.ID, err)
 			}
 		}
@@ -110,7 +111,7 @@ func checkPages(t *testing.T, db *DB, want map[string][]string) {
 // runs: the marks must name the card at their position, and a page from a
 // mark must be the page counted from the set's first card.
 func TestPagesSeekTheirMarks(t *testing.T) {
-	for _, sizes := range []struct{ commitAt, sortLimit int }{{1, setSortMemory}, {4 << 10, 1 << 10}, {commitEvery, setSortMemory}} {
+	for _, sizes := range []struct{ commitAt, sortLimit int }{{1, build.DefaultLimits().SetSort}, {4 << 10, 1 << 10}, {build.DefaultLimits().CommitAt, build.DefaultLimits().SetSort}} {
 		t.Run(fmt.Sprintf("commit %d sort %d", sizes.commitAt, sizes.sortLimit), func(t *testing.T) {
 			path, want := writePagedCatalogue(t, sizes.commitAt, sizes.sortLimit)
 			db, err := Open(path)
@@ -119,7 +120,7 @@ func TestPagesSeekTheirMarks(t *testing.T) {
 			}
 			defer db.Close()
 
-			// Every set has a mark for each full pageMarkEvery cards after
+			// Every set has a mark for each full PageMarkEvery cards after
 			// its first, and no other: the pages below read from them.
 			err = db.db.View(func(tx *bolt.Tx) error {
 				marks := tx.Bucket(layout.BucketPageMarks)
@@ -152,7 +153,7 @@ func TestPagesSeekTheirMarks(t *testing.T) {
 // TestPagesWithoutMarks reads a file without page marks: its pages are the
 // same, stepped from each set's first card.
 func TestPagesWithoutMarks(t *testing.T) {
-	path, want := writePagedCatalogue(t, commitEvery, setSortMemory)
+	path, want := writePagedCatalogue(t, build.DefaultLimits().CommitAt, build.DefaultLimits().SetSort)
 	db := openEdited(t, path, func(tx *bolt.Tx) error { return tx.DeleteBucket(layout.BucketPageMarks) })
 	checkPages(t, db, want)
 }
@@ -164,7 +165,7 @@ func TestPagesWithoutMarks(t *testing.T) {
 // longer than a mark's, which is not one. Each page is served from the
 // mark before the lost one, or from the set's first card.
 func TestPagesPastLostMarks(t *testing.T) {
-	path, want := writePagedCatalogue(t, commitEvery, setSortMemory)
+	path, want := writePagedCatalogue(t, build.DefaultLimits().CommitAt, build.DefaultLimits().SetSort)
 	intlL := layout.AppendSetPrefix(nil, layout.ZoneByte(catalog.ZoneIntl), "L")
 	jpL := layout.AppendSetPrefix(nil, layout.ZoneByte(catalog.ZoneJP), "L")
 	jpN := layout.AppendSetPrefix(nil, layout.ZoneByte(catalog.ZoneJP), "N")
@@ -194,7 +195,7 @@ func TestPagesPastLostMarks(t *testing.T) {
 // card of another set, rather than answer another page, and answers the
 // set's other pages.
 func TestPagesOfAWrongMark(t *testing.T) {
-	path, want := writePagedCatalogue(t, commitEvery, setSortMemory)
+	path, want := writePagedCatalogue(t, build.DefaultLimits().CommitAt, build.DefaultLimits().SetSort)
 	prefix := layout.AppendSetPrefix(nil, layout.ZoneByte(catalog.ZoneJP), "L")
 	db := openEdited(t, path, func(tx *bolt.Tx) error {
 		setN := layout.AppendSetPrefix(nil, layout.ZoneByte(catalog.ZoneJP), "N")

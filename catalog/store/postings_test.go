@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/catalogd/catalogd/catalog"
+	"github.com/catalogd/catalogd/catalog/store/build"
 	"github.com/catalogd/catalogd/catalog/store/internal/layout"
 	bolt "go.etcd.io/bbolt"
 )
@@ -12,7 +13,7 @@ import (
 // TestBitmapsTwoToAPage: the lists of a catalogue whose cards all share a
 // name are bitmaps, and bbolt puts two of them, with their keys, in a page
 // of the postings, which they fill: a bitmap of 2 KiB and more had a page
-// to itself, half empty (postings.go, bitmapSpan).
+// to itself, half empty (postings.go, BitmapSpan).
 func TestBitmapsTwoToAPage(t *testing.T) {
 	const n = 4 * layout.BitmapSpan
 	sets := []catalog.Set{{ID: "intl-S1", Code: "S1", Name: "Set", Zone: catalog.ZoneIntl}}
@@ -21,7 +22,7 @@ func TestBitmapsTwoToAPage(t *testing.T) {
 		cards[i] = catalog.Card{ID: fmt.Sprintf("intl-S1-%d", i), Name: "Pikachu", SetName: "Set", SetCode: "S1",
 			Number: fmt.Sprint(i), Language: "en", Variant: catalog.DefaultVariant, Zone: catalog.ZoneIntl}
 	}
-	db := openCatalogue(t, writeCatalogue(t, sets, cards, defaultLimits, nil))
+	db := openCatalogue(t, writeCatalogue(t, sets, cards, build.DefaultLimits(), nil))
 	bitmaps := 0
 	var stats bolt.BucketStats
 	err := db.db.View(func(tx *bolt.Tx) error {

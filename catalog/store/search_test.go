@@ -17,6 +17,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/catalogd/catalogd/catalog"
+	"github.com/catalogd/catalogd/catalog/store/build"
 	"github.com/catalogd/catalogd/catalog/store/internal/layout"
 	bolt "go.etcd.io/bbolt"
 )
@@ -68,10 +69,10 @@ func worstCaseSnapshot(seed uint64, cards int) (sets []catalog.Set, out []catalo
 // writeCatalogue writes sets and cards into a new catalogue file with the
 // limits l, after whatever more adds first when it is not nil (name
 // groups), and returns its path.
-func writeCatalogue(t *testing.T, sets []catalog.Set, cards []catalog.Card, l limits, more func(w *Writer)) string {
+func writeCatalogue(t *testing.T, sets []catalog.Set, cards []catalog.Card, l build.Limits, more func(w *build.Writer)) string {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "catalog.db")
-	w, err := createWith(path, l)
+	w, err := build.CreateWith(path, l)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -98,8 +99,8 @@ func writeCatalogue(t *testing.T, sets []catalog.Set, cards []catalog.Card, l li
 // most postingLimit bytes of posting lists in memory, and opens it.
 func buildCatalogue(t *testing.T, sets []catalog.Set, cards []catalog.Card, postingLimit int) *DB {
 	t.Helper()
-	l := defaultLimits
-	l.postings = postingLimit
+	l := build.DefaultLimits()
+	l.Postings = postingLimit
 	return openCatalogue(t, writeCatalogue(t, sets, cards, l, nil))
 }
 
@@ -137,8 +138,8 @@ func TestPostingsWhateverTheMemory(t *testing.T) {
 	inMemory := bucketContents(t, buildCatalogue(t, sets, cards, 1<<40), layout.BucketPostings)
 	spilled := bucketContents(t, buildCatalogue(t, sets, cards, 4<<10), layout.BucketPostings)
 	// Runs merged two at a time, level after level.
-	small := defaultLimits
-	small.postings, small.mergeFanIn = 4<<10, 2
+	small := build.DefaultLimits()
+	small.Postings, small.MergeFanIn = 4<<10, 2
 	merged := bucketContents(t, openCatalogue(t, writeCatalogue(t, sets, cards, small, nil)), layout.BucketPostings)
 	if len(inMemory) == 0 {
 		t.Fatal("no posting lists")
@@ -439,9 +440,9 @@ func sharedNamesSnapshot(seed uint64, cards int) ([]catalog.Set, []catalog.Card)
 // open writes the catalogue, its posting lists in many runs, and opens
 // it.
 func (c oracleCatalogue) open(t *testing.T) *DB {
-	small := defaultLimits
-	small.postings, small.runSort = 16<<10, 16<<10
-	return openCatalogue(t, writeCatalogue(t, c.sets, c.cards, small, func(w *Writer) {
+	small := build.DefaultLimits()
+	small.Postings, small.RunSort = 16<<10, 16<<10
+	return openCatalogue(t, writeCatalogue(t, c.sets, c.cards, small, func(w *build.Writer) {
 		for _, g := range c.groups {
 			if err := w.AddNames(g); err != nil {
 				t.Fatal(err)
@@ -491,8 +492,8 @@ func TestSetListsInPieces(t *testing.T) {
 		cards = append(cards, catalog.Card{ID: fmt.Sprintf("%s-%d", s.ID, len(cards)), Name: "x", SetName: s.Name, SetCode: s.Code, Number: "1", Language: "en", Variant: catalog.DefaultVariant, Zone: s.Zone})
 	}
 	// Pieces of 4 KiB: the lists take several.
-	small := defaultLimits
-	small.setListPiece = 4 << 10
+	small := build.DefaultLimits()
+	small.SetListPiece = 4 << 10
 	db := openCatalogue(t, writeCatalogue(t, sets, cards, small, nil))
 
 	want := slices.Clone(sets)
@@ -536,46 +537,6 @@ func TestSetListsInPieces(t *testing.T) {
 		if total, err := db.SetCards(sets[i].ID, 1, 10, func([]byte) {}); err != nil || total != want {
 			t.Errorf("set %s: %d cards, %v; want %d", sets[i].ID, total, err, want)
 		}
-	}
-}
-
-// TestGrams checks the runs of characters names are indexed by, and that
-// each gram's packed form gives back its list key: a gram whose key came
-// out wrong would silently find nothing.
-func TestGrams(t *testing.T) {
-	grams := func(text string, n int) []string {
-		var got []string
-		layout.EachGram([]byte(text), n, func(g []byte) { got = append(got, string(g)) })
-		return got
-	}
-	for _, c := range []struct {
-		text string
-		n    int
-		want []string
-	}{
-		{"pika chu", 1, []string{"p", "i", "k", "a", "c", "h", "u"}},
-		{"pika chu", 2, []string{"pi", "ik", "ka", "ch", "hu"}},
-		{"pika chu", 3, []string{"pik", "ika", "chu"}},
-		{"ピカチュウ 皮卡丘", 3, []string{"ピカチ", "カチュ", "チュウ", "皮卡丘"}},
-		{"ab", 3, nil},
-		{"a b c", 2, nil},
-	} {
-		if got := grams(c.text, c.n); !slices.Equal(got, c.want) {
-			t.Errorf("grams of %q, %d: got %q, want %q", c.text, c.n, got, c.want)
-		}
-	}
-	for _, gram := range []string{"a", "ピ", "pi", "ピカ", "𝔸b", "pik", "皮卡丘", "\U0010FFFFa\U0010FFFF"} {
-		n := utf8.RuneCountInString(gram)
-		packed, ok := packChars([]byte(gram))
-		if !ok {
-			t.Fatalf("packChars(%q) refused a valid gram", gram)
-		}
-		if got, want := appendPackedKey(nil, packed), layout.AppendListKey(nil, layout.GramKinds[n], gram); !bytes.Equal(got, want) {
-			t.Errorf("gram %q: packed key %q, want %q", gram, got, want)
-		}
-	}
-	if _, ok := packChars([]byte{'a', 0xff}); ok {
-		t.Error("packChars took invalid UTF-8")
 	}
 }
 
@@ -638,7 +599,7 @@ func TestSearchPlanTakesGramsApart(t *testing.T) {
 // results the walk could read before it.
 func TestSearchReportsADamagedList(t *testing.T) {
 	sets, cards := worstCaseSnapshot(1, 3000)
-	path := writeCatalogue(t, sets, cards, defaultLimits, nil)
+	path := writeCatalogue(t, sets, cards, build.DefaultLimits(), nil)
 	for _, damage := range []struct {
 		name  string
 		value []byte

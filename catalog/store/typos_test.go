@@ -11,6 +11,7 @@ import (
 
 	"github.com/blevesearch/vellum"
 	"github.com/catalogd/catalogd/catalog"
+	"github.com/catalogd/catalogd/catalog/store/build"
 	"github.com/catalogd/catalogd/catalog/store/internal/layout"
 )
 
@@ -304,7 +305,7 @@ func TestEachWord(t *testing.T) {
 }
 
 // TestNearWordsAgreesWithScan checks the walk of the dictionary, cut in
-// halves, against every word of it: on random words of a small alphabet
+// halves, against every word of it: on random names of a small alphabet
 // (so that many are near each other), with random terms and typos of
 // them, it finds exactly the words within edits of the term.
 func TestNearWordsAgreesWithScan(t *testing.T) {
@@ -319,35 +320,35 @@ func TestNearWordsAgreesWithScan(t *testing.T) {
 		}
 		return w
 	}
-	dir := t.TempDir()
-	forward, backward := newSorter(dir, 1<<10), newSorter(dir, 1<<10)
-	defer forward.close()
-	defer backward.close()
-	var words [][]rune
-	for range 3000 {
-		w := random(4 + rng.IntN(6))
-		words = append(words, w)
-		if err := addWords(forward, backward, []byte(string(w))); err != nil {
-			t.Fatal(err)
-		}
+	// A catalogue of a card named by each random word, whose dictionary
+	// is then read whole from its forward pieces: the words of the scan.
+	// The romanized forms of the kana are words of it too.
+	sets := []catalog.Set{{ID: "intl-W", Code: "W", Name: "Words", Zone: catalog.ZoneIntl}}
+	var cards []catalog.Card
+	for i := range 3000 {
+		c := card(fmt.Sprint(i), catalog.ZoneIntl, "W", "Words", fmt.Sprint(i))
+		c.Name = string(random(4 + rng.IntN(6)))
+		cards = append(cards, *c)
 	}
-	var dict dictionary
-	for _, side := range []struct {
-		s      *sorter
-		pieces *[layout.WordScripts][]*vellum.FST
-	}{{forward, &dict.forward}, {backward, &dict.backward}} {
-		err := buildWordPieces(side.s, func(script byte, piece []byte) bool {
-			fst, err := vellum.Load(piece)
-			if err != nil {
+	db := openCatalogue(t, writeCatalogue(t, sets, cards, build.DefaultLimits(), nil))
+	var words [][]rune
+	for _, pieces := range db.words.forward {
+		for _, fst := range pieces {
+			it, err := fst.Iterator(nil, nil)
+			for err == nil {
+				word, _ := it.Current()
+				words = append(words, []rune(string(word)))
+				err = it.Next()
+			}
+			if err != vellum.ErrIteratorDone {
 				t.Fatal(err)
 			}
-			side.pieces[script] = append(side.pieces[script], fst)
-			return true
-		})
-		if err != nil {
-			t.Fatal(err)
 		}
 	}
+	if len(words) < 2000 {
+		t.Fatalf("the dictionary holds %d words, want most of the 3,000 written", len(words))
+	}
+	dict := db.words
 	found := 0
 	for range 300 {
 		term := slices.Clone(words[rng.IntN(len(words))])

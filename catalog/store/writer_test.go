@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"hash/maphash"
 	"math/rand/v2"
 	"path/filepath"
 	"slices"
@@ -14,6 +13,7 @@ import (
 	"time"
 
 	"github.com/catalogd/catalogd/catalog"
+	"github.com/catalogd/catalogd/catalog/store/build"
 	"github.com/catalogd/catalogd/catalog/store/internal/layout"
 	bolt "go.etcd.io/bbolt"
 )
@@ -63,7 +63,7 @@ func TestOpenRefusesAnOlderFormat(t *testing.T) {
 // every card back by id, by set and by search: a card's JSON, its locator
 // and its index entry must agree whichever transaction wrote them.
 func TestWriterAcrossTransactions(t *testing.T) {
-	for _, commitAt := range []int{1, 4 << 10, commitEvery} {
+	for _, commitAt := range []int{1, 4 << 10, build.DefaultLimits().CommitAt} {
 		t.Run(fmt.Sprint(commitAt), func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "c.db")
 			w := createCommitting(t, path, commitAt)
@@ -87,7 +87,7 @@ func TestWriterAcrossTransactions(t *testing.T) {
 				}
 			}
 			for _, c := range []*catalog.Card{cards[0], cards[150], cards[299]} {
-				if err := w.AddCard(card(c.ID, catalog.ZoneJP, "A", "Set A", "1")); !errors.Is(err, ErrDuplicate) {
+				if err := w.AddCard(card(c.ID, catalog.ZoneJP, "A", "Set A", "1")); !errors.Is(err, build.ErrDuplicate) {
 					t.Fatalf("AddCard(%s) again: %v, want a duplicate", c.ID, err)
 				}
 			}
@@ -162,7 +162,7 @@ func compareCardJSON(t *testing.T, a, b string) int {
 }
 
 // finishAndOpen finishes the catalogue w writes at path and opens it.
-func finishAndOpen(t *testing.T, w *Writer, path string) *DB {
+func finishAndOpen(t *testing.T, w *build.Writer, path string) *DB {
 	t.Helper()
 	if _, err := w.Finish(Info{Generation: "g", ImportedAt: time.Unix(1e9, 0).UTC()}); err != nil {
 		t.Fatal(err)
@@ -170,119 +170,15 @@ func finishAndOpen(t *testing.T, w *Writer, path string) *DB {
 	return openCatalogue(t, path)
 }
 
-func TestSortPending(t *testing.T) {
-	rng := rand.New(rand.NewPCG(2, 2))
-	for _, n := range []int{0, 1, 2, 3, 10, 100, 1000} {
-		for _, shape := range []string{"sorted", "reversed", "random", "runs"} {
-			keys := make([]string, n)
-			for i := range keys {
-				keys[i] = fmt.Sprintf("%08d", i*7)
-			}
-			switch shape {
-			case "reversed":
-				slices.Reverse(keys)
-			case "random":
-				rng.Shuffle(n, func(i, j int) { keys[i], keys[j] = keys[j], keys[i] })
-			case "runs":
-				// Sorted stretches of a shuffled slice: runs that overlap.
-				rng.Shuffle(n, func(i, j int) { keys[i], keys[j] = keys[j], keys[i] })
-				for i := 0; i < n; {
-					j := min(n, i+1+rng.IntN(20))
-					slices.Sort(keys[i:j])
-					i = j
-				}
-			}
-			want := slices.Sorted(slices.Values(keys))
-			w := &Writer{}
-			for _, k := range keys {
-				w.pending = append(w.pending, pendingCard{key: []byte("x" + k), json: []byte(k), idLen: len(k)})
-			}
-			w.sortPending((*pendingCard).id)
-			got := make([]string, len(w.pending))
-			for i, p := range w.pending {
-				got[i] = string(p.json)
-			}
-			if !slices.Equal(got, want) {
-				t.Fatalf("%d %s: %v, want %v", n, shape, got, want)
-			}
-		}
-	}
-}
-
-// TestHasCardOnAHashCollision: two ids with one hash are still told apart.
-func TestHasCardOnAHashCollision(t *testing.T) {
-	w, err := Create(filepath.Join(t.TempDir(), "c.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Abort()
-	for _, id := range []string{"a", "b"} {
-		if err := w.AddCard(card(id, catalog.ZoneIntl, "X", "X", "1")); err != nil {
-			t.Fatal(err)
-		}
-	}
-	// Make "c" hash like "a", and the pending "b" too.
-	h := maphash.String(w.seed, "c")
-	w.pendingIDs[h] = 0
-	if w.hasCard(h, "c") {
-		t.Error(`hasCard("c") with the hash of "a": true`)
-	}
-	if !w.hasCard(h, "b") {
-		t.Error(`hasCard("b") with the hash of "a": false`)
-	}
-}
-
 // createCommitting starts a Writer at path that commits every commitAt
 // bytes.
-func createCommitting(t *testing.T, path string, commitAt int) *Writer {
+func createCommitting(t *testing.T, path string, commitAt int) *build.Writer {
 	t.Helper()
-	small := defaultLimits
-	small.commitAt = commitAt
-	w, err := createWith(path, small)
+	small := build.DefaultLimits()
+	small.CommitAt = commitAt
+	w, err := build.CreateWith(path, small)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return w
-}
-
-// TestCreateWithTakesItsLimits checks that the limits a test gives reach
-// the parts they bound: the tests that write with small limits would
-// still pass, exercising nothing, if they did not.
-func TestCreateWithTakesItsLimits(t *testing.T) {
-	small := limits{commitAt: 1, setSort: 2, postings: 3, runSort: 4, mergeFanIn: 5, setListPiece: 6}
-	w, err := createWith(filepath.Join(t.TempDir(), "c.db"), small)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Abort()
-	if w.limits != small {
-		t.Fatalf("limits %+v, want %+v", w.limits, small)
-	}
-	for name, s := range map[string]*sorter{"runCounts": w.runCounts, "setOrder": w.setOrder, "cardKeys": w.cardKeys} {
-		if s.limit != small.setSort {
-			t.Errorf("%s sorts %d bytes in memory, want %d", name, s.limit, small.setSort)
-		}
-	}
-	if w.numbers.runs.fanIn != small.mergeFanIn {
-		t.Errorf("numbers merged %d runs at once, want %d", w.numbers.runs.fanIn, small.mergeFanIn)
-	}
-	postings := w.newPostings()
-	defer postings.close()
-	if postings.limit != small.postings || postings.runs.fanIn != small.mergeFanIn {
-		t.Errorf("posting lists held to %d bytes, %d runs merged at once; want %d and %d", postings.limit, postings.runs.fanIn, small.postings, small.mergeFanIn)
-	}
-	runs := w.newRunSorter()
-	defer runs.close()
-	if runs.limit != small.runSort || runs.runs.fanIn != small.mergeFanIn {
-		t.Errorf("autocomplete runs sorted %d bytes in memory, %d runs merged at once; want %d and %d", runs.limit, runs.runs.fanIn, small.runSort, small.mergeFanIn)
-	}
-	// A transaction of a byte is full; a piece of a list of sets of more
-	// than 6 bytes is written.
-	if w.txBytes = 1; !w.txFull() {
-		t.Error("a transaction of 1 byte is not full, with commitAt 1")
-	}
-	var list setListWriter
-	if err := list.add(w, []byte(`{"id":"s"}`)); err != nil || list.n != 1 {
-		t.Errorf("a set of 10 bytes wrote %d pieces (%v), want 1", list.n, err)
-	}
 }

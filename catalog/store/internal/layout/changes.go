@@ -6,7 +6,7 @@ package layout
 //
 //	changes    step (4 bytes, big-endian), then the kind byte (ChangeSet
 //	           before ChangeCard), then the id -> the zone byte of the
-//	           record before the step, then after it; zoneNone when there
+//	           record before the step, then after it; ZoneNone when there
 //	           was none, or is none
 //
 // so that one cursor per step walks its list by kind and id, and a walk

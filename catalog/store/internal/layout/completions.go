@@ -22,7 +22,7 @@ import (
 // the groups that have it, whose names are in their own run. The forms or
 // words that start with what was typed are one range of keys: a query
 // reads the first names of each run in the range. A prefix that starts
-// more than topPrefixRuns of them has its first names in each namespace
+// more than TopPrefixRuns of them has its first names in each namespace
 // stored once, so that no query reads more than that many runs.
 const (
 	CompleteNames byte = 'n' // + 4-byte block number -> a block of name records

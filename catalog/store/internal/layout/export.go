@@ -11,7 +11,7 @@ package layout
 //	           set's cards' values in the cards bucket
 //
 // Like the marks of pages (pages.go), the bucket is optional and not part
-// of formatVersion: the sets of a file without it, or missing from it, are
+// of FormatVersion: the sets of a file without it, or missing from it, are
 // measured by a walk of their cards. A size that no set's cards could take
 // fails Export; one that does not match the set's cards fails the download
 // that reads that set (ExportReader), and does not shift the bytes after

@@ -6,7 +6,7 @@ import (
 	"testing"
 )
 
-// EachShortGram gives, in one pass, the grams eachGram gives for one, two
+// EachShortGram gives, in one pass, the grams EachGram gives for one, two
 // and three characters.
 func TestEachShortGramAgreesWithEachGram(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
@@ -37,4 +37,29 @@ func randomText(rng *rand.Rand, alphabet []rune, max int) []rune {
 		text[i] = alphabet[rng.IntN(len(alphabet))]
 	}
 	return text
+}
+
+// TestGrams checks the runs of characters names are indexed by.
+func TestGrams(t *testing.T) {
+	grams := func(text string, n int) []string {
+		var got []string
+		EachGram([]byte(text), n, func(g []byte) { got = append(got, string(g)) })
+		return got
+	}
+	for _, c := range []struct {
+		text string
+		n    int
+		want []string
+	}{
+		{"pika chu", 1, []string{"p", "i", "k", "a", "c", "h", "u"}},
+		{"pika chu", 2, []string{"pi", "ik", "ka", "ch", "hu"}},
+		{"pika chu", 3, []string{"pik", "ika", "chu"}},
+		{"ピカチュウ 皮卡丘", 3, []string{"ピカチ", "カチュ", "チュウ", "皮卡丘"}},
+		{"ab", 3, nil},
+		{"a b c", 2, nil},
+	} {
+		if got := grams(c.text, c.n); !slices.Equal(got, c.want) {
+			t.Errorf("grams of %q, %d: got %q, want %q", c.text, c.n, got, c.want)
+		}
+	}
 }

@@ -15,7 +15,7 @@ import (
 //
 // A term of a few common characters is in the names of hundreds of groups,
 // and a union of hundreds of lists costs hundreds of seeks. So for every
-// gram that more than maxGroupLists groups hold, the postings bucket also
+// gram that more than MaxGroupLists groups hold, the postings bucket also
 // holds the list of the cards of all of them: a term whose grams are all
 // that common walks two such lists, as it walks two of its own grams. The
 // grams this common are few, and their lists dense enough to be stored as

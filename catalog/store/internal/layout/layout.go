@@ -11,7 +11,7 @@ import (
 // import writes them and catalog/store reads them; nothing outside the two
 // sees a bbolt transaction.
 //
-//	meta       "format" -> formatVersion; "info" -> Info as JSON;
+//	meta       "format" -> FormatVersion; "info" -> Info as JSON;
 //	           "longestName" -> uvarint bytes of the longest folded name
 //	sets       set id -> 8-byte card total, the set prefix (below), then
 //	           the set's canonical JSON; setCodes and setLists find sets
@@ -20,12 +20,12 @@ import (
 //	           set prefix + catalog.NumberKey(number) + card id -> the card's
 //	           canonical JSON, where the set prefix is the zone byte, then
 //	           the set code, uvarint-length-prefixed;
-//	           keyCardID + card id -> the card's key of the first kind
+//	           KeyCardID + card id -> the card's key of the first kind
 //	           without the id (set prefix + catalog.NumberKey(number))
 //	numbers    the search index entries, one per card, numbered by their
 //	           position in the order zone, printed-number key, id (the
 //	           ordinal), in blocks of
-//	           indexBlockSize: 4-byte big-endian ordinal / indexBlockSize ->
+//	           IndexBlockSize: 4-byte big-endian ordinal / IndexBlockSize ->
 //	           a byte counting the entries of the block, the end of each as
 //	           a 4-byte big-endian offset, then the entries back to back. An
 //	           entry is the zone byte, then the card id, the set code,
@@ -39,14 +39,14 @@ import (
 //	           code, "p" a run of a short pattern (runs.go), "m" a 4-byte
 //	           big-endian group index, "T", "B", "R" a
 //	           trigram, bigram or character of the texts of more than
-//	           maxGroupLists name groups: their cards), then that term,
+//	           MaxGroupLists name groups: their cards), then that term,
 //	           uvarint-length-prefixed. The list key -> uvarint count of
 //	           the list; list key + 4-byte big-endian last ordinal of a
 //	           block -> the block: a kind byte, then its first ordinal
 //	           and the others as deltas, all uvarints, or a bitmap of a
 //	           window of ordinals (see postings.go)
 //	pageMarks  set prefix + 8-byte big-endian position of a card in its
-//	           set, every pageMarkEvery-th -> the card's key in cards: a
+//	           set, every PageMarkEvery-th -> the card's key in cards: a
 //	           page deep into a set seeks the mark before it and steps
 //	           from there (see pages.go); optional
 //	setBytes   set prefix -> 8-byte big-endian bytes of the set's cards'
@@ -118,7 +118,7 @@ const IndexBlockSize = 16
 // lists of runs of short patterns (runs.go); catalogd/9 adds the index of
 // autocomplete (completions.go) and the folded name's length to each
 // search index entry; catalogd/10 makes a list's bitmap blocks a little
-// shorter, two to a page (postings.go, bitmapSpan); catalogd/11 gives the
+// shorter, two to a page (postings.go, BitmapSpan); catalogd/11 gives the
 // rankings of names one order of places (completions.go); catalogd/12
 // stores a long run's first names of each zone as a prefix's are.
 const FormatVersion = "catalogd/12"
@@ -177,7 +177,7 @@ func AppendCardIDKey[S ~string | ~[]byte](dst []byte, id S) []byte {
 }
 
 // AppendLocatedCardKey appends the key of the card with id in the cards
-// bucket from its locator: the key without the id, which its keyCardID key
+// bucket from its locator: the key without the id, which its KeyCardID key
 // maps to.
 func AppendLocatedCardKey(dst, locator []byte, id string) []byte {
 	return append(append(dst, locator...), id...)

@@ -7,14 +7,14 @@ import "encoding/binary"
 // would step over every card before it, a cost that grows with the set
 // (about 4 ms a page of a set of 216,000 cards, docs/BENCHMARKS.md, "Pages
 // deep into a large set"). So the import marks every
-// pageMarkEvery-th card of each set:
+// PageMarkEvery-th card of each set:
 //
 //	pageMarks  set prefix + 8-byte big-endian position n, a multiple of
-//	           pageMarkEvery from pageMarkEvery on -> the key in the cards
+//	           PageMarkEvery from PageMarkEvery on -> the key in the cards
 //	           bucket of the set's card at position n (counting from 0)
 //
 // and a page seeks the mark at or before its first card, then steps fewer
-// than pageMarkEvery cards. The marks are a shortcut, not a contract: the
+// than PageMarkEvery cards. The marks are a shortcut, not a contract: the
 // reader takes whichever mark is the last at or before the page, so the
 // interval may change, and reads a file without the bucket by stepping
 // from the set's first card. The bucket is therefore not part of

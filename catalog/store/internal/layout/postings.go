@@ -12,7 +12,7 @@ import "encoding/binary"
 // far rarer than bigrams, so a term made of common bigrams (arararar) still
 // walks a short list.
 //
-// A list longer than postingBlockSize ordinals is stored in blocks of that
+// A list longer than PostingBlockSize ordinals is stored in blocks of that
 // many, each under the key of the list followed by its last ordinal, so
 // that a cursor Seek finds the block holding the first ordinal at or above
 // any bound: a walk skips whole stretches of a long list, and a zone's

@@ -9,11 +9,11 @@ import "unicode/utf8"
 // also on the lists of the runs of its search text: each maximal run of a
 // pattern of one to three characters (its smallest period), at least
 // MinRun long, is posted under its pattern, rotated to its least form,
-// once for each of runLengths up to its length. A term with such a run
+// once for each of RunLengths up to its length. A term with such a run
 // walks the list of the longest length its run reaches, which holds only
 // the cards with a run of that pattern as long as the term's (up to 12
 // characters) or nearly.
-const PostingRun byte = 'p' // + a pattern's UTF-8 and a byte: the index of a length in runLengths
+const PostingRun byte = 'p' // + a pattern's UTF-8 and a byte: the index of a length in RunLengths
 
 // RunLengths are the lengths of runs that lists are kept for: every
 // length up to 12, so that a term of a run that short reads the runs at
@@ -22,14 +22,14 @@ const PostingRun byte = 'p' // + a pattern's UTF-8 and a byte: the index of a le
 var RunLengths = [...]int{4, 5, 6, 7, 8, 9, 10, 11, 12, 15, 19, 24, 30, 38, 48, 60, 75, 94, 118, 148, 185}
 
 // MinRun returns the shortest run of a pattern of p characters posted:
-// shorter ones have enough distinct grams. Each is one of runLengths.
+// shorter ones have enough distinct grams. Each is one of RunLengths.
 func MinRun(p int) int { return [...]int{0, 4, 6, 9}[p] }
 
 // MaxRunPattern is the longest pattern a run is posted for.
 const MaxRunPattern = 3
 
-// EachRun calls fn with each maximal run of text, at least minRun long,
-// whose characters repeat a pattern of 1 to maxRunPattern characters that
+// EachRun calls fn with each maximal run of text, at least MinRun long,
+// whose characters repeat a pattern of 1 to MaxRunPattern characters that
 // is its smallest period and holds no space: the pattern rotated to its
 // least form, and the run's length in characters.
 func EachRun(text []byte, fn func(pattern []rune, length int)) {
@@ -91,7 +91,7 @@ func LeastRotation(pattern []rune) []rune {
 }
 
 // AppendRunKey appends the key of the list of the runs of pattern at
-// least runLengths[i] long.
+// least RunLengths[i] long.
 func AppendRunKey(dst []byte, pattern []rune, i int) []byte {
 	var term [MaxRunPattern*utf8.UTFMax + 1]byte
 	t := term[:0]
@@ -133,8 +133,8 @@ func TermRunKey(term []byte) ([]byte, bool) {
 	if longest == 0 {
 		return nil, false
 	}
-	// The longest length the run reaches: at least minRun, which is one
-	// of runLengths.
+	// The longest length the run reaches: at least MinRun, which is one
+	// of RunLengths.
 	i := 0
 	for i+1 < len(RunLengths) && RunLengths[i+1] <= longest {
 		i++

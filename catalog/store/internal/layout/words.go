@@ -20,8 +20,8 @@ const TwoEditsFrom = 9
 // be two edits from.
 const MinDictWord = MinFuzzyTerm - 1
 
-// BucketWords holds the dictionary: a kind byte (wordsForward or
-// wordsBackward), the script of the words (see wordScript) and a 4-byte
+// BucketWords holds the dictionary: a kind byte (WordsForward or
+// WordsBackward), the script of the words (see wordScript) and a 4-byte
 // big-endian piece number -> an FST of a range of the words of that
 // script, in order. The backward words are those of minBackwardWord code
 // points or more, each written from its end (see nearWords).

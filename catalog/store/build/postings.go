@@ -1,4 +1,4 @@
-package store
+package build
 
 import (
 	"bufio"
@@ -107,8 +107,8 @@ func appendPackedKey(dst []byte, packed uint64) []byte {
 	return layout.AppendListKey(dst, layout.GramKinds[n], t)
 }
 
-// charList returns the list of the gram text, of kind postingRune,
-// PostingGram or postingTrigram, making it when there is none.
+// charList returns the list of the gram text, of kind PostingRune,
+// PostingGram or PostingTrigram, making it when there is none.
 func (b *postingBuilder) charList(kind byte, text []byte) *postingChunk {
 	packed, ok := packChars(text)
 	if !ok {
@@ -312,7 +312,7 @@ func (b *postingBuilder) each(fn func(key []byte, c *postingChunk) error) error 
 
 // listWriter cuts lists into blocks as their chunks come, in key order and
 // each list's chunks in ordinal order, and puts the blocks and each list's
-// length. A list of at most postingBlockSize ordinals, which in a catalogue
+// length. A list of at most PostingBlockSize ordinals, which in a catalogue
 // of names that do not repeat is most of them, is stored whole under the
 // list's key, after its length: one key, one seek.
 type listWriter struct {

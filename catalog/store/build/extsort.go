@@ -1,4 +1,4 @@
-package store
+package build
 
 import (
 	"bufio"
@@ -315,10 +315,14 @@ type runHeap[C runCursor] struct {
 	less    func(a, b C) bool
 }
 
-func (h *runHeap[C]) Len() int           { return len(h.cursors) }
+func (h *runHeap[C]) Len() int { return len(h.cursors) }
+
 func (h *runHeap[C]) Less(i, j int) bool { return h.less(h.cursors[i], h.cursors[j]) }
-func (h *runHeap[C]) Swap(i, j int)      { h.cursors[i], h.cursors[j] = h.cursors[j], h.cursors[i] }
-func (h *runHeap[C]) Push(x any)         { h.cursors = append(h.cursors, x.(C)) }
+
+func (h *runHeap[C]) Swap(i, j int) { h.cursors[i], h.cursors[j] = h.cursors[j], h.cursors[i] }
+
+func (h *runHeap[C]) Push(x any) { h.cursors = append(h.cursors, x.(C)) }
+
 func (h *runHeap[C]) Pop() any {
 	c := h.cursors[len(h.cursors)-1]
 	h.cursors = h.cursors[:len(h.cursors)-1]

@@ -1,4 +1,4 @@
-package store
+package build
 
 import (
 	"bytes"

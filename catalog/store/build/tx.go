@@ -1,4 +1,4 @@
-package store
+package build
 
 import (
 	"fmt"
@@ -77,10 +77,10 @@ const nodeCost = 8 << 10
 // the bytes put and the pages changed. The pages are counted every
 // nodeCheckEvery calls, between which a few more may change.
 func (w *Writer) txFull() bool {
-	if w.txBytes >= w.limits.commitAt {
+	if w.txBytes >= w.limits.CommitAt {
 		return true
 	}
-	return w.txBytes+int(w.nodes())*nodeCost >= w.limits.commitAt
+	return w.txBytes+int(w.nodes())*nodeCost >= w.limits.CommitAt
 }
 
 // nodeCheckEvery is how many calls of nodes (a put or two each) come
@@ -137,7 +137,7 @@ func (w *Writer) putPending(key, value, id []byte) error {
 	if err := w.tx.Bucket(layout.BucketCards).Put(key, value); err != nil {
 		return fmt.Errorf("write catalogue %s: card %q: %w", w.path, id, err)
 	}
-	if w.nodes()*nodeCost < int64(w.limits.commitAt) {
+	if w.nodes()*nodeCost < int64(w.limits.CommitAt) {
 		return nil
 	}
 	return w.commitTx(false)

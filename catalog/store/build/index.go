@@ -1,4 +1,4 @@
-package store
+package build
 
 import (
 	"encoding/binary"
@@ -37,7 +37,7 @@ func (w *Writer) searchText(name, language string) catalog.IndexText {
 }
 
 // writeIndex writes the search index entries in ordinal order (zone, number
-// key, id), numbering them, in blocks of indexBlockSize, and the posting
+// key, id), numbering them, in blocks of IndexBlockSize, and the posting
 // lists of those numbers.
 func (w *Writer) writeIndex() error {
 	groups, err := w.writeGroups()
@@ -135,7 +135,7 @@ func appendSortedEntry(dst []byte, c *catalog.Card, numberKey []byte, t catalog.
 // appendStoredEntry appends the entry the index stores for an entry of the
 // sort: the same fields but the name and its romanization, which it
 // returns, then the card's name groups (appendGroupIDs), then the bytes of
-// the folded name and the text with no length (decodeIndexEntry reads it).
+// the folded name and the text with no length (DecodeIndexEntry reads it).
 func (w *Writer) appendStoredEntry(dst, sorted []byte) (entry, name []byte, class byte, err error) {
 	fields := sorted[1:]
 	for range 3 {

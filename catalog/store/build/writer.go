@@ -1,4 +1,4 @@
-package store
+package build
 
 import (
 	"bytes"
@@ -28,7 +28,7 @@ type Writer struct {
 	path string
 	tx   *bolt.Tx
 
-	limits        limits
+	limits        Limits
 	txBytes       int   // bytes put or pending since the last commit
 	txNodes       int64 // pages changed since the last commit, as last counted (see nodes)
 	putsUncounted int   // puts since that count
@@ -99,20 +99,9 @@ type pendingCard struct {
 	idLen int
 }
 
-func (p *pendingCard) id() []byte      { return p.key[len(p.key)-p.idLen:] }
+func (p *pendingCard) id() []byte { return p.key[len(p.key)-p.idLen:] }
+
 func (p *pendingCard) locator() []byte { return p.key[:len(p.key)-p.idLen] }
-
-// sortMemory bounds the memory of the search index sort before it spills to
-// disk.
-const sortMemory = 16 << 20
-
-// setSortMemory bounds the memory of each sort of what is known of sets
-// before it spills to disk.
-const setSortMemory = 4 << 20
-
-// postingMemory bounds the posting lists the Writer builds in memory before
-// it writes them to a temporary file (see postingBuilder).
-const postingMemory = 32 << 20
 
 // initialMmapSize is the address space the Writer maps at once. Each time
 // bbolt outgrows its mapping it copies every key and value of the open
@@ -136,10 +125,10 @@ const (
 // file is written without fsync until Finish, which syncs it once; a file
 // that Finish did not complete is not a catalogue and Abort removes it, as
 // Create does when it fails.
-func Create(path string) (*Writer, error) { return createWith(path, defaultLimits) }
+func Create(path string) (*Writer, error) { return CreateWith(path, DefaultLimits()) }
 
-// createWith is Create with the limits l.
-func createWith(path string, l limits) (*Writer, error) {
+// CreateWith is Create with the limits l.
+func CreateWith(path string, l Limits) (*Writer, error) {
 	// The file is created here, exclusively, so that it is this Writer's
 	// to remove: a file someone else put at path, even after a check that
 	// there was none, is refused, never opened and never removed.
@@ -173,16 +162,16 @@ func createWith(path string, l limits) (*Writer, error) {
 		limits:        l,
 		pendingIDs:    make(map[uint64]int32),
 		seed:          maphash.MakeSeed(),
-		runCounts:     newSorter(filepath.Dir(path), l.setSort),
-		setOrder:      newSorter(filepath.Dir(path), l.setSort),
-		cardKeys:      newSorter(filepath.Dir(path), l.setSort),
+		runCounts:     newSorter(filepath.Dir(path), l.SetSort),
+		setOrder:      newSorter(filepath.Dir(path), l.SetSort),
+		cardKeys:      newSorter(filepath.Dir(path), l.SetSort),
 		numbers:       newSorter(filepath.Dir(path), sortMemory),
 		cardNames:     cardNameSort{sorter: newSorter(filepath.Dir(path), sortMemory)},
 		words:         newSorter(filepath.Dir(path), wordSortMemory),
 		wordsBackward: newSorter(filepath.Dir(path), wordSortMemory),
 		folded:        make(map[string]catalog.IndexText),
 	}
-	w.numbers.runs.fanIn = l.mergeFanIn
+	w.numbers.runs.fanIn = l.MergeFanIn
 	if err := w.begin(); err != nil {
 		w.Abort()
 		return nil, err

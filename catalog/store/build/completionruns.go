@@ -1,4 +1,4 @@
-package store
+package build
 
 import (
 	"bytes"
@@ -207,7 +207,7 @@ type prefixNode struct {
 	top  *topNames
 }
 
-// prefixTops finds the prefixes that start more than topPrefixRuns runs,
+// prefixTops finds the prefixes that start more than TopPrefixRuns runs,
 // as the runs come in key order, and adds their first names to tops.
 type prefixTops struct {
 	kind  byte

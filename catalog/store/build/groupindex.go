@@ -1,0 +1,114 @@
+package build
+
+import (
+	"encoding/binary"
+	"fmt"
+	"slices"
+
+	"github.com/catalogd/catalogd/catalog"
+	"github.com/catalogd/catalogd/catalog/store/internal/layout"
+)
+
+// groupLists tells the posting builder which lists a card of a group is
+// added to: the group's own, and those of its common grams.
+type groupLists struct {
+	texts []string
+	// common holds the card lists' keys of the grams more than
+	// MaxGroupLists groups hold: at most one for every MaxGroupLists
+	// postings of the groups' grams.
+	common map[string]struct{}
+	key    []byte
+}
+
+// eachKey calls fn with the key of every list a card of group id is on.
+func (g *groupLists) eachKey(id uint32, fn func(key []byte)) {
+	g.key = layout.AppendGroupListKey(g.key[:0], id)
+	fn(g.key)
+	if len(g.common) == 0 {
+		return
+	}
+	layout.EachShortGram([]byte(g.texts[id]), func(n int, gram []byte) {
+		g.key = layout.AppendListKey(g.key[:0], layout.GroupGramKinds[n], gram)
+		if _, ok := g.common[string(g.key)]; ok {
+			fn(g.key)
+		}
+	})
+}
+
+// writeGroups writes the groups bucket: the lists of the grams of the
+// groups' texts over group indexes, then each group's text. It returns
+// what the postings of the cards need of the groups.
+func (w *Writer) writeGroups() (*groupLists, error) {
+	g := &groupLists{texts: w.groups.texts, common: make(map[string]struct{})}
+	if len(g.texts) == 0 {
+		return g, nil
+	}
+	postings := w.newPostings()
+	defer postings.close()
+	for id, text := range g.texts {
+		if err := postings.addGrams(uint32(id), []byte(text)); err != nil {
+			return nil, fmt.Errorf("write catalogue %s: name groups: %w", w.path, err)
+		}
+		if err := addWords(w.words, w.wordsBackward, []byte(text)); err != nil {
+			return nil, fmt.Errorf("write catalogue %s: name groups: %w", w.path, err)
+		}
+	}
+	put := func(key, value []byte) error { return w.putOrdered(layout.BucketGroups, key, value) }
+	if err := postings.write(put); err != nil {
+		return nil, err
+	}
+	var key []byte
+	for id, text := range g.texts {
+		key = layout.AppendGroupTextKey(key[:0], uint32(id))
+		if err := put(key, []byte(text)); err != nil {
+			return nil, err
+		}
+	}
+	c := w.tx.Bucket(layout.BucketGroups).Cursor()
+	for k, v := c.First(); k != nil && k[0] != layout.GroupTextKey; k, v = c.Next() {
+		term, rest, ok := layout.LengthPrefixed(k[1:])
+		n, _ := binary.Uvarint(v)
+		if ok && len(rest) == 0 && n > layout.MaxGroupLists {
+			g.common[string(layout.AppendListKey(nil, layout.GroupGramKinds[gramLength(k[0])], term))] = struct{}{}
+		}
+	}
+	return g, nil
+}
+
+// gramLength returns the characters of a gram of a list of that kind.
+func gramLength(kind byte) int {
+	switch kind {
+	case layout.PostingRune:
+		return 1
+	case layout.PostingGram:
+		return 2
+	}
+	return 3
+}
+
+// appendGroupIDs appends the groups of a card whose folded name is folded, as
+// its index entry holds them: a uvarint-length-prefixed run of uvarint
+// group indexes, each once.
+func (g *nameGroups) appendGroupIDs(dst, folded []byte) []byte {
+	var found [8]uint32
+	groups := found[:0]
+	if len(g.texts) > 0 {
+		catalog.EachWholeWords(folded, g.longest, func(words []byte) {
+			if !g.lengths[len(words)] {
+				return // a cheaper miss than the map's
+			}
+			for _, id := range g.byName[string(words)] {
+				if !slices.Contains(groups, id) {
+					groups = append(groups, id)
+				}
+			}
+		})
+	}
+	var scratch [8 * binary.MaxVarintLen32]byte
+	ids := scratch[:0]
+	for _, id := range groups {
+		ids = binary.AppendUvarint(ids, uint64(id))
+	}
+	dst = binary.AppendUvarint(dst, uint64(len(ids)))
+	return append(dst, ids...)
+}

@@ -1,0 +1,244 @@
+package build
+
+import (
+	"bytes"
+	"cmp"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"unicode/utf8"
+
+	"github.com/blevesearch/vellum"
+	"github.com/catalogd/catalogd/catalog"
+	"github.com/catalogd/catalogd/catalog/store/internal/layout"
+)
+
+const (
+	minBackwardWord = layout.TwoEditsFrom - 2
+
+	// wordPieceBytes bounds a piece of the dictionary: what the import
+	// holds of it before it is put, and what one value of the file is.
+	wordPieceBytes = 2 << 20
+
+	// wordSortMemory bounds the sort of the words before they spill.
+	wordSortMemory = 8 << 20
+)
+
+// wordScript returns the script of a word: that of its first letter of a
+// script (catalog.ScriptOf), 0 when it has none. A change of script ends a word
+// (catalog.EachWord), so its other letters are of that script too, or of none.
+// A term within a few edits of a word shares most of its letters, so it
+// is looked for among the words of its own scripts only: a Latin term
+// never walks the millions of Han and kana words.
+func wordScript(word []byte) byte {
+	for _, r := range string(word) {
+		if s := catalog.ScriptOf(r); s != 0 {
+			return byte(s)
+		}
+	}
+	return 0
+}
+
+// addWords adds the words of a text to the sorts of the dictionary, which
+// keep each once, after its script: forward, and backward those that a
+// term of two edits may be near.
+func addWords(forward, backward *sorter, text []byte) error {
+	var err error
+	var key []byte
+	catalog.EachWord(text, func(word []byte) {
+		if err != nil || !layout.DictWord(word) {
+			return
+		}
+		key = append(append(key[:0], wordScript(word)), word...)
+		if err = forward.add(key, nil); err == nil && utf8.RuneCount(word) >= minBackwardWord {
+			key = layout.AppendReversed(key[:1], word)
+			err = backward.add(key, nil)
+		}
+	})
+	return err
+}
+
+// wordBuild builds the dictionary in a goroutine of its own, beside the
+// writing of the index: it takes the search texts as the entries are
+// written, in batches, sorts their words, and once the last text is in,
+// builds the pieces of the dictionary, which writeWords puts. It needs
+// nothing of the file, and on two cores costs the import little time.
+type wordBuild struct {
+	texts  chan []byte // batches of uvarint-length-prefixed texts
+	batch  []byte
+	closed bool
+	pieces chan wordPiece
+	stop   chan struct{}
+	err    error // once pieces is closed
+}
+
+// wordPiece is a piece of the dictionary: forward or backward, and the
+// script of its words.
+type wordPiece struct {
+	kind, script byte
+	fst          []byte
+}
+
+// wordBatchBytes is the size of a batch of texts handed to the build, and
+// recentTexts the texts it remembers so as not to add their words again.
+const (
+	wordBatchBytes = 64 << 10
+	recentTexts    = 8192
+)
+
+// startWords starts the build of the dictionary from the words added to
+// w.words so far and the texts add is given; w.words is the build's from
+// now on.
+func (w *Writer) startWords() *wordBuild {
+	b := &wordBuild{texts: make(chan []byte, 4), pieces: make(chan wordPiece, 1), stop: make(chan struct{})}
+	forward, backward := w.words, w.wordsBackward
+	go func() {
+		defer close(b.pieces)
+		var err error
+		// Names repeat: a text met lately adds no word.
+		seen := make(map[string]struct{})
+		for batch := range b.texts {
+			for len(batch) > 0 && err == nil {
+				text, rest, ok := layout.LengthPrefixed(batch)
+				if !ok {
+					err = layout.ErrBadEntry
+				}
+				batch = rest
+				if _, ok := seen[string(text)]; ok {
+					continue
+				}
+				if len(seen) == recentTexts {
+					clear(seen)
+				}
+				seen[string(text)] = struct{}{}
+				err = cmp.Or(err, addWords(forward, backward, text))
+			}
+		}
+		for _, kind := range []byte{layout.WordsForward, layout.WordsBackward} {
+			words := forward
+			if kind == layout.WordsBackward {
+				words = backward
+			}
+			if err == nil {
+				err = buildWordPieces(words, func(script byte, fst []byte) bool {
+					select {
+					case b.pieces <- wordPiece{kind, script, fst}:
+						return true
+					case <-b.stop:
+						return false
+					}
+				})
+			}
+		}
+		b.err = err
+	}()
+	return b
+}
+
+// add hands the words of a search text to the build.
+func (b *wordBuild) add(text []byte) {
+	b.batch = binary.AppendUvarint(b.batch, uint64(len(text)))
+	b.batch = append(b.batch, text...)
+	if len(b.batch) >= wordBatchBytes {
+		b.texts <- b.batch
+		b.batch = nil
+	}
+}
+
+// done tells the build that every text is in.
+func (b *wordBuild) done() {
+	if b.closed {
+		return
+	}
+	if len(b.batch) > 0 {
+		b.texts <- b.batch
+	}
+	close(b.texts)
+	b.closed = true
+}
+
+// cancel stops the build and waits for it to end.
+func (b *wordBuild) cancel() {
+	b.done()
+	close(b.stop)
+	for range b.pieces {
+	}
+}
+
+// writeWords puts the pieces of the dictionary as they are built.
+func (w *Writer) writeWords(b *wordBuild) error {
+	b.done()
+	numbers := make(map[[2]byte]uint32)
+	for piece := range b.pieces {
+		at := [2]byte{piece.kind, piece.script}
+		key := binary.BigEndian.AppendUint32(at[:], numbers[at])
+		if err := w.putOrdered(layout.BucketWords, key, piece.fst); err != nil {
+			b.cancel()
+			return err
+		}
+		numbers[at]++
+	}
+	if b.err != nil {
+		return fmt.Errorf("write catalogue %s: dictionary: %w", w.path, b.err)
+	}
+	return nil
+}
+
+// buildWordPieces builds FSTs of the sorted words, each once, and gives
+// each to put with the script of its words, when it has about
+// wordPieceBytes or the script changes, until put returns false. Each
+// sorted word starts with its script.
+func buildWordPieces(words *sorter, put func(script byte, piece []byte) bool) error {
+	var piece bytes.Buffer
+	var b *vellum.Builder
+	var last []byte
+	stopped := errors.New("stopped")
+	flush := func() error {
+		if b == nil {
+			return nil
+		}
+		if err := b.Close(); err != nil {
+			return err
+		}
+		b = nil
+		if !put(last[0], bytes.Clone(piece.Bytes())) {
+			return stopped
+		}
+		piece.Reset()
+		return nil
+	}
+	err := words.each(func(key, _ []byte) error {
+		if len(key) < 2 || int(key[0]) >= layout.WordScripts {
+			return fmt.Errorf("sorted word %q: %w", key, layout.ErrBadEntry)
+		}
+		if last != nil && bytes.Equal(key, last) {
+			return nil
+		}
+		if last != nil && key[0] != last[0] {
+			if err := flush(); err != nil {
+				return err
+			}
+		}
+		last = append(last[:0], key...)
+		if b == nil {
+			var err error
+			if b, err = vellum.New(&piece, nil); err != nil {
+				return err
+			}
+		}
+		if err := b.Insert(key[1:], 0); err != nil {
+			return fmt.Errorf("word %q: %w", key[1:], err)
+		}
+		if piece.Len() >= wordPieceBytes {
+			return flush()
+		}
+		return nil
+	})
+	if err == nil {
+		err = flush()
+	}
+	if err == stopped {
+		return nil
+	}
+	return err
+}
