@@ -102,7 +102,7 @@ func (db *DB) Changes(q ChangesQuery, fn func(Change) error) (string, error) {
 	}
 
 	var next string
-	err := db.View(func(tx *bolt.Tx) error {
+	err := db.view(func(tx *bolt.Tx) error {
 		b := tx.Bucket(layout.BucketChanges)
 		if b == nil || from == len(db.info.History) {
 			return nil

@@ -56,12 +56,17 @@ func panickedInBbolt() bool {
 	}
 }
 
-// View runs fn in a read transaction of its own, a damaged page an
-// error: the next catalogue's import compares its records with this one's
-// (build.Previous).
-func (db *DB) View(fn func(tx *bolt.Tx) error) (err error) {
+// view runs fn in a read transaction of its own, a damaged page an error.
+func (db *DB) view(fn func(tx *bolt.Tx) error) (err error) {
 	defer recoverDamage(&err)
 	return db.db.View(fn)
+}
+
+// View is view for the import of the next catalogue, which compares its
+// records with this one's (build.Previous): only the packages of
+// catalog/store can name the transaction it lends.
+func (db *DB) View(fn func(tx layout.ReadTx) error) error {
+	return db.view(func(tx *bolt.Tx) error { return fn(layout.ReadTx{Tx: tx}) })
 }
 
 // Check reads every page of every bucket of the file, as a search or a
@@ -70,7 +75,7 @@ func (db *DB) View(fn func(tx *bolt.Tx) error) (err error) {
 // opens; serve checks a new file before it serves it (a reload), which
 // reads the whole file once.
 func (db *DB) Check() error {
-	err := db.View(func(tx *bolt.Tx) error {
+	err := db.view(func(tx *bolt.Tx) error {
 		return tx.ForEach(func(name []byte, b *bolt.Bucket) error {
 			c := b.Cursor()
 			for k, _ := c.First(); k != nil; k, _ = c.Next() {

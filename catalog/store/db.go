@@ -410,7 +410,7 @@ func (db *DB) Generation() string { return db.info.Generation }
 // "cards" and, for search, "numbers" and "postings".
 func (db *DB) Sizes() (map[string]int64, error) {
 	sizes := make(map[string]int64)
-	err := db.View(func(tx *bolt.Tx) error {
+	err := db.view(func(tx *bolt.Tx) error {
 		return tx.ForEach(func(name []byte, b *bolt.Bucket) error {
 			s := b.Stats()
 			sizes[string(name)] = int64(s.BranchAlloc + s.LeafAlloc)

@@ -107,7 +107,7 @@ func (db *DB) appendNamesTail(dst []byte) ([]byte, error) {
 // order of the snapshot; nothing when there are none.
 func (db *DB) appendNameGroups(dst []byte) ([]byte, error) {
 	n := 0
-	err := db.View(func(tx *bolt.Tx) error {
+	err := db.view(func(tx *bolt.Tx) error {
 		b := tx.Bucket(layout.BucketNames)
 		if b == nil {
 			return nil

@@ -12,18 +12,23 @@ import (
 	bolt "go.etcd.io/bbolt"
 )
 
+// Info is what a catalogue file says of itself (store.Info, the same
+// type): Finish writes it, and Follow reads the previous file's.
+type Info = layout.Info
+
 // Previous is the catalogue a new one replaces, as Follow reads it: a
-// *DB open for reading.
+// *store.DB open for reading.
 type Previous interface {
-	Info() layout.Info
+	Info() Info
 	Path() string
-	View(fn func(tx *bolt.Tx) error) error
+	View(fn func(tx layout.ReadTx) error) error
 }
 
 // Follow makes the catalogue being written the next generation of prev,
 // which stays open until Finish returns: Finish compares the two, record by
 // record, and the new file holds the changes of the last keep imports, this
-// one included. keep 0 keeps none, and compares nothing.
+// one included. keep 0 keeps none, and compares nothing. prev is not
+// nil: an import that replaces no catalogue does not call Follow.
 func (w *Writer) Follow(prev Previous, keep int) {
 	w.prev, w.keep = prev, keep
 }
@@ -34,7 +39,7 @@ func (w *Writer) Follow(prev Previous, keep int) {
 // files' cards by id, and what it finds goes through a sorter, which holds
 // a bounded buffer and spills to disk, before it is put (putting commits
 // now and then, which would end the walk's cursors).
-func (w *Writer) writeChanges(info *layout.Info) error {
+func (w *Writer) writeChanges(info *Info) error {
 	info.History = nil
 	if w.prev == nil || w.keep <= 0 {
 		return nil
@@ -110,7 +115,8 @@ func fromPrevious(fn func() error) (err error) {
 		}
 	}()
 	if err = fn(); errors.Is(err, layout.ErrDamaged) {
-		// The reads of the file met the damage first (recoverDamage).
+		// The reads of the file met the damage first (store.DB.View
+		// turns bbolt's panic into an ErrDamaged).
 		err = fmt.Errorf("%w: %v", errDamagedPrevious, err)
 	}
 	return err
@@ -122,7 +128,7 @@ func (w *Writer) copyHistory(kept []layout.HistoryStep) error {
 	if len(kept) == 0 {
 		return nil
 	}
-	err := w.prev.View(func(tx *bolt.Tx) error {
+	err := w.prev.View(func(tx layout.ReadTx) error {
 		b := tx.Bucket(layout.BucketChanges)
 		if b == nil {
 			return errors.New("the history lists steps the file does not hold")
@@ -152,7 +158,7 @@ func (w *Writer) Unfollowed() error { return w.unfollowed }
 // JSON of each set in both.
 func (w *Writer) diffSets(add func(kind byte, id []byte, before, after byte) error) error {
 	newSets := w.tx.Bucket(layout.BucketSets).Cursor()
-	return w.prev.View(func(tx *bolt.Tx) error {
+	return w.prev.View(func(tx layout.ReadTx) error {
 		err := walkBoth(tx.Bucket(layout.BucketSets).Cursor(), newSets, nil, func(id, ov, nv []byte) error {
 			before, after := layout.ZoneNone, layout.ZoneNone
 			var old, cur layout.StoredSet
@@ -186,7 +192,7 @@ func (w *Writer) diffSets(add func(kind byte, id []byte, before, after byte) err
 func (w *Writer) diffCards(add func(kind byte, id []byte, before, after byte) error) error {
 	cards := w.tx.Bucket(layout.BucketCards)
 	newIDs, newCards := cards.Cursor(), cards.Cursor()
-	return w.prev.View(func(tx *bolt.Tx) error {
+	return w.prev.View(func(tx layout.ReadTx) error {
 		old := tx.Bucket(layout.BucketCards)
 		oldIDs, oldCards := old.Cursor(), old.Cursor()
 		var key []byte

@@ -109,7 +109,7 @@ func appendGroupJSON(dst []byte, names []string) []byte {
 // record: their list, in order.
 func (w *Writer) diffNames(add func(kind byte, id []byte, before, after byte) error) error {
 	cur := w.tx.Bucket(layout.BucketNames).Cursor()
-	return w.prev.View(func(tx *bolt.Tx) error {
+	return w.prev.View(func(tx layout.ReadTx) error {
 		before, after := layout.ZoneNone, layout.ZoneNone
 		same := true
 		var k1, v1 []byte

@@ -5,17 +5,20 @@ import (
 	"time"
 
 	"github.com/catalogd/catalogd/catalog"
+	bolt "go.etcd.io/bbolt"
 )
 
-// The file  Bucket names and key encodings are this package's: the
-// import writes them and catalog/store reads them; nothing outside the two
-// sees a bbolt transaction.
+// The file layout. Bucket names and key encodings are this package's:
+// catalog/store/build writes them and catalog/store reads them; nothing
+// outside catalog/store sees a bbolt transaction. One bucket is the
+// build's alone, for while it runs (setRefs, catalog/store/build/setrefs.go),
+// and is gone from every finished file.
 //
 //	meta       "format" -> FormatVersion; "info" -> Info as JSON;
 //	           "longestName" -> uvarint bytes of the longest folded name
 //	sets       set id -> 8-byte card total, the set prefix (below), then
 //	           the set's canonical JSON; setCodes and setLists find sets
-//	           by code and list them (see sets.go)
+//	           by code and list them (catalog/store/sets.go)
 //	cards      the cards, under two kinds of keys:
 //	           set prefix + catalog.NumberKey(number) + card id -> the card's
 //	           canonical JSON, where the set prefix is the zone byte, then
@@ -52,7 +55,7 @@ import (
 //	setBytes   set prefix -> 8-byte big-endian bytes of the set's cards'
 //	           JSON, which lay out an export (see export.go); optional
 //	names      4-byte big-endian index of a name group, in the order of
-//	           the snapshot -> the group's JSON array of names (names.go)
+//	           the snapshot -> the group's JSON array of names (catalog/store/build/names.go)
 //	words      4-byte big-endian piece number -> an FST (vellum) of a
 //	           range of the dictionary's words, in order (words.go)
 //	groups     the name groups' search index (groupindex.go): lists of
@@ -112,7 +115,7 @@ const IndexBlockSize = 16
 // once and maps ids to it; catalogd/3 orders the search index by zone and
 // stores posting lists in blocks; catalogd/4 adds lists of trigrams;
 // catalogd/5 searches a name by its romanized form too (catalog.SearchText), and
-// by the names of its name groups, which it keeps (names.go); catalogd/6
+// by the names of its name groups, which it keeps (the names bucket); catalogd/6
 // indexes each name group once (groupindex.go); catalogd/7 adds the
 // dictionary of a fuzzy search's words (words.go); catalogd/8 adds the
 // lists of runs of short patterns (runs.go); catalogd/9 adds the index of
@@ -132,7 +135,8 @@ type Info struct {
 	// History is the imports whose changes the file holds, oldest first;
 	// the last one made this generation (docs/CONTRACT.md, Changes).
 	History []HistoryStep `json:"history,omitempty"`
-	// NameGroups is the number of name groups of the snapshot (names.go).
+	// NameGroups is the number of name groups of the snapshot (the names
+	// bucket).
 	NameGroups int64 `json:"nameGroups,omitempty"`
 }
 
@@ -149,6 +153,11 @@ type ZoneCount struct {
 	Sets  int64  `json:"sets"`
 	Cards int64  `json:"cards"`
 }
+
+// ReadTx is a read transaction of a catalogue file, as catalog/store lends
+// it to the build of the next generation: a type no package outside
+// catalog/store can name, so that none reads the file's buckets.
+type ReadTx struct{ *bolt.Tx }
 
 // ZoneByte is a zone's byte in keys: its catalog.ZoneIndex, for a valid zone.
 func ZoneByte(zone string) byte { return byte(catalog.ZoneIndex(zone)) }
