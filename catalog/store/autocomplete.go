@@ -164,7 +164,8 @@ func (a *completer) eachGroupRun(term, run []byte, fn func(g uint32, grun []byte
 	return nil
 }
 
-// blockRuns reads the runs of a block (see runBlocks).
+// blockRuns reads the runs of a block, as the build writes them
+// (build/completionruns.go).
 type blockRuns struct {
 	v    []byte
 	term []byte

@@ -31,7 +31,7 @@ type DB struct {
 	exportTail []byte // "]", the name groups, "}"
 
 	// zoneOrdinals are the ordinals of the search index entries of each
-	// zone, by zone index (see postings.go).
+	// zone, by zone index (see internal/layout/postings.go).
 	zoneOrdinals [3]ordinalRange
 	// longestName is the bytes of the longest folded name: a longer term
 	// is in no name.

@@ -18,7 +18,8 @@ import (
 // (docs/CONTRACT.md, Partner sync): {"sets":[...],"cards":[...]}, the sets in
 // list order, the cards set by set in that order, each set's in
 // printed-number order, then "names" when the catalogue has name groups. Its bytes are the stored JSON, joined: nothing is
-// encoded per download, and the layout below lets a reader start at any
+// encoded per download, and the sizes the import stores for each set
+// (internal/layout/export.go) let a reader start at any
 // offset without reading what comes before.
 type Export struct {
 	db    *DB

@@ -43,7 +43,7 @@ func (db *DB) Cards(ids []string, found func(card []byte), missing func(id strin
 // their catalog.NumberKey, which delimits itself, so they lie in one range that a
 // single seek finds. The slice passed to fn is valid only until fn
 // returns. It returns ErrNotFound, saying which, when ref resolves to no
-// Set or no card of the set has the number.
+// set or no card of the set has the number.
 func (db *DB) SetCardsByNumber(ref, number string, fn func(card []byte)) error {
 	setFound, n := false, 0
 	err := db.read(func(r *reader) error {

@@ -229,8 +229,8 @@ func (s *nameStream) addLonger(prefix []byte) error {
 	return nil
 }
 
-// runSegment returns segment seg of run (appendRun), or nil when it has
-// none.
+// runSegment returns segment seg of run (as build/completionruns.go
+// writes it), or nil when it has none.
 func runSegment(run []byte, seg int) ([]byte, error) {
 	if len(run) == 0 {
 		return nil, nil
@@ -253,7 +253,7 @@ func runSegment(run []byte, seg int) ([]byte, error) {
 }
 
 // placeReader reads a segment of a run's places: each a gap and a zone
-// (runBuilder.append).
+// (as build/completionruns.go writes them).
 type placeReader struct {
 	data    []byte
 	ord     uint32

@@ -15,7 +15,7 @@ import (
 // query, and the walk of them (docs/SEARCH.md, How a query is answered).
 
 // searchPlan is the lists a search walks, found once and walked by every
-// Zone with lists of its own.
+// zone with lists of its own.
 type searchPlan struct {
 	sets    []listRef // the cards of the filtered sets: on any of them
 	terms   []termRef // the terms whose lists are walked, shortest first
@@ -135,7 +135,7 @@ func appendNameLists(dst []listRef, text []byte, longestName int, ref func(key [
 	from := len(dst)
 	dst = appendRarestApart(dst, grams, n)
 	// A run of a short pattern has few grams, whose lists hold every run
-	// of three: its own list is shorter (see runs.go).
+	// of three: its own list is shorter (see internal/layout/runs.go).
 	if key, ok := layout.TermRunKey(text); ok {
 		if run := ref(key); run.count < dst[from].count {
 			dst = slices.Insert(dst, from, run)

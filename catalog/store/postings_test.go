@@ -13,7 +13,7 @@ import (
 // TestBitmapsTwoToAPage: the lists of a catalogue whose cards all share a
 // name are bitmaps, and bbolt puts two of them, with their keys, in a page
 // of the postings, which they fill: a bitmap of 2 KiB and more had a page
-// to itself, half empty (postings.go, BitmapSpan).
+// to itself, half empty (layout.BitmapSpan).
 func TestBitmapsTwoToAPage(t *testing.T) {
 	const n = 4 * layout.BitmapSpan
 	sets := []catalog.Set{{ID: "intl-S1", Code: "S1", Name: "Set", Zone: catalog.ZoneIntl}}

@@ -81,7 +81,7 @@ func matches(e *layout.IndexEntry, terms []term, groups *groupTexts) bool {
 // a fuzzy search orders them by the edits they take first (see
 // rankByEdits). The slice passed to fn is valid only until fn returns.
 //
-// Each zone is a range of ordinals (see postings.go), walked by lists of
+// Each zone is a range of ordinals (see internal/layout/postings.go), walked by lists of
 // its own: a zone the query filters out costs nothing, one that holds none
 // of a list's cards costs a seek, and the zones' results, each in result
 // order, are merged as they come.

@@ -13,12 +13,12 @@ import (
 
 // Sets live in the file like cards, so that opening a catalogue reads
 // nothing that grows with it, and neither does an import hold them (see
-// layout.go):
+// internal/layout/layout.go):
 //
 //	sets       set id -> 8-byte card total, the set prefix, the set's JSON
 //	setCodes   uvarint-length-prefixed code + zone byte -> set id: the
 //	           zones of one code in resolution order
-//	setOrder   the set's place in the list of sets (AppendSetListKey) ->
+//	setOrder   the set's place in the list of sets (layout.AppendSetListKey) ->
 //	           set id: every set in list order
 //	setLists   list byte (0 every zone, 1 + catalog.ZoneIndex one zone) + 4-byte
 //	           big-endian piece number -> a piece of the JSON array of the
@@ -113,7 +113,7 @@ func (r *reader) eachSetInOrder(fn func(id []byte, s layout.StoredSet) error) er
 }
 
 // SetList returns the JSON array of the sets of zone, or of every zone when
-// Zone is "", in list order, as pieces whose concatenation is the array.
+// zone is "", in list order, as pieces whose concatenation is the array.
 // The pieces are the file's own bytes: valid while db is open, and not to
 // be modified. An unknown zone has no sets.
 func (db *DB) SetList(zone string) ([][]byte, error) {

@@ -1,6 +1,7 @@
 package store
 
-// The walk of posting lists, as stored by postings.go: a list read a block
+// The walk of posting lists, as the import stores them
+// (internal/layout/postings.go, build/postings.go): a list read a block
 // at a time, intersections and unions of lists, and the windowed
 // intersection of long lists (docs/SEARCH.md, How a query is answered).
 

@@ -16,7 +16,7 @@ import (
 // (docs/CONTRACT.md, Typos; docs/SEARCH.md): every word of the cards'
 // search texts and of the name groups' texts that a term may be a few
 // edits from, sorted and stored as finite-state transducers (vellum), by
-// script, in pieces of at most wordPieceBytes; and the words a term of two
+// script, in pieces of a bounded size (build/words.go); and the words a term of two
 // edits may be near written backwards, sorted likewise. A term's words are
 // those its edit automaton accepts, found by walking the pieces with it
 // (see nearWords); each word is then looked up in the index as a term
@@ -95,7 +95,7 @@ type nearWord struct {
 // automaton held to starts near the first half (prefixedAutomaton); those
 // of the second in the backward pieces, likewise with everything
 // reversed. A word within two edits of a term of TwoEditsFrom code points
-// has minBackwardWord or more, which the backward pieces hold.
+// has the build's minBackwardWord or more, which the backward pieces hold.
 //
 // A damaged piece makes vellum panic: it is told as a damaged file.
 func nearWords(dict dictionary, whole *editAutomaton) (words []nearWord, err error) {

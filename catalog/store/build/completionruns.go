@@ -68,8 +68,8 @@ func (b *runBuilder) addTop(ns int, ord uint32) {
 	}
 }
 
-// append adds id to segment seg: a name's gap and zone (runNames), a
-// group's gap alone.
+// append adds id to segment seg: a name's gap and zone (the segments of
+// places), a group's gap alone (layout.RunGroups).
 func (b *runBuilder) append(seg int, id uint32, zone byte) {
 	delta := id
 	if len(b.seg[seg]) > 0 {

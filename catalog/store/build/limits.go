@@ -15,8 +15,8 @@ type Limits struct {
 	SetListPiece int // bytes of a piece of a list of sets
 }
 
-// DefaultLimits are the limits of Create, which bound the memory of an
-// import of any size (docs/OPERATIONS.md).
+// DefaultLimits returns the limits of Create, which bound the memory of
+// an import of any size (docs/OPERATIONS.md).
 func DefaultLimits() Limits {
 	return Limits{
 		CommitAt:     commitEvery,

@@ -21,8 +21,8 @@ import (
 
 // bucketSetRefs holds the references deferred by DeferSetCheck until
 // CheckSetRefs, and is gone from the file before Finish ends. Key: the
-// Zone byte, the set code uvarint-length-prefixed, then the SHA-256 of the
-// Set name the cards give (a name may be longer than bbolt takes a key).
+// zone byte, the set code uvarint-length-prefixed, then the SHA-256 of the
+// set name the cards give (a name may be longer than bbolt takes a key).
 // Value: uvarint order of the first card, uvarint number of further cards,
 // the set name uvarint-length-prefixed, then the first card's note.
 var bucketSetRefs = []byte("setRefs")

@@ -89,7 +89,7 @@ func (w *Writer) txFull() bool {
 const nodeCheckEvery = 32
 
 // nodes returns the number of pages the transaction changed as of the last
-// Count.
+// count.
 func (w *Writer) nodes() int64 {
 	if w.putsUncounted++; w.putsUncounted >= nodeCheckEvery {
 		st := w.tx.Stats()

@@ -414,7 +414,7 @@ func mergeRuns(dst, a, b []pendingCard, key func(*pendingCard) []byte) {
 
 // Finish writes the sets, the marks of pages, the search index and info,
 // syncs the file and closes it. The Writer is done with either way.
-func (w *Writer) Finish(info layout.Info) (_ layout.Info, err error) {
+func (w *Writer) Finish(info Info) (_ Info, err error) {
 	defer func() {
 		if err != nil {
 			w.Abort()
@@ -509,7 +509,7 @@ func (w *Writer) closeSorters() {
 }
 
 // writeSetTotals puts in each set's record the number of its cards, and in
-// setBytes the bytes of their JSON (see export.go), from the runs of its
+// setBytes the bytes of their JSON (see internal/layout/export.go), from the runs of its
 // cards.
 func (w *Writer) writeSetTotals() error {
 	var set []byte

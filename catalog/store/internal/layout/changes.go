@@ -15,6 +15,8 @@ package layout
 // Info.History says which generation each step came from and led to. A file
 // without the bucket has no history; the bucket is optional so that files
 // written before it still open.
+
+// BucketChanges holds the history above.
 var BucketChanges = []byte("changes")
 
 // The kinds of records in change keys, in the order their changes are

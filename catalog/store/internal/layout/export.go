@@ -13,7 +13,9 @@ package layout
 // Like the marks of pages (pages.go), the bucket is optional and not part
 // of FormatVersion: the sets of a file without it, or missing from it, are
 // measured by a walk of their cards. A size that no set's cards could take
-// fails Export; one that does not match the set's cards fails the download
-// that reads that set (ExportReader), and does not shift the bytes after
+// fails catalog/store's Export; one that does not match the set's cards
+// fails the download that reads that set (its ExportReader), and does not shift the bytes after
 // it.
+
+// BucketSetBytes holds the sizes above.
 var BucketSetBytes = []byte("setBytes")

@@ -20,6 +20,8 @@ import "encoding/binary"
 // from the set's first card. The bucket is therefore not part of
 // FormatVersion: files with and without it open in every catalogd/4
 // reader.
+
+// BucketPageMarks holds the marks above.
 var BucketPageMarks = []byte("pageMarks")
 
 // PageMarkEvery is the number of cards between two marks of a set: a page

@@ -2,7 +2,7 @@ package layout
 
 import "encoding/binary"
 
-// The search index has two parts (see go). The numbers bucket holds
+// The search index has two parts (see layout.go). The numbers bucket holds
 // one entry per card, found by its ordinal: its position in the order zone,
 // printed-number key, id. A zone is a range of ordinals, and within it
 // ordinals are in result order. The postings bucket maps a trigram of

@@ -13,7 +13,10 @@ import "unicode/utf8"
 // walks the list of the longest length its run reaches, which holds only
 // the cards with a run of that pattern as long as the term's (up to 12
 // characters) or nearly.
-const PostingRun byte = 'p' // + a pattern's UTF-8 and a byte: the index of a length in RunLengths
+
+// PostingRun is the kind of such a list: + a pattern's UTF-8 and a byte,
+// the index of a length in RunLengths.
+const PostingRun byte = 'p'
 
 // RunLengths are the lengths of runs that lists are kept for: every
 // length up to 12, so that a term of a run that short reads the runs at

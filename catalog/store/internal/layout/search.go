@@ -5,7 +5,8 @@ import (
 	"errors"
 )
 
-// IndexEntry is a decoded entry of the numbers bucket.
+// IndexEntry is a decoded entry of the numbers bucket. Edits is not
+// stored: a fuzzy search keeps there what it found of the entry.
 type IndexEntry struct {
 	Zone    byte
 	ID      []byte
@@ -14,11 +15,14 @@ type IndexEntry struct {
 	Groups  []byte // the card's name groups, uvarint group indexes
 	Name    []byte // the search text: SearchText of the name
 	Folded  int    // bytes of name that are the folded name
-	Edits   int    // of a result of a fuzzy search: the sum of its terms'
+	Edits   int    // of a result of a fuzzy search: the sum of its terms' edits
 }
 
+// ErrBadEntry is the error of an index entry, or a value of the index,
+// that does not decode: a damaged file.
 var ErrBadEntry = errors.New("malformed search index entry")
 
+// DecodeIndexEntry decodes an entry of a block of the numbers bucket.
 func DecodeIndexEntry(v []byte) (IndexEntry, error) {
 	var e IndexEntry
 	if len(v) < 1 {

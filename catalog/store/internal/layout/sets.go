@@ -18,8 +18,10 @@ type StoredSet struct {
 	JSON   []byte
 }
 
+// ErrBadSet is the error of a set's record that does not decode.
 var ErrBadSet = errors.New("malformed set record")
 
+// ReadStoredSet decodes a value of the sets bucket.
 func ReadStoredSet(v []byte) (StoredSet, error) {
 	if len(v) < 10 {
 		return StoredSet{}, ErrBadSet
@@ -33,10 +35,10 @@ func ReadStoredSet(v []byte) (StoredSet, error) {
 	return s, nil
 }
 
-// Zone is the catalog.ZoneIndex of the set's Zone, as a byte.
+// Zone is the catalog.ZoneIndex of the set's zone, as a byte.
 func (s *StoredSet) Zone() byte { return s.Prefix[0] }
 
-// Set decodes the Set's record.
+// Set decodes the set's record.
 func (s *StoredSet) Set() (catalog.Set, error) {
 	var out catalog.Set
 	if err := json.Unmarshal(s.JSON, &out); err != nil {

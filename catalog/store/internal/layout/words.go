@@ -16,17 +16,20 @@ const MinFuzzyTerm = 5
 const TwoEditsFrom = 9
 
 // MinDictWord is the shortest word a term of MinFuzzyTerm may be one
-// edit from, minBackwardWord the shortest a term of TwoEditsFrom may
-// be two edits from.
+// edit from (the build's minBackwardWord is the shortest a term of
+// TwoEditsFrom may be two edits from).
 const MinDictWord = MinFuzzyTerm - 1
 
 // BucketWords holds the dictionary: a kind byte (WordsForward or
-// WordsBackward), the script of the words (see wordScript) and a 4-byte
-// big-endian piece number -> an FST of a range of the words of that
-// script, in order. The backward words are those of minBackwardWord code
-// points or more, each written from its end (see nearWords).
+// WordsBackward), the script of the words (WordScripts of them) and a
+// 4-byte big-endian piece number -> an FST of a range of the words of that
+// script, in order. The backward words are the longer ones
+// (catalog/store/build/words.go, minBackwardWord), each written from its
+// end, for the walk of a term two edits away (catalog/store/words.go,
+// nearWords).
 var BucketWords = []byte("words")
 
+// The kinds of the dictionary's pieces.
 const (
 	WordsForward  byte = 'f'
 	WordsBackward byte = 'b' // each word's characters in reverse
