@@ -44,8 +44,7 @@ func (w *Writer) writeIndex() error {
 	if err != nil {
 		return err
 	}
-	postings := w.newPostings()
-	postings.groups = groups
+	postings := w.startPostings(groups)
 	defer postings.close()
 	words := w.startWords()
 	var ord uint32
@@ -77,9 +76,7 @@ func (w *Writer) writeIndex() error {
 			return fmt.Errorf("write catalogue %s: names: %w", w.path, err)
 		}
 		words.add(e.Name)
-		if err := postings.addCard(ord, &e); err != nil {
-			return fmt.Errorf("write catalogue %s: search index: %w", w.path, err)
-		}
+		postings.add(ord, entry)
 		data = append(data, entry...)
 		ends = append(ends, uint32(len(data)))
 		if ord == math.MaxUint32 {
@@ -102,6 +99,10 @@ func (w *Writer) writeIndex() error {
 		}
 	}
 	words.done()
+	if err := postings.done(); err != nil {
+		words.cancel()
+		return fmt.Errorf("write catalogue %s: search index: %w", w.path, err)
+	}
 	err = postings.write(func(key, value []byte) error {
 		return w.putOrdered(layout.BucketPostings, key, value)
 	})

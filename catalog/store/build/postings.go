@@ -66,6 +66,24 @@ type postingBuilder struct {
 	numberList *postingChunk
 	key        []byte
 	runs       sortedRuns
+	// part is the lists of a card the builder keeps: all of them, or one
+	// part of them (see postingParts).
+	part int
+}
+
+// The parts of a card's lists: every list, or those of kinds before
+// PostingSet, or those of PostingSet and after it (the sets' and the
+// trigrams'). The keys of two parts never meet, and those of the early
+// part all come first.
+const (
+	partAll = iota
+	partEarly
+	partLate
+)
+
+// keeps reports whether the builder keeps the lists of kind.
+func (b *postingBuilder) keeps(kind byte) bool {
+	return b.part == partAll || (kind < layout.PostingSet) == (b.part == partEarly)
 }
 
 // postingListCost is the memory of a list in the builder beyond its key and
@@ -143,20 +161,28 @@ func (b *postingBuilder) addCard(ord uint32, e *layout.IndexEntry) error {
 			return err
 		}
 	}
-	b.key = layout.AppendSetPostingKey(b.key[:0], e.Zone, e.SetCode)
-	b.mem += b.list(b.key).add(ord)
-	if b.numberList == nil || string(e.Number) != string(b.lastNumber) {
+	if b.keeps(layout.PostingSet) {
+		b.key = layout.AppendSetPostingKey(b.key[:0], e.Zone, e.SetCode)
+		b.mem += b.list(b.key).add(ord)
+	}
+	if b.keeps(layout.PostingNumber) && (b.numberList == nil || string(e.Number) != string(b.lastNumber)) {
 		b.key = layout.AppendListKey(b.key[:0], layout.PostingNumber, e.Number)
 		b.numberList = b.list(b.key)
 		b.lastNumber = append(b.lastNumber[:0], e.Number...)
 	}
-	b.mem += b.numberList.add(ord)
+	if b.numberList != nil {
+		b.mem += b.numberList.add(ord)
+	}
 	lists, ok := b.names[string(e.Name)]
 	if !ok {
 		layout.EachShortGram(e.Name, func(n int, gram []byte) {
-			lists = append(lists, b.charList(layout.GramKinds[n], gram))
+			if kind := layout.GramKinds[n]; b.keeps(kind) {
+				lists = append(lists, b.charList(kind, gram))
+			}
 		})
-		layout.EachRunKey(e.Name, func(key []byte) { lists = append(lists, b.list(key)) })
+		if b.keeps(layout.PostingRun) {
+			layout.EachRunKey(e.Name, func(key []byte) { lists = append(lists, b.list(key)) })
+		}
 		if len(b.names) >= nameCacheSize {
 			clear(b.names)
 		}
@@ -165,6 +191,9 @@ func (b *postingBuilder) addCard(ord uint32, e *layout.IndexEntry) error {
 	}
 	for _, l := range lists {
 		b.mem += l.add(ord)
+	}
+	if !b.keeps(layout.PostingGroup) {
+		return nil
 	}
 	bad := false
 	ok = layout.EachGroupID(e.Groups, func(id uint32) bool {

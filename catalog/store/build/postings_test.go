@@ -2,6 +2,11 @@ package build
 
 import (
 	"bytes"
+	"encoding/binary"
+	"fmt"
+	"math/rand/v2"
+	"path/filepath"
+	"slices"
 	"testing"
 	"unicode/utf8"
 
@@ -23,5 +28,91 @@ func TestPackedGramKeys(t *testing.T) {
 	}
 	if _, ok := packChars([]byte{'a', 0xff}); ok {
 		t.Error("packChars took invalid UTF-8")
+	}
+}
+
+// TestPostingPartsAgreeWithOneBuilder builds the lists of random cards
+// (names of several scripts, with runs, numbers and sets that repeat) in
+// the two parts the import uses and in one builder, both in memory small
+// enough to spill, and requires every list, in key order, with the same
+// ordinals: the parts' keys never meet and the early part's come first.
+func TestPostingPartsAgreeWithOneBuilder(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	letters := []rune("ab1ピカ皮 ")
+	var entries [][]byte
+	for i := range 3000 {
+		name := make([]rune, 3+rng.IntN(12))
+		for j := range name {
+			name[j] = letters[rng.IntN(len(letters))]
+		}
+		if i%50 == 0 {
+			name = []rune("8888888 aaaaa")
+		}
+		var e []byte
+		e = append(e, byte(rng.IntN(3)))
+		for _, field := range []string{fmt.Sprint("id", i), fmt.Sprint("S", rng.IntN(7)), fmt.Sprint(rng.IntN(40)), ""} {
+			e = binary.AppendUvarint(e, uint64(len(field)))
+			e = append(e, field...)
+		}
+		e = binary.AppendUvarint(e, uint64(len(string(name))))
+		entries = append(entries, append(e, string(name)...))
+	}
+	small := DefaultLimits()
+	small.Postings = 8 << 10
+	w, err := CreateWith(filepath.Join(t.TempDir(), "c.db"), small)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Abort()
+	one := w.newPostings()
+	defer one.close()
+	parts := w.startPostings(nil)
+	defer parts.close()
+	for i, entry := range entries {
+		e, err := layout.DecodeIndexEntry(entry)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := one.addCard(uint32(i), &e); err != nil {
+			t.Fatal(err)
+		}
+		parts.add(uint32(i), entry)
+	}
+	if err := parts.done(); err != nil {
+		t.Fatal(err)
+	}
+	// Each list, whole: a builder's chunks of a list depend on when it
+	// spilled.
+	lists := func(each func(fn func(key []byte, c *postingChunk) error) error) []string {
+		var out []string
+		var last []byte
+		err := each(func(key []byte, c *postingChunk) error {
+			if !bytes.Equal(key, last) {
+				out = append(out, fmt.Sprintf("%q:", key))
+				last = append(last[:0], key...)
+			}
+			ord := c.first
+			ords := fmt.Sprint(" ", ord)
+			for d := c.deltas; len(d) > 0; {
+				delta, n := binary.Uvarint(d)
+				ord += uint32(delta)
+				ords += fmt.Sprint(" ", ord)
+				d = d[n:]
+			}
+			out[len(out)-1] += ords
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	want := lists(one.each)
+	got := append(lists(parts.parts[0].each), lists(parts.parts[1].each)...)
+	if len(one.runs.files) < 2 || len(parts.parts[0].runs.files) < 2 || len(parts.parts[1].runs.files) < 2 {
+		t.Fatalf("runs %d, %d and %d: the builders did not spill", len(one.runs.files), len(parts.parts[0].runs.files), len(parts.parts[1].runs.files))
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("the parts give %d lists, one builder %d, or other ones", len(got), len(want))
 	}
 }

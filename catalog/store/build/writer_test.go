@@ -101,6 +101,13 @@ func TestCreateWithTakesItsLimits(t *testing.T) {
 	if postings.limit != small.Postings || postings.runs.fanIn != small.MergeFanIn {
 		t.Errorf("posting lists held to %d bytes, %d runs merged at once; want %d and %d", postings.limit, postings.runs.fanIn, small.Postings, small.MergeFanIn)
 	}
+	parts := w.startPostings(nil)
+	defer parts.close()
+	for _, p := range parts.parts {
+		if p.limit != small.Postings/2 || p.runs.fanIn != small.MergeFanIn {
+			t.Errorf("a part of the index's lists held to %d bytes, %d runs merged at once; want %d and %d", p.limit, p.runs.fanIn, small.Postings/2, small.MergeFanIn)
+		}
+	}
 	runs := w.newRunSorter()
 	defer runs.close()
 	if runs.limit != small.RunSort || runs.runs.fanIn != small.MergeFanIn {
