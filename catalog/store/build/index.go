@@ -15,6 +15,7 @@ import (
 // posting lists of every ordinal (docs/SEARCH.md).
 
 // searchText is catalog.SearchText, remembering recent names: most repeat.
+// The entry sort's goroutine calls it (entrySort).
 func (w *Writer) searchText(name, language string) catalog.IndexText {
 	// The key is the name after a byte for the romanization it takes.
 	w.textKey = append(append(w.textKey[:0], romanizeClass(language)), name...)
@@ -113,13 +114,14 @@ func (w *Writer) writeIndex() error {
 	return w.writeWords(words)
 }
 
-// appendSortedEntry encodes what search needs of a card without reading
-// the card, as the sort of the index holds it: zone, id, set code, the key
-// of its normalized number, its name as printed and the romanization its
-// language takes (for autocomplete's names, not stored), the bytes of its
-// folded name, and the text its name is searched by (catalog.SearchText), which
-// starts with the folded name.
-func appendSortedEntry(dst []byte, c *catalog.Card, numberKey []byte, t catalog.IndexText) []byte {
+// appendSortedHead encodes what search needs of a card without reading
+// the card, as the sort of the index holds it, but its search text: zone,
+// id, set code, the key of its normalized number, its name as printed and
+// the romanization its language takes (for autocomplete's names, not
+// stored). The entry sort (entrySort) appends the bytes of its folded name
+// and the text its name is searched by (catalog.SearchText), which starts
+// with the folded name.
+func appendSortedHead(dst []byte, c *catalog.Card, numberKey []byte) []byte {
 	dst = append(dst, layout.ZoneByte(c.Zone))
 	dst = binary.AppendUvarint(dst, uint64(len(c.ID)))
 	dst = append(dst, c.ID...)
@@ -128,9 +130,7 @@ func appendSortedEntry(dst []byte, c *catalog.Card, numberKey []byte, t catalog.
 	dst = binary.AppendUvarint(dst, uint64(len(numberKey)))
 	dst = append(dst, numberKey...)
 	dst = binary.AppendUvarint(dst, uint64(len(c.Name)))
-	dst = append(append(dst, c.Name...), romanizeClass(c.Language))
-	dst = binary.AppendUvarint(dst, uint64(t.Folded))
-	return append(dst, t.Text...)
+	return append(append(dst, c.Name...), romanizeClass(c.Language))
 }
 
 // appendStoredEntry appends the entry the index stores for an entry of the

@@ -71,6 +71,7 @@ type Writer struct {
 	unfollowed error    // why prev could not be compared after all
 
 	numbers   *sorter
+	entries   *entrySort   // puts the cards' entries into numbers, until Finish
 	cardNames cardNameSort // the cards' names, which autocomplete counts (completions.go)
 	// The dictionary's words, forward and backward (words.go).
 	words, wordsBackward *sorter
@@ -172,6 +173,7 @@ func CreateWith(path string, l Limits) (*Writer, error) {
 		folded:        make(map[string]catalog.IndexText),
 	}
 	w.numbers.runs.fanIn = l.MergeFanIn
+	w.entries = w.startEntrySort()
 	if err := w.begin(); err != nil {
 		w.Abort()
 		return nil, err
@@ -283,11 +285,10 @@ func (w *Writer) AddCard(c *catalog.Card) error {
 
 	// The index sorts by zone, number key and id: the zone byte, then
 	// the card's key without its set.
-	text := w.searchText(c.Name, c.Language)
-	w.entry = appendSortedEntry(w.entry[:0], c, key[setLen:setLen+numberLen], text)
+	w.entry = appendSortedHead(w.entry[:0], c, key[setLen:setLen+numberLen])
 	w.sortKey = append(append(w.sortKey[:0], key[0]), key[setLen:]...)
-	if err := w.numbers.add(w.sortKey, w.entry); err != nil {
-		return fmt.Errorf("write catalogue %s: search index: %w", w.path, err)
+	if err := w.entries.add(w.sortKey, w.entry, c.Name, c.Language); err != nil {
+		return err
 	}
 	return w.maybeCommit()
 }
@@ -422,6 +423,9 @@ func (w *Writer) Finish(info Info) (_ Info, err error) {
 	}()
 	defer w.closeSorters()
 
+	if err := w.entries.wait(); err != nil {
+		return info, err
+	}
 	if err := w.flushCards(); err != nil {
 		return info, err
 	}
@@ -499,6 +503,9 @@ func (w *Writer) Abort() {
 }
 
 func (w *Writer) closeSorters() {
+	if w.entries != nil {
+		w.entries.wait()
+	}
 	w.numbers.close()
 	w.cardNames.close()
 	w.words.close()
