@@ -2,6 +2,7 @@ package build
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"sync/atomic"
 
@@ -51,8 +52,8 @@ func (w *Writer) startEntrySort() *entrySort {
 					err = fmt.Errorf("write catalogue %s: search index: %w", w.path, err)
 				}
 			}
-			if err != nil && s.failed.Load() == nil {
-				s.failed.Store(&err)
+			if err != nil {
+				s.failed.CompareAndSwap(nil, &err)
 			}
 		}
 	}()
@@ -65,6 +66,9 @@ func (w *Writer) startEntrySort() *entrySort {
 func (s *entrySort) add(sortKey, head []byte, name, language string) error {
 	if err := s.failed.Load(); err != nil {
 		return *err
+	}
+	if s.closed {
+		return errors.New("write catalogue: a card after Finish or Abort")
 	}
 	for _, f := range [][]byte{sortKey, head} {
 		s.batch = binary.AppendUvarint(s.batch, uint64(len(f)))

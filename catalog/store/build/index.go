@@ -77,7 +77,9 @@ func (w *Writer) writeIndex() error {
 			return fmt.Errorf("write catalogue %s: names: %w", w.path, err)
 		}
 		words.add(e.Name)
-		postings.add(ord, entry)
+		if err := postings.add(ord, entry); err != nil {
+			return fmt.Errorf("write catalogue %s: search index: %w", w.path, err)
+		}
 		data = append(data, entry...)
 		ends = append(ends, uint32(len(data)))
 		if ord == math.MaxUint32 {

@@ -3,6 +3,7 @@ package build
 import (
 	"encoding/binary"
 	"sync"
+	"sync/atomic"
 
 	"github.com/catalogd/catalogd/catalog/store/internal/layout"
 )
@@ -22,7 +23,8 @@ type postingParts struct {
 	batch  postingBatch
 	closed bool
 	wg     sync.WaitGroup
-	errs   [2]error // each part's first error, once in is closed and wg done
+	errs   [2]error              // each part's first error, once in is closed and wg done
+	failed atomic.Pointer[error] // the first error of either, as soon as it happens
 }
 
 // postingBatch is consecutive entries of the index, handed to both parts
@@ -51,7 +53,9 @@ func (w *Writer) startPostings(groups *groupLists) *postingParts {
 			var err error
 			for batch := range p.in[i] {
 				if err == nil {
-					err = b.addBatch(batch)
+					if err = b.addBatch(batch); err != nil {
+						p.failed.CompareAndSwap(nil, &err)
+					}
 				}
 			}
 			p.errs[i] = err
@@ -80,9 +84,13 @@ func (b *postingBuilder) addBatch(batch postingBatch) error {
 	return nil
 }
 
-// add hands the entry of the card at ord to both parts. Ordinals come in
-// increasing order, one after the other.
-func (p *postingParts) add(ord uint32, entry []byte) {
+// add hands the entry of the card at ord to both parts, or returns the
+// error a part met. Ordinals come in increasing order, one after the
+// other.
+func (p *postingParts) add(ord uint32, entry []byte) error {
+	if err := p.failed.Load(); err != nil {
+		return *err
+	}
 	if p.batch.n == 0 {
 		p.batch.first = ord
 	}
@@ -91,6 +99,7 @@ func (p *postingParts) add(ord uint32, entry []byte) {
 	if p.batch.n++; len(p.batch.data) >= postingBatchBytes {
 		p.send()
 	}
+	return nil
 }
 
 func (p *postingParts) send() {

@@ -39,6 +39,18 @@ func TestPackedGramKeys(t *testing.T) {
 func TestPostingPartsAgreeWithOneBuilder(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 8))
 	letters := []rune("ab1ピカ皮 ")
+	// Name groups, some of whose grams are common enough for lists of
+	// their own: each builder is given its own copy, for eachKey keeps a
+	// key of its own.
+	texts := []string{"pika pikachu", "ピカチュウ pikachu", "皮卡丘", "ab ab"}
+	groups := func() *groupLists {
+		g := &groupLists{texts: texts, common: map[string]struct{}{}}
+		for _, gram := range []string{"pi", "ik", "a", "ピカ", "ab "} {
+			n := utf8.RuneCountInString(gram)
+			g.common[string(layout.AppendListKey(nil, layout.GroupGramKinds[n], gram))] = struct{}{}
+		}
+		return g
+	}
 	var entries [][]byte
 	for i := range 3000 {
 		name := make([]rune, 3+rng.IntN(12))
@@ -50,7 +62,13 @@ func TestPostingPartsAgreeWithOneBuilder(t *testing.T) {
 		}
 		var e []byte
 		e = append(e, byte(rng.IntN(3)))
-		for _, field := range []string{fmt.Sprint("id", i), fmt.Sprint("S", rng.IntN(7)), fmt.Sprint(rng.IntN(40)), ""} {
+		var ids []byte
+		for g := range len(texts) {
+			if rng.IntN(3) == 0 {
+				ids = binary.AppendUvarint(ids, uint64(g))
+			}
+		}
+		for _, field := range []string{fmt.Sprint("id", i), fmt.Sprint("S", rng.IntN(7)), fmt.Sprint(rng.IntN(40)), string(ids)} {
 			e = binary.AppendUvarint(e, uint64(len(field)))
 			e = append(e, field...)
 		}
@@ -65,8 +83,9 @@ func TestPostingPartsAgreeWithOneBuilder(t *testing.T) {
 	}
 	defer w.Abort()
 	one := w.newPostings()
+	one.groups = groups()
 	defer one.close()
-	parts := w.startPostings(nil)
+	parts := w.startPostings(groups())
 	defer parts.close()
 	for i, entry := range entries {
 		e, err := layout.DecodeIndexEntry(entry)
@@ -76,7 +95,9 @@ func TestPostingPartsAgreeWithOneBuilder(t *testing.T) {
 		if err := one.addCard(uint32(i), &e); err != nil {
 			t.Fatal(err)
 		}
-		parts.add(uint32(i), entry)
+		if err := parts.add(uint32(i), entry); err != nil {
+			t.Fatal(err)
+		}
 	}
 	if err := parts.done(); err != nil {
 		t.Fatal(err)
@@ -114,5 +135,25 @@ func TestPostingPartsAgreeWithOneBuilder(t *testing.T) {
 	}
 	if !slices.Equal(got, want) {
 		t.Fatalf("the parts give %d lists, one builder %d, or other ones", len(got), len(want))
+	}
+}
+
+// TestPostingPartsSplitKinds pins every kind of list a card is added to
+// on one side of the split: the early part's keys must all come before
+// the late part's, which are written after them.
+func TestPostingPartsSplitKinds(t *testing.T) {
+	early := []byte{layout.PostingRune, layout.PostingGram, layout.PostingNumber, layout.PostingRun, layout.PostingGroup}
+	early = append(early, layout.GroupGramKinds[1:]...)
+	late := []byte{layout.PostingSet, layout.PostingTrigram}
+	for part, kinds := range map[int][]byte{partEarly: early, partLate: late} {
+		b := postingBuilder{part: part}
+		for _, kind := range slices.Concat(early, late) {
+			if want := slices.Contains(kinds, kind); b.keeps(kind) != want {
+				t.Errorf("part %d keeps kind %q: %v, want %v", part, kind, !want, want)
+			}
+		}
+	}
+	if slices.Max(early) >= slices.Min(late) {
+		t.Errorf("an early kind, up to %q, does not come before every late one, from %q", slices.Max(early), slices.Min(late))
 	}
 }

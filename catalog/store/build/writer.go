@@ -173,11 +173,11 @@ func CreateWith(path string, l Limits) (*Writer, error) {
 		folded:        make(map[string]catalog.IndexText),
 	}
 	w.numbers.runs.fanIn = l.MergeFanIn
-	w.entries = w.startEntrySort()
 	if err := w.begin(); err != nil {
 		w.Abort()
 		return nil, err
 	}
+	w.entries = w.startEntrySort()
 	return w, nil
 }
 

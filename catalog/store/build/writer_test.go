@@ -165,3 +165,31 @@ func TestCreateLeavesAnExistingPath(t *testing.T) {
 		t.Errorf("Create followed the link: %v", err)
 	}
 }
+
+// TestEntrySortReportsItsError: the sort of the index's entries, on a
+// goroutine of its own, fails (here it cannot spill, its directory
+// gone); a later AddCard and Finish both say so, and Abort ends it.
+func TestEntrySortReportsItsError(t *testing.T) {
+	dir := t.TempDir()
+	w, err := Create(filepath.Join(dir, "c.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Abort()
+	w.numbers.close()
+	w.numbers = newSorter(filepath.Join(dir, "gone"), 1)
+	if err := w.AddSet(catalog.Set{ID: "intl-X", Code: "X", Name: "X", Zone: catalog.ZoneIntl}); err != nil {
+		t.Fatal(err)
+	}
+	var addErr error
+	for i := 0; i < 100_000 && addErr == nil; i++ {
+		addErr = w.AddCard(card(fmt.Sprint(i), catalog.ZoneIntl, "X", "X", fmt.Sprint(i)))
+	}
+	if addErr == nil || !strings.Contains(addErr.Error(), "search index") {
+		t.Fatalf("AddCard after the sort failed: %v, want its error", addErr)
+	}
+	if _, err := w.Finish(Info{Generation: "g"}); err == nil || !strings.Contains(err.Error(), "search index") {
+		t.Errorf("Finish after the sort failed: %v, want its error", err)
+	}
+	w.Abort()
+}
