@@ -23,15 +23,13 @@ type postingParts struct {
 	batch  postingBatch
 	closed bool
 	wg     sync.WaitGroup
-	errs   [2]error              // each part's first error, once in is closed and wg done
-	failed atomic.Pointer[error] // the first error of either, as soon as it happens
+	failed atomic.Pointer[error] // the first error of either part, as soon as it happens
 }
 
 // postingBatch is consecutive entries of the index, handed to both parts
 // at once, which only read it.
 type postingBatch struct {
 	first uint32 // the ordinal of the first entry
-	n     int
 	data  []byte // the entries, each uvarint-length-prefixed
 }
 
@@ -58,7 +56,6 @@ func (w *Writer) startPostings(groups *groupLists) *postingParts {
 					}
 				}
 			}
-			p.errs[i] = err
 		}()
 	}
 	return p
@@ -91,12 +88,12 @@ func (p *postingParts) add(ord uint32, entry []byte) error {
 	if err := p.failed.Load(); err != nil {
 		return *err
 	}
-	if p.batch.n == 0 {
+	if len(p.batch.data) == 0 {
 		p.batch.first = ord
 	}
 	p.batch.data = binary.AppendUvarint(p.batch.data, uint64(len(entry)))
 	p.batch.data = append(p.batch.data, entry...)
-	if p.batch.n++; len(p.batch.data) >= postingBatchBytes {
+	if len(p.batch.data) >= postingBatchBytes {
 		p.send()
 	}
 	return nil
@@ -113,7 +110,7 @@ func (p *postingParts) send() {
 // returning the first error of either.
 func (p *postingParts) done() error {
 	if !p.closed {
-		if p.batch.n > 0 {
+		if len(p.batch.data) > 0 {
 			p.send()
 		}
 		for _, in := range p.in {
@@ -122,10 +119,10 @@ func (p *postingParts) done() error {
 		p.closed = true
 		p.wg.Wait()
 	}
-	if p.errs[0] != nil {
-		return p.errs[0]
+	if err := p.failed.Load(); err != nil {
+		return *err
 	}
-	return p.errs[1]
+	return nil
 }
 
 // write writes every list of both parts, in key order, through put.
