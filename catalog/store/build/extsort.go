@@ -14,20 +14,40 @@ import (
 )
 
 // sorter orders key/value entries with bounded memory: it keeps up to limit
-// bytes of entries (keys, values and their index) in memory, spills each full buffer as a sorted
-// run to a temporary file in dir, and merges the runs at the end. Bulk
-// loading bbolt in key order writes each page once; random order would
-// rewrite pages over and over.
+// bytes of entries (keys, values and their index) in memory, spills them
+// as sorted runs to temporary files in dir, and merges the runs at the
+// end. Bulk loading bbolt in key order writes each page once; random order
+// would rewrite pages over and over.
+//
+// The memory is two buffers of half the limit each: while one is sorted
+// and written on a goroutine of its own, the caller fills the other. Most
+// of the import's last steps are one goroutine feeding a sort, so the
+// second core does the sorting.
 //
 // The buffered entries live back to back in one byte slice and are sorted
 // through an index of offsets: no allocation per entry, and nothing in the
 // buffer for the garbage collector to scan.
 type sorter struct {
-	dir   string
-	limit int
+	dir     string
+	limit   int // bytes of the two buffers together
+	sortBuf     // the buffer being filled
+	runs    sortedRuns
+	// spilling, when a buffer is being spilled, receives it back once it
+	// is written and its run added to runs, with the error of either.
+	// Only the spill's goroutine reads or changes runs meanwhile.
+	spilling chan spilled
+}
+
+// sortBuf is a buffer of entries.
+type sortBuf struct {
 	data  []byte    // keys and values of the buffered entries
 	index []sortRef // one per buffered entry
-	runs  sortedRuns
+}
+
+// spilled is a buffer the spill's goroutine is done with.
+type spilled struct {
+	sortBuf
+	err error
 }
 
 // mergeFanIn is how many runs of one level a sort merges into one run of the
@@ -96,8 +116,8 @@ const sortRefSize = int(unsafe.Sizeof(sortRef{}))
 
 // add copies key and value into the sorter.
 func (s *sorter) add(key, value []byte) error {
-	n := len(key) + len(value)
-	if len(s.index) > 0 && len(s.data)+n+(len(s.index)+1)*sortRefSize > s.limit {
+	n, limit := len(key)+len(value), s.limit/2
+	if len(s.index) > 0 && len(s.data)+n+(len(s.index)+1)*sortRefSize > limit {
 		if err := s.spill(); err != nil {
 			return err
 		}
@@ -105,7 +125,7 @@ func (s *sorter) add(key, value []byte) error {
 	if need := len(s.data) + n; need > cap(s.data) {
 		// Grow in steps up to the limit rather than allocating it all for
 		// a small catalogue.
-		c := min(max(2*cap(s.data), 1<<20, need), max(s.limit, need))
+		c := min(max(2*cap(s.data), 1<<20, need), max(limit, need))
 		s.data = append(make([]byte, 0, c), s.data...)
 	}
 	off := len(s.data)
@@ -120,37 +140,62 @@ func keyPrefix(key []byte) uint64 {
 	return binary.BigEndian.Uint64(b[:])
 }
 
-func (s *sorter) key(r *sortRef) []byte { return s.data[r.off : r.off+r.klen] }
+func (b *sortBuf) key(r *sortRef) []byte { return b.data[r.off : r.off+r.klen] }
 
-func (s *sorter) value(r *sortRef) []byte {
-	return s.data[r.off+r.klen : r.off+r.klen+r.vlen]
+func (b *sortBuf) value(r *sortRef) []byte {
+	return b.data[r.off+r.klen : r.off+r.klen+r.vlen]
 }
 
-func (s *sorter) sortBuffer() {
-	slices.SortFunc(s.index, func(a, b sortRef) int {
-		if c := cmp.Compare(a.prefix, b.prefix); c != 0 {
+func (b *sortBuf) sort() {
+	slices.SortFunc(b.index, func(x, y sortRef) int {
+		if c := cmp.Compare(x.prefix, y.prefix); c != 0 {
 			return c
 		}
-		return bytes.Compare(s.key(&a), s.key(&b))
+		return bytes.Compare(b.key(&x), b.key(&y))
 	})
 }
 
+// spill hands the buffer to a goroutine that sorts it and writes it as a
+// run, once the spill before it is done, and goes on with that spill's
+// buffer, emptied.
 func (s *sorter) spill() error {
-	s.sortBuffer()
+	free, err := s.waitSpill()
+	if err != nil {
+		return err
+	}
+	full := s.sortBuf
+	s.data, s.index = free.data[:0], free.index[:0]
+	done := make(chan spilled, 1)
+	s.spilling = done
+	go func() { done <- spilled{full, s.writeRun(&full)} }()
+	return nil
+}
+
+// waitSpill waits for the spill in flight, if any, and returns its buffer.
+func (s *sorter) waitSpill() (sortBuf, error) {
+	if s.spilling == nil {
+		return sortBuf{}, nil
+	}
+	done := <-s.spilling
+	s.spilling = nil
+	return done.sortBuf, done.err
+}
+
+// writeRun sorts b, writes it as a run and adds the run to s.runs.
+func (s *sorter) writeRun(b *sortBuf) error {
+	b.sort()
 	f, w, err := createRun(s.dir, ".catalogd-sort-*")
 	if err != nil {
 		return err
 	}
-	for i := range s.index {
-		r := &s.index[i]
-		writeEntry(w, s.key(r), s.value(r))
+	for i := range b.index {
+		r := &b.index[i]
+		writeEntry(w, b.key(r), b.value(r))
 	}
 	if err := w.Flush(); err != nil {
 		f.Close()
 		return fmt.Errorf("write sort run %s: %w", f.Name(), err)
 	}
-	s.data = s.data[:0]
-	s.index = s.index[:0]
 	return s.runs.add(f, func(runs []*os.File) (*os.File, error) {
 		return compactRuns(s.dir, ".catalogd-sort-*", runs, newRunReader, lessRun,
 			func(w *bufio.Writer, r *runReader) { writeEntry(w, r.key, r.value) })
@@ -207,8 +252,8 @@ func compactRuns[C runCursor](dir, pattern string, runs []*os.File, open func(ru
 // each calls fn for every entry in key order. The slices passed to fn are
 // valid only until fn returns. The sorter is spent afterwards.
 func (s *sorter) each(fn func(key, value []byte) error) error {
-	if len(s.runs.files) == 0 {
-		s.sortBuffer()
+	if s.spilling == nil && len(s.runs.files) == 0 {
+		s.sort()
 		for i := range s.index {
 			r := &s.index[i]
 			if err := fn(s.key(r), s.value(r)); err != nil {
@@ -222,7 +267,10 @@ func (s *sorter) each(fn func(key, value []byte) error) error {
 			return err
 		}
 	}
-	// The buffer is no longer needed: free it for what fn builds.
+	if _, err := s.waitSpill(); err != nil {
+		return err
+	}
+	// The buffers are no longer needed: free them for what fn builds.
 	s.data, s.index = nil, nil
 	return mergeSortedRuns(s.runs.files, 256<<10, newRunReader, lessRun,
 		func(r *runReader) error { return fn(r.key, r.value) })
@@ -277,6 +325,7 @@ func mergeSortedRuns[C runCursor](runs []*os.File, bufSize int, open func(run in
 
 // close releases the runs.
 func (s *sorter) close() {
+	_, _ = s.waitSpill() // its error was returned, or the sort is abandoned
 	s.runs.close()
 	s.data, s.index = nil, nil
 }

@@ -1,8 +1,12 @@
 package build
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"slices"
 	"testing"
 )
@@ -33,6 +37,10 @@ func TestSorter(t *testing.T) {
 				}
 				if len(s.index) <= before {
 					spills++
+					// Let the spill in flight finish before counting runs.
+					if _, err := s.waitSpill(); err != nil {
+						t.Fatal(err)
+					}
 				}
 				most = max(most, len(s.runs.files))
 				checkLevels(t, &s.runs)
@@ -62,6 +70,32 @@ func TestSorter(t *testing.T) {
 				t.Errorf("%d spills: up to %d runs held at once, want at most %d", spills, most, bound)
 			}
 		})
+	}
+}
+
+// A run the spill's goroutine cannot write fails the sort, at the next
+// spill or at its end, and what was added is not answered as if whole.
+func TestSorterReportsASpillThatFails(t *testing.T) {
+	for _, entries := range []int{12, 400} { // one spill, then many
+		dir := filepath.Join(t.TempDir(), "gone")
+		if err := os.Mkdir(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		s := newSorter(dir, 1<<10)
+		if err := os.Remove(dir); err != nil {
+			t.Fatal(err)
+		}
+		var err error
+		for i := 0; i < entries && err == nil; i++ {
+			err = s.add(fmt.Appendf(nil, "key %04d", i), make([]byte, 20))
+		}
+		if err == nil {
+			err = s.each(func(key, value []byte) error { return nil })
+		}
+		if !errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("%d entries into a directory that is gone: %v, want the run's creation to fail", entries, err)
+		}
+		s.close()
 	}
 }
 
