@@ -446,16 +446,17 @@ func (n *nameView) holds(terms []term, starts *wordStarts) bool {
 // them, and a step of each is taken in turn until one is done: the last
 // term's names in rank order, each checked against the others (done once
 // limit of them hold the others, or none is left), and the cards that
-// hold every term, whose names are ranked (done once every such card is
-// read). Each way is cheap where the other is dear: names that hold the
-// others are common among the last term's, or the cards that hold every
-// term are few. A query costs about twice the cheaper of the two.
+// the search index's lists give for every term, ranked by their names'
+// places (cardPlaces; done once every such card is met). Each way is
+// cheap where the other is dear: names that hold the others are common
+// among the last term's, or the cards that the lists give are few. A
+// query costs about twice the cheaper of the two.
 func (db *DB) wordsWithOthers(r *reader, a *completer, others []term, last []byte) ([]uint32, error) {
 	stream, err := newNameStream(a, layout.CompleteWord, last)
 	if err != nil {
 		return nil, err
 	}
-	cards, err := db.newCardNames(r, a, others, last)
+	cards, err := db.newCardPlaces(r, a, others, last)
 	if err != nil {
 		return nil, err
 	}
@@ -475,103 +476,10 @@ func (db *DB) wordsWithOthers(r *reader, a *completer, others []term, last []byt
 				return found, r.groupTexts.damaged
 			}
 		}
-		// A name checked costs about what reading a few cards does.
-		for streamed++; cards.work < cardsPerName*streamed; {
+		for streamed++; cards.work < nameWork*streamed; {
 			if done, err := cards.step(); err != nil || done {
 				return cards.best, err
 			}
 		}
 	}
-}
-
-// cardsPerName is how many cards the search of every term reads in the
-// time a name of the last term's is read and checked.
-const cardsPerName = 4
-
-// cardNames finds the names of the cards a search of every term finds
-// whose name has a word that starts with the last term, a card at a
-// time, and keeps the first of them.
-type cardNames struct {
-	db     *DB
-	r      *reader
-	a      *completer
-	merge  []*zoneWalk
-	check  func(*layout.IndexEntry) bool
-	others []term
-	starts wordStarts      // of the last term, shared with the names' way
-	folded map[string]bool // the folded names met
-	best   []uint32        // the first names found so far
-	work   int             // cards read, and names looked up
-	all    []uint32
-	n      nameView
-}
-
-func (db *DB) newCardNames(r *reader, a *completer, others []term, last []byte) (*cardNames, error) {
-	terms := append(slices.Clone(others), term{text: last})
-	for i := range terms {
-		terms[i].number = "\x00" // a name has no number
-	}
-	p, err := db.plan(r, nil, terms)
-	if err != nil {
-		return nil, err
-	}
-	c := &cardNames{db: db, r: r, a: a, others: others, folded: make(map[string]bool), starts: wordStarts{prefix: last, groups: &r.groupTexts}}
-	for z, zr := range db.zoneOrdinals {
-		if (a.ns == 0 || z == a.ns-1) && zr.lo < zr.hi {
-			c.merge = append(c.merge, &zoneWalk{driver: p.driver(&r.listCursors, db.denseList, false, len(terms) == 1), entries: indexBlocks{c: r.entryCursors[z]}, next: zr.lo, hi: zr.hi})
-		}
-	}
-	c.check = func(e *layout.IndexEntry) bool {
-		c.work++
-		return matches(e, terms, &r.groupTexts) && c.starts.entry(e)
-	}
-	return c, nil
-}
-
-// step reads the next card, and the names of its folded name if they are
-// new; done is true once there is none left.
-func (c *cardNames) step() (done bool, err error) {
-	var next *zoneWalk
-	for _, w := range c.merge {
-		if err := w.advance(c.check); err != nil {
-			return false, err
-		}
-		if w.ready && next == nil {
-			next = w
-		}
-	}
-	if next == nil {
-		return true, cmp.Or(c.r.listCursors.damaged, c.r.groupTexts.damaged)
-	}
-	next.ready = false
-	f := next.entry.Name[:next.entry.Folded]
-	if c.folded[string(f)] {
-		return false, nil
-	}
-	c.folded[string(f)] = true
-	// The names of that folded form are among those of its run (a name's
-	// romanized form may be another's folded one); only those that would
-	// be among the first found so far are read.
-	run, err := findRun(c.a.c, layout.CompleteForm, f)
-	if err == nil {
-		c.all, err = firstNames(c.all[:0], run, c.a.ns, -1)
-	}
-	if err != nil {
-		return false, damagef("autocomplete index damaged: run %q: %v; import the catalogue again", f, err)
-	}
-	for _, ord := range c.all {
-		if len(c.best) == c.a.limit && ord > c.best[len(c.best)-1] {
-			break
-		}
-		c.work++
-		if err := c.a.name(ord, &c.n); err != nil {
-			return false, err
-		}
-		// The card's own name holds the terms; another that folds alike
-		// must too, on a card of its own.
-		if bytes.Equal(c.n.folded(), f) && c.n.holds(c.others, &c.starts) {
-			c.best = layout.MergeFirst(nil, c.best, []uint32{ord}, c.a.limit)
-		}
-	}
-	return false, nil
 }

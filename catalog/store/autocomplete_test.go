@@ -267,7 +267,7 @@ func TestAutocompleteOfADamagedIndex(t *testing.T) {
 	for range 40 {
 		queries = append(queries, autocompleteQuery(rng, names))
 	}
-	for _, kind := range []byte{layout.CompleteNames, layout.CompleteGroup, layout.CompleteForm, layout.CompleteTop, layout.CompleteWord} {
+	for _, kind := range []byte{layout.CompleteNames, layout.CompleteGroup, layout.CompleteForm, layout.CompleteTop, layout.CompleteWord, layout.CompletePlace} {
 		for _, damage := range []struct {
 			name string
 			fn   func(v []byte) []byte
@@ -340,3 +340,4 @@ func TestAutocompleteOfADamagedIndex(t *testing.T) {
 		}
 	}
 }
+

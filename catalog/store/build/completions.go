@@ -62,6 +62,7 @@ func appendCardNameValue(dst []byte, ord uint32, e *layout.IndexEntry) []byte {
 type pendingName struct {
 	layout.NameRecord
 	place  byte
+	seq    uint32 // the name's, in name order (cardPlaces)
 	forms  [][]byte
 	groups []byte // uvarint group indexes
 }
@@ -70,6 +71,7 @@ type pendingName struct {
 // a name: the place, the name's record, its groups, its forms.
 func appendPending(dst, record []byte, n *pendingName) []byte {
 	dst = append(dst, n.place)
+	dst = binary.BigEndian.AppendUint32(dst, n.seq)
 	dst = binary.AppendUvarint(dst, uint64(len(record)))
 	dst = append(dst, record...)
 	dst = binary.AppendUvarint(dst, uint64(len(n.groups)))
@@ -83,11 +85,11 @@ func appendPending(dst, record []byte, n *pendingName) []byte {
 
 func decodePending(n *pendingName, v []byte) (record []byte, err error) {
 	var ok bool
-	if len(v) == 0 || v[0]&^zoneOnly > namespaces-1 {
+	if len(v) < 5 || v[0]&^zoneOnly > namespaces-1 {
 		return nil, layout.ErrBadEntry
 	}
-	n.place = v[0]
-	if record, v, ok = layout.LengthPrefixed(v[1:]); !ok {
+	n.place, n.seq = v[0], binary.BigEndian.Uint32(v[1:5])
+	if record, v, ok = layout.LengthPrefixed(v[5:]); !ok {
 		return nil, layout.ErrBadEntry
 	}
 	if n.groups, v, ok = layout.LengthPrefixed(v); !ok {
@@ -140,12 +142,19 @@ func (w *Writer) writeCompletions() error {
 	dir := filepath.Dir(w.path)
 	ranked := newSorter(dir, sortMemory)
 	defer ranked.close()
-	if err := w.rankNames(ranked); err != nil {
+	cards, err := newCardSeqs(dir)
+	if err != nil {
 		return fmt.Errorf("write catalogue %s: names: %w", w.path, err)
 	}
+	defer cards.close()
+	if err := w.rankNames(ranked, cards); err != nil {
+		return fmt.Errorf("write catalogue %s: names: %w", w.path, err)
+	}
+	placeSeqs := newSorter(dir, placeSortMemory)
+	defer placeSeqs.close()
 	keys := w.newRunSorter()
 	defer keys.close()
-	places, err := w.writeNames(ranked, keys)
+	places, err := w.writeNames(ranked, keys, placeSeqs)
 	if err != nil {
 		return fmt.Errorf("write catalogue %s: names: %w", w.path, err)
 	}
@@ -157,12 +166,22 @@ func (w *Writer) writeCompletions() error {
 	if err := w.writeRuns(keys, places, tops); err != nil {
 		return fmt.Errorf("write catalogue %s: names: %w", w.path, err)
 	}
-	return tops.each(func(key, value []byte) error { return w.putOrdered(layout.BucketCompletions, key, value) })
+	err = tops.each(func(key, value []byte) error { return w.putOrdered(layout.BucketCompletions, key, value) })
+	if err != nil {
+		return err
+	}
+	keys.close()
+	tops.close()
+	if err := w.writeCardPlaces(cards, placeSeqs); err != nil {
+		return fmt.Errorf("write catalogue %s: places of the cards' names: %w", w.path, err)
+	}
+	return nil
 }
 
 // rankNames counts the cards of each distinct name and adds its places
-// to ranked (rankName).
-func (w *Writer) rankNames(ranked *sorter) error {
+// to ranked (rankName), and each card to cards with its name's place in
+// name order.
+func (w *Writer) rankNames(ranked *sorter, cards *cardSeqs) error {
 	var cur nameCards
 	var printed, folded []byte
 	r := nameRanker{ranked: ranked}
@@ -179,13 +198,16 @@ func (w *Writer) rankNames(ranked *sorter) error {
 			if !ok {
 				return layout.ErrBadEntry
 			}
+			if printed != nil {
+				r.n.seq++
+			}
 			printed = append(printed[:0], name...)
 			folded = append(folded[:0], f...)
 			r.n.groups = append(r.n.groups[:0], groups...) // a name's, whichever its card
 			cur.reset()
 		}
 		cur.add(int(rest[0]), rest[1], binary.BigEndian.Uint32(v))
-		return nil
+		return cards.add(r.n.seq, binary.BigEndian.Uint32(v), rest[0])
 	})
 	if err != nil {
 		return err
@@ -322,8 +344,8 @@ func classLanguage(class byte) string {
 // records in blocks and adds to keys an entry for each of their groups,
 // forms and words, under which writeRuns finds their runs. It returns how
 // many places there are.
-func (w *Writer) writeNames(ranked, keys *sorter) (uint32, error) {
-	nw := nameWriter{w: w, keys: keys}
+func (w *Writer) writeNames(ranked, keys, placeSeqs *sorter) (uint32, error) {
+	nw := nameWriter{w: w, keys: keys, placeSeqs: placeSeqs}
 	var n pendingName
 	err := ranked.each(func(_, v []byte) error {
 		rec, err := decodePending(&n, v)
@@ -343,6 +365,7 @@ func (w *Writer) writeNames(ranked, keys *sorter) (uint32, error) {
 type nameWriter struct {
 	w           *Writer
 	keys        *sorter
+	placeSeqs   *sorter // each place under its name's seq and place byte
 	ord         uint32
 	ends        []uint32
 	data, value []byte
@@ -364,6 +387,12 @@ func (nw *nameWriter) add(place byte, record []byte, n *pendingName) error {
 		return layout.ErrBadEntry
 	}
 	if err := addFormKeys(nw.keys, n.forms, ord, place); err != nil {
+		return err
+	}
+	nw.key = append(binary.BigEndian.AppendUint32(nw.key[:0], n.seq), place)
+	var at [4]byte
+	binary.BigEndian.PutUint32(at[:], ord)
+	if err := nw.placeSeqs.add(nw.key, at[:]); err != nil {
 		return err
 	}
 	nw.data = append(nw.data, record...)

@@ -26,6 +26,7 @@ import (
 // stored once, so that no query reads more than that many runs.
 const (
 	CompleteNames byte = 'n' // + 4-byte block number -> a block of name records
+	CompletePlace byte = 'p' // + 4-byte block number -> the places of a block of cards
 	CompleteGroup byte = 'a' // + 4-byte group index -> the run of the group's names
 	CompleteForm  byte = 'f' // + a form + 0 -> the run of that form
 	CompleteTop   byte = 'h' // + 'f' or 'w' + a prefix + 0 -> the first names that start so
@@ -54,6 +55,32 @@ const TopPrefixRuns = 32
 
 // NameBlockSize is the name records to a value of the completions bucket.
 const NameBlockSize = 64
+
+// The places of the cards' names, by card: a query of several terms that
+// finds cards ranks their names without reading the cards. Each card, in
+// ordinal order, has PlaceSize bytes in the value of its block: the place
+// of its name in every zone's ranking, then in its zone's, each a 4-byte
+// big-endian ordinal (the same, for a name printed in one zone).
+const (
+	PlaceBlockSize = 4096
+	PlaceSize      = 8
+)
+
+// AppendCardPlaces appends to a block of places a card's: its name's
+// place in every zone's ranking, and in its zone's.
+func AppendCardPlaces(dst []byte, shared, zone uint32) []byte {
+	return binary.BigEndian.AppendUint32(binary.BigEndian.AppendUint32(dst, shared), zone)
+}
+
+// CardPlace returns, from the block of places that holds card ord, the
+// place of its name in namespace ns: every zone's (0) or its zone's.
+func CardPlace(block []byte, ord uint32, ns int) (uint32, bool) {
+	at := int(ord%PlaceBlockSize)*PlaceSize + min(ns, 1)*4
+	if at+4 > len(block) {
+		return 0, false
+	}
+	return binary.BigEndian.Uint32(block[at:]), true
+}
 
 // NameRecord is a distinct name as the completions bucket holds it, at
 // each of its places: its cards in each zone, and the ordinal of a card

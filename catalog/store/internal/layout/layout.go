@@ -71,7 +71,9 @@ import (
 //	           "f" + a form + 0, "w" + a word + 0 -> a run: the names
 //	           (ordinals) of each namespace and the groups that have it;
 //	           "h" + "f" or "w" + a prefix + 0 -> the first names of each
-//	           namespace whose forms or words start so
+//	           namespace whose forms or words start so; "p" + 4-byte
+//	           block number -> the places of the names of a block of
+//	           cards, in ordinal order
 //
 // Each card's JSON is stored once, grouped by set and in printed-number
 // order within its set: a page of a set is one contiguous range of
@@ -123,8 +125,9 @@ const IndexBlockSize = 16
 // search index entry; catalogd/10 makes a list's bitmap blocks a little
 // shorter, two to a page (postings.go, BitmapSpan); catalogd/11 gives the
 // rankings of names one order of places (completions.go); catalogd/12
-// stores a long run's first names of each zone as a prefix's are.
-const FormatVersion = "catalogd/12"
+// stores a long run's first names of each zone as a prefix's are;
+// catalogd/13 adds the places of each card's name (completions.go).
+const FormatVersion = "catalogd/13"
 
 // Info describes one generation of the catalogue.
 type Info struct {

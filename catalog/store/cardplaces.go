@@ -1,0 +1,116 @@
+package store
+
+import (
+	"bytes"
+	"cmp"
+	"encoding/binary"
+	"slices"
+
+	"github.com/catalogd/catalogd/catalog/store/internal/layout"
+)
+
+// The work of the two ways of wordsWithOthers, in turns: a name of the
+// last term's checked costs about what reading four cards does, and a
+// card's place about a sixteenth of a card.
+const (
+	placeWork = 1
+	cardWork  = 16
+	nameWork  = 4 * cardWork
+)
+
+// cardPlaces finds the first names of the cards that hold every term,
+// from the search index's lists, a card at a time in ordinal order. The
+// place of each card's name (layout.CompletePlace) tells its rank without
+// reading the card; a card is read, and checked against the terms, only
+// when its name would be among the first found so far. So a query reads
+// about limit × ln(cards) of the cards the lists give, not all of them.
+type cardPlaces struct {
+	r       *reader
+	a       *completer
+	walks   []*zoneWalk // of the zones still to walk, the first walked
+	check   func(*layout.IndexEntry) bool
+	starts  wordStarts // of the last term, shared with the names' way
+	best    []uint32   // the first places found so far
+	work    int        // in placeWork, cardWork and nameWork
+	block   []byte     // of places, number blockNo, when loaded
+	blockNo uint32
+	loaded  bool
+}
+
+func (db *DB) newCardPlaces(r *reader, a *completer, others []term, last []byte) (*cardPlaces, error) {
+	terms := append(slices.Clone(others), term{text: last})
+	for i := range terms {
+		terms[i].number = "\x00" // a name has no number
+	}
+	p, err := db.plan(r, nil, terms)
+	if err != nil {
+		return nil, err
+	}
+	c := &cardPlaces{r: r, a: a, starts: wordStarts{prefix: last, groups: &r.groupTexts}}
+	for z, zr := range db.zoneOrdinals {
+		if (a.ns == 0 || z == a.ns-1) && zr.lo < zr.hi {
+			c.walks = append(c.walks, &zoneWalk{driver: p.driver(&r.listCursors, db.denseList, false, len(terms) == 1), entries: indexBlocks{c: r.entryCursors[z]}, next: zr.lo, hi: zr.hi})
+		}
+	}
+	c.check = func(e *layout.IndexEntry) bool {
+		return matches(e, terms, &r.groupTexts) && c.starts.entry(e)
+	}
+	return c, nil
+}
+
+// step meets the next card the lists give, and reads it if its name would
+// be among the first; done is true once there is none left.
+func (c *cardPlaces) step() (done bool, err error) {
+	for len(c.walks) > 0 {
+		w := c.walks[0]
+		ord, ok := w.driver.seek(w.next)
+		if !ok || ord >= w.hi {
+			c.walks = c.walks[1:]
+			continue
+		}
+		w.next = ord + 1 // below hi, so no wrap
+		c.work += placeWork
+		place, err := c.place(ord)
+		if err != nil {
+			return false, err
+		}
+		if slices.Contains(c.best, place) || len(c.best) == c.a.limit && place > c.best[len(c.best)-1] {
+			return false, nil
+		}
+		c.work += cardWork
+		v, err := w.entries.entry(ord)
+		if err == nil && v == nil {
+			err = layout.ErrBadEntry
+		}
+		if err == nil {
+			w.entry, err = layout.DecodeIndexEntry(v)
+		}
+		if err != nil {
+			return false, damagef("search index damaged: card %d: %v; import the catalogue again", ord, err)
+		}
+		if c.check(&w.entry) {
+			c.best = layout.MergeFirst(nil, c.best, []uint32{place}, c.a.limit)
+		}
+		return false, nil
+	}
+	return true, cmp.Or(c.r.listCursors.damaged, c.r.groupTexts.damaged)
+}
+
+// place returns the place of the name of card ord in the namespace.
+func (c *cardPlaces) place(ord uint32) (uint32, error) {
+	if n := ord / layout.PlaceBlockSize; !c.loaded || n != c.blockNo {
+		var key [5]byte
+		key[0] = layout.CompletePlace
+		binary.BigEndian.PutUint32(key[1:], n)
+		k, v := c.a.other.Seek(key[:])
+		if !bytes.Equal(k, key[:]) {
+			return 0, damagef("autocomplete index damaged: no places of cards %d on; import the catalogue again", n*layout.PlaceBlockSize)
+		}
+		c.block, c.blockNo, c.loaded = v, n, true
+	}
+	place, ok := layout.CardPlace(c.block, ord, c.a.ns)
+	if !ok {
+		return 0, damagef("autocomplete index damaged: no place of card %d; import the catalogue again", ord)
+	}
+	return place, nil
+}
