@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/catalogd/catalogd/catalog"
 	"github.com/catalogd/catalogd/catalog/store/internal/layout"
@@ -392,16 +393,46 @@ type wordStarts struct {
 	prefix  []byte
 	groups  *groupTexts
 	byGroup map[uint32]bool
+	oneWord bool // the prefix is one word, no boundary within it
+	first   rune // of the prefix
+}
+
+func newWordStarts(prefix []byte, groups *groupTexts) wordStarts {
+	words := 0
+	catalog.EachWord(prefix, func(w []byte) {
+		if words++; len(w) != len(prefix) {
+			words++
+		}
+	})
+	first, _ := utf8.DecodeRune(prefix)
+	return wordStarts{prefix: prefix, groups: groups, oneWord: words == 1, first: first}
 }
 
 // text reports whether a word of text starts with the prefix.
 func (ws *wordStarts) text(text []byte) bool {
-	if !bytes.Contains(text, ws.prefix) {
-		return false // the cheap test first: no word can
+	if !ws.oneWord {
+		if !bytes.Contains(text, ws.prefix) {
+			return false // the cheap test first: no word can
+		}
+		found := false
+		catalog.EachWord(text, func(w []byte) { found = found || bytes.HasPrefix(w, ws.prefix) })
+		return found
 	}
-	found := false
-	catalog.EachWord(text, func(w []byte) { found = found || bytes.HasPrefix(w, ws.prefix) })
-	return found
+	// A prefix of one word starts a word where it stands at a boundary
+	// (catalog.EachWord): at the start, after a separator or after a
+	// letter of another script. Nothing within it can end that word.
+	for i := 0; ; i++ {
+		at := bytes.Index(text[i:], ws.prefix)
+		if at < 0 {
+			return false
+		}
+		if i += at; i == 0 {
+			return true
+		}
+		if prev, _ := utf8.DecodeLastRune(text[:i]); catalog.IsNameSeparator(prev) || catalog.ScriptChange(prev, ws.first) {
+			return true
+		}
+	}
 }
 
 // entry reports whether a word of the entry's search text or of its

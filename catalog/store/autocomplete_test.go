@@ -341,3 +341,33 @@ func TestAutocompleteOfADamagedIndex(t *testing.T) {
 	}
 }
 
+// TestWordStartsAgreesWithEachWord checks the quick test of a prefix of
+// one word against the words catalog.EachWord cuts, on texts of letters
+// of several scripts, digits, marks and separators.
+func TestWordStartsAgreesWithEachWord(t *testing.T) {
+	alphabet := []rune("ab1 -&ーアイ漢字é·.日z")
+	rng := rand.New(rand.NewPCG(7, 8))
+	random := func(n int) []byte {
+		var b strings.Builder
+		for range n {
+			b.WriteRune(alphabet[rng.IntN(len(alphabet))])
+		}
+		return []byte(b.String())
+	}
+	oneWord := 0
+	for range 20000 {
+		prefix, text := random(1+rng.IntN(3)), random(rng.IntN(12))
+		ws := newWordStarts(prefix, nil)
+		want := false
+		catalog.EachWord(text, func(w []byte) { want = want || bytes.HasPrefix(w, prefix) })
+		if got := ws.text(text); got != want {
+			t.Fatalf("%q in %q: %v, want %v", prefix, text, got, want)
+		}
+		if ws.oneWord {
+			oneWord++
+		}
+	}
+	if oneWord < 5000 {
+		t.Fatalf("%d prefixes of one word, want many", oneWord)
+	}
+}
