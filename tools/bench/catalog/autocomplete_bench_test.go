@@ -29,6 +29,8 @@ var autocompleteCases = []struct {
 	{"name-pikachu", store.AutocompleteQuery{Q: "pikachu"}},
 	{"kana-pika", store.AutocompleteQuery{Q: "ピカ"}},
 	{"two-terms-charizard-e", store.AutocompleteQuery{Q: "charizard e"}},
+	{"name-and-number-energy-4", store.AutocompleteQuery{Q: "energy 4"}},
+	{"name-and-number-aegislash-0", store.AutocompleteQuery{Q: "aegislash 0"}},
 	{"nothing", store.AutocompleteQuery{Q: "zzqxv"}},
 	{"hostile-100-distinct-terms", store.AutocompleteQuery{Q: hundredTerms()}},
 	{"hostile-100-terms", store.AutocompleteQuery{Q: strings.TrimSpace(strings.Repeat("a e ", 50))}},
