@@ -29,7 +29,7 @@ var autocompleteCases = []struct {
 	{"name-pikachu", store.AutocompleteQuery{Q: "pikachu"}},
 	{"kana-pika", store.AutocompleteQuery{Q: "ピカ"}},
 	{"two-terms-charizard-e", store.AutocompleteQuery{Q: "charizard e"}},
-	{"name-and-number-energy-4", store.AutocompleteQuery{Q: "energy 4"}},
+	{"name-and-number-energy-7", store.AutocompleteQuery{Q: "energy 7"}},
 	{"name-and-number-aegislash-0", store.AutocompleteQuery{Q: "aegislash 0"}},
 	{"nothing", store.AutocompleteQuery{Q: "zzqxv"}},
 	{"hostile-100-distinct-terms", store.AutocompleteQuery{Q: hundredTerms()}},
