@@ -290,7 +290,8 @@ func appendOrdinals(dst []byte, ords []uint32) []byte {
 // words that start many runs.
 func (w *Writer) writeRuns(keys *sorter, names uint32, tops *sorter) error {
 	groupTops := make([]*topNames, len(w.groups.texts))
-	prefixes := &prefixTops{tops: tops}
+	prefixes := startPrefixFeed(tops)
+	defer prefixes.wait()
 	var b runBuilder
 	blocks := runBlocks{w: w}
 	var runKey, value []byte
@@ -325,7 +326,8 @@ func (w *Writer) writeRuns(keys *sorter, names uint32, tops *sorter) error {
 				top = mergeTops(top, groupTops[id])
 			}
 		}
-		return prefixes.add(kind, term, b.runs(), top)
+		prefixes.add(kind, term, b.runs(), top)
+		return nil
 	}
 	err := keys.each(func(k, _ []byte) error {
 		if len(k) < 7 {
@@ -353,7 +355,85 @@ func (w *Writer) writeRuns(keys *sorter, names uint32, tops *sorter) error {
 		err = blocks.flush()
 	}
 	if err == nil {
-		err = prefixes.closeTo(0)
+		err = prefixes.wait()
 	}
 	return err
+}
+
+// prefixFeed hands the runs, as writeRuns writes them, to a goroutine of
+// its own that gathers the first names of their prefixes (prefixTops)
+// and owns the sort of them until wait returns: some 3 s of the import's
+// last step on a million names that do not repeat, which had one busy
+// core (docs/BENCHMARKS.md, "The prefixes beside the runs").
+type prefixFeed struct {
+	in     chan *prefixBatch
+	batch  *prefixBatch
+	done   chan error
+	waited bool
+	err    error
+}
+
+// prefixBatch is runs handed to the feed's goroutine at once: their
+// terms back to back, and each run's end among them, kind, runs and
+// first names.
+type prefixBatch struct {
+	terms []byte
+	runs  []prefixRun
+}
+
+type prefixRun struct {
+	end  int
+	kind byte
+	runs int
+	top  *topNames
+}
+
+// prefixBatchRuns is the runs of a batch.
+const prefixBatchRuns = 1024
+
+func startPrefixFeed(tops *sorter) *prefixFeed {
+	f := &prefixFeed{in: make(chan *prefixBatch, 4), batch: new(prefixBatch), done: make(chan error, 1)}
+	go func() {
+		p := &prefixTops{tops: tops}
+		var err error
+		for b := range f.in {
+			start := 0
+			for _, r := range b.runs {
+				if err == nil {
+					err = p.add(r.kind, b.terms[start:r.end], r.runs, r.top)
+				}
+				start = r.end
+			}
+		}
+		if err == nil {
+			err = p.closeTo(0)
+		}
+		f.done <- err
+	}()
+	return f
+}
+
+// add hands over the run of term, of kind, holding runs runs and top.
+func (f *prefixFeed) add(kind byte, term []byte, runs int, top *topNames) {
+	b := f.batch
+	b.terms = append(b.terms, term...)
+	b.runs = append(b.runs, prefixRun{end: len(b.terms), kind: kind, runs: runs, top: top})
+	if len(b.runs) == prefixBatchRuns {
+		f.in <- b
+		f.batch = new(prefixBatch)
+	}
+}
+
+// wait hands over the last runs, waits for the goroutine to end, and
+// returns its first error.
+func (f *prefixFeed) wait() error {
+	if !f.waited {
+		f.waited = true
+		if len(f.batch.runs) > 0 {
+			f.in <- f.batch
+		}
+		close(f.in)
+		f.err = <-f.done
+	}
+	return f.err
 }
