@@ -125,18 +125,21 @@ func (p *postingParts) done() error {
 	return nil
 }
 
-// write writes every list of both parts, in key order, through put.
+// write writes every list of both parts, in key order, through put:
+// the merge of their runs on a goroutine of its own, beside put.
 func (p *postingParts) write(put func(key, value []byte) error) error {
 	if err := p.done(); err != nil {
 		return err
 	}
-	lw := listWriter{put: put}
-	for _, b := range p.parts {
-		if err := b.each(lw.chunk); err != nil {
-			return err
+	return putBeside(func(put func(key, value []byte) error) error {
+		lw := listWriter{put: put}
+		for _, b := range p.parts {
+			if err := b.each(lw.chunk); err != nil {
+				return err
+			}
 		}
-	}
-	return lw.end()
+		return lw.end()
+	}, put)
 }
 
 // close ends both parts and releases their runs.
