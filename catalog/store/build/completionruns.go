@@ -364,7 +364,8 @@ func (w *Writer) writeRuns(keys *sorter, names uint32, tops *sorter) error {
 // its own that gathers the first names of their prefixes (prefixTops)
 // and owns the sort of them until wait returns: some 3 s of the import's
 // last step on a million names that do not repeat, which had one busy
-// core (docs/BENCHMARKS.md, "The prefixes beside the runs").
+// core (docs/BENCHMARKS.md, "Sorts, prefixes and lists beside what
+// feeds them").
 type prefixFeed struct {
 	in     chan *prefixBatch
 	batch  *prefixBatch

@@ -10,8 +10,8 @@ import (
 // putBeside runs produce on a goroutine of its own and puts what it puts,
 // in order, through put on the caller's goroutine, which owns the transaction:
 // what a merge of sorted runs writes is made on one core while bbolt
-// takes it on the other (docs/BENCHMARKS.md, "Lists written beside
-// their merge"). The keys and values are copied, in batches of
+// takes it on the other (docs/BENCHMARKS.md, "Sorts, prefixes and
+// lists beside what feeds them"). The keys and values are copied, in batches of
 // putBatchBytes. It returns the first error of either side; after an
 // error of put, produce's puts fail and it stops.
 func putBeside(produce func(put func(key, value []byte) error) error, put func(key, value []byte) error) error {
