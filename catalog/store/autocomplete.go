@@ -344,9 +344,6 @@ type nameView struct {
 	entries []layout.IndexEntry
 }
 
-// folded is the folded name.
-func (n *nameView) folded() []byte { return n.entries[0].Name[:n.entries[0].Folded] }
-
 // name reads name ord into n.
 func (a *completer) name(ord uint32, n *nameView) error {
 	if err := a.record(ord, &n.record); err != nil {

@@ -21,15 +21,18 @@ const (
 // cardPlaces finds the first names of the cards that hold every term,
 // from the search index's lists, a card at a time in ordinal order. The
 // place of each card's name (layout.CompletePlace) tells its rank without
-// reading the card; a card is read, and checked against the terms, only
-// when its name would be among the first found so far. So a query reads
-// about limit × ln(cards) of the cards the lists give, not all of them.
+// reading the card, and the starts of its words whether one may start
+// with the last term; a card is read, and checked against the terms, only
+// when its name would be among the first found so far and it may. So a
+// query reads about limit × ln(cards) of the cards the lists give that
+// have a word starting so, not all of them.
 type cardPlaces struct {
 	r       *reader
 	a       *completer
 	walks   []*zoneWalk // of the zones still to walk, the first walked
 	check   func(*layout.IndexEntry) bool
 	starts  wordStarts // of the last term, shared with the names' way
+	first   uint64     // the last term's layout.WordStartBit, 0 to read every card
 	best    []uint32   // the first places found so far
 	work    int        // in placeWork, cardWork and nameWork
 	block   []byte     // of places, number blockNo, when loaded
@@ -52,6 +55,9 @@ func (db *DB) newCardPlaces(r *reader, a *completer, others []term, last []byte)
 			c.walks = append(c.walks, &zoneWalk{driver: p.driver(&r.listCursors, db.denseList, false, len(terms) == 1), entries: indexBlocks{c: r.entryCursors[z]}, next: zr.lo, hi: zr.hi})
 		}
 	}
+	if c.starts.oneWord {
+		c.first = layout.WordStartBit(c.starts.first)
+	}
 	c.check = func(e *layout.IndexEntry) bool {
 		return matches(e, terms, &r.groupTexts) && c.starts.entry(e)
 	}
@@ -70,11 +76,11 @@ func (c *cardPlaces) step() (done bool, err error) {
 		}
 		w.next = ord + 1 // below hi, so no wrap
 		c.work += placeWork
-		place, err := c.place(ord)
+		place, starts, err := c.place(ord)
 		if err != nil {
 			return false, err
 		}
-		if slices.Contains(c.best, place) || len(c.best) == c.a.limit && place > c.best[len(c.best)-1] {
+		if starts&c.first != c.first || slices.Contains(c.best, place) || len(c.best) == c.a.limit && place > c.best[len(c.best)-1] {
 			return false, nil
 		}
 		c.work += cardWork
@@ -96,21 +102,22 @@ func (c *cardPlaces) step() (done bool, err error) {
 	return true, cmp.Or(c.r.listCursors.damaged, c.r.groupTexts.damaged)
 }
 
-// place returns the place of the name of card ord in the namespace.
-func (c *cardPlaces) place(ord uint32) (uint32, error) {
+// place returns the place of the name of card ord in the namespace, and
+// the starts of its words.
+func (c *cardPlaces) place(ord uint32) (uint32, uint64, error) {
 	if n := ord / layout.PlaceBlockSize; !c.loaded || n != c.blockNo {
 		var key [5]byte
 		key[0] = layout.CompletePlace
 		binary.BigEndian.PutUint32(key[1:], n)
 		k, v := c.a.other.Seek(key[:])
 		if !bytes.Equal(k, key[:]) {
-			return 0, damagef("autocomplete index damaged: no places of cards %d on; import the catalogue again", n*layout.PlaceBlockSize)
+			return 0, 0, damagef("autocomplete index damaged: no places of cards %d on; import the catalogue again", n*layout.PlaceBlockSize)
 		}
 		c.block, c.blockNo, c.loaded = v, n, true
 	}
-	place, ok := layout.CardPlace(c.block, ord, c.a.ns)
+	place, starts, ok := layout.CardPlace(c.block, ord, c.a.ns)
 	if !ok {
-		return 0, damagef("autocomplete index damaged: no place of card %d; import the catalogue again", ord)
+		return 0, 0, damagef("autocomplete index damaged: no place of card %d; import the catalogue again", ord)
 	}
-	return place, nil
+	return place, starts, nil
 }

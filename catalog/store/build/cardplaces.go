@@ -24,7 +24,7 @@ import (
 const placeSortMemory = 8 << 20
 
 // cardSeqs is the file of each card with its name's sequence number, in
-// name order.
+// name order, and the starts of its words.
 type cardSeqs struct {
 	f *os.File
 	w *bufio.Writer
@@ -32,8 +32,9 @@ type cardSeqs struct {
 }
 
 // cardSeqSize is a card of the file: its name's sequence number and its
-// ordinal, both 4-byte big-endian, then its zone.
-const cardSeqSize = 9
+// ordinal, both 4-byte big-endian, its zone, then the 8-byte big-endian
+// starts of its words.
+const cardSeqSize = 17
 
 func newCardSeqs(dir string) (*cardSeqs, error) {
 	f, w, err := createRun(dir, ".catalogd-places-*")
@@ -43,11 +44,12 @@ func newCardSeqs(dir string) (*cardSeqs, error) {
 	return &cardSeqs{f: f, w: w}, nil
 }
 
-func (c *cardSeqs) add(seq, ord uint32, zone byte) error {
+func (c *cardSeqs) add(seq, ord uint32, zone byte, starts uint64) error {
 	var rec [cardSeqSize]byte
 	binary.BigEndian.PutUint32(rec[:], seq)
 	binary.BigEndian.PutUint32(rec[4:], ord)
 	rec[8] = zone
+	binary.BigEndian.PutUint64(rec[9:], starts)
 	_, err := c.w.Write(rec[:])
 	return err
 }
@@ -79,7 +81,7 @@ func (c *cardSeqs) close() { c.f.Close() }
 
 // writeCardPlaces writes the places of every card's name, in blocks of
 // layout.PlaceBlockSize cards: the card's name's place in every zone's
-// ranking, and in its zone's.
+// ranking, and in its zone's, and the starts of its words.
 func (w *Writer) writeCardPlaces(cards *cardSeqs, placeSeqs *sorter) error {
 	byCard := newSorter(filepath.Dir(w.path), placeSortMemory)
 	defer byCard.close()
@@ -108,7 +110,7 @@ func (w *Writer) writeCardPlaces(cards *cardSeqs, placeSeqs *sorter) error {
 				return fmt.Errorf("card %d: no place for zone %d of name %d", binary.BigEndian.Uint32(rec[4:]), rec[8], seq)
 			}
 			copy(key[:], rec[4:8])
-			value = layout.AppendCardPlaces(value[:0], places[shared], places[own])
+			value = layout.AppendCardPlaces(value[:0], places[shared], places[own], binary.BigEndian.Uint64(rec[9:]))
 			if err := byCard.add(key[:], value); err != nil {
 				return err
 			}

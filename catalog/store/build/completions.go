@@ -47,10 +47,11 @@ func appendCardNameKey(dst, name []byte, zone, class byte) []byte {
 }
 
 // appendCardNameValue appends what the sort of card names holds of the
-// card at ord besides its key: the ordinal, the groups of its name, its
-// folded name.
-func appendCardNameValue(dst []byte, ord uint32, e *layout.IndexEntry) []byte {
+// card at ord besides its key: the ordinal, the starts of its words
+// (layout.WordStarts), the groups of its name, its folded name.
+func appendCardNameValue(dst []byte, ord uint32, starts uint64, e *layout.IndexEntry) []byte {
 	dst = binary.BigEndian.AppendUint32(dst, ord)
+	dst = binary.BigEndian.AppendUint64(dst, starts)
 	dst = binary.AppendUvarint(dst, uint64(len(e.Groups)))
 	dst = append(dst, e.Groups...)
 	return append(dst, e.Name[:e.Folded]...)
@@ -187,14 +188,14 @@ func (w *Writer) rankNames(ranked *sorter, cards *cardSeqs) error {
 	r := nameRanker{ranked: ranked}
 	err := w.cardNames.each(func(k, v []byte) error {
 		name, rest, ok := layout.LengthPrefixed(k)
-		if !ok || len(rest) != 2 || int(rest[0]) >= len(cur.cards) || len(v) < 5 {
+		if !ok || len(rest) != 2 || int(rest[0]) >= len(cur.cards) || len(v) < 13 {
 			return layout.ErrBadEntry
 		}
 		if printed == nil || !bytes.Equal(name, printed) {
 			if err := r.rank(&cur, folded, printed); err != nil {
 				return err
 			}
-			groups, f, ok := layout.LengthPrefixed(v[4:])
+			groups, f, ok := layout.LengthPrefixed(v[12:])
 			if !ok {
 				return layout.ErrBadEntry
 			}
@@ -207,7 +208,7 @@ func (w *Writer) rankNames(ranked *sorter, cards *cardSeqs) error {
 			cur.reset()
 		}
 		cur.add(int(rest[0]), rest[1], binary.BigEndian.Uint32(v))
-		return cards.add(r.n.seq, binary.BigEndian.Uint32(v), rest[0])
+		return cards.add(r.n.seq, binary.BigEndian.Uint32(v), rest[0], binary.BigEndian.Uint64(v[4:]))
 	})
 	if err != nil {
 		return err

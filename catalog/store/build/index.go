@@ -47,6 +47,7 @@ func (w *Writer) writeIndex() error {
 	}
 	postings := w.startPostings(groups)
 	defer postings.close()
+	groupStarts := w.groupWordStarts()
 	words := w.startWords()
 	var ord uint32
 	var ends []uint32
@@ -72,7 +73,7 @@ func (w *Writer) writeIndex() error {
 		}
 		w.longestName = max(w.longestName, len(e.Name))
 		w.cardNames.key = appendCardNameKey(w.cardNames.key[:0], name, e.Zone, class)
-		w.cardNames.value = appendCardNameValue(w.cardNames.value[:0], ord, &e)
+		w.cardNames.value = appendCardNameValue(w.cardNames.value[:0], ord, entryWordStarts(&e, groupStarts), &e)
 		if err := w.cardNames.add(w.cardNames.key, w.cardNames.value); err != nil {
 			return fmt.Errorf("write catalogue %s: names: %w", w.path, err)
 		}
@@ -114,6 +115,28 @@ func (w *Writer) writeIndex() error {
 		return err
 	}
 	return w.writeWords(words)
+}
+
+// groupWordStarts returns the layout.WordStarts of each group's text.
+func (w *Writer) groupWordStarts() []uint64 {
+	starts := make([]uint64, len(w.groups.texts))
+	for id, text := range w.groups.texts {
+		starts[id] = layout.WordStarts(0, []byte(text))
+	}
+	return starts
+}
+
+// entryWordStarts returns the layout.WordStarts of an entry's search text
+// and its groups' texts, whose starts are groupStarts.
+func entryWordStarts(e *layout.IndexEntry, groupStarts []uint64) uint64 {
+	starts := layout.WordStarts(0, e.Name)
+	layout.EachGroupID(e.Groups, func(id uint32) bool {
+		if int(id) < len(groupStarts) {
+			starts |= groupStarts[id]
+		}
+		return true
+	})
+	return starts
 }
 
 // appendSortedHead encodes what search needs of a card without reading

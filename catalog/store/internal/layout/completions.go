@@ -3,6 +3,9 @@ package layout
 import (
 	"encoding/binary"
 	"math"
+	"unicode/utf8"
+
+	"github.com/catalogd/catalogd/catalog"
 )
 
 // The index of autocomplete (docs/SEARCH.md, Autocomplete), in the
@@ -60,26 +63,56 @@ const NameBlockSize = 64
 // finds cards ranks their names without reading the cards. Each card, in
 // ordinal order, has PlaceSize bytes in the value of its block: the place
 // of its name in every zone's ranking, then in its zone's, each a 4-byte
-// big-endian ordinal (the same, for a name printed in one zone).
+// big-endian ordinal (the same, for a name printed in one zone), then the
+// 8-byte big-endian WordStarts of its search text and its groups' texts,
+// by which a query passes over a card none of whose words can start with
+// its last term.
 const (
 	PlaceBlockSize = 4096
-	PlaceSize      = 8
+	PlaceSize      = 16
 )
 
 // AppendCardPlaces appends to a block of places a card's: its name's
-// place in every zone's ranking, and in its zone's.
-func AppendCardPlaces(dst []byte, shared, zone uint32) []byte {
-	return binary.BigEndian.AppendUint32(binary.BigEndian.AppendUint32(dst, shared), zone)
+// place in every zone's ranking, and in its zone's, and the starts of its
+// words.
+func AppendCardPlaces(dst []byte, shared, zone uint32, starts uint64) []byte {
+	dst = binary.BigEndian.AppendUint32(binary.BigEndian.AppendUint32(dst, shared), zone)
+	return binary.BigEndian.AppendUint64(dst, starts)
 }
 
 // CardPlace returns, from the block of places that holds card ord, the
-// place of its name in namespace ns: every zone's (0) or its zone's.
-func CardPlace(block []byte, ord uint32, ns int) (uint32, bool) {
-	at := int(ord%PlaceBlockSize)*PlaceSize + min(ns, 1)*4
-	if at+4 > len(block) {
-		return 0, false
+// place of its name in namespace ns (every zone's, 0, or its zone's) and
+// the starts of its words.
+func CardPlace(block []byte, ord uint32, ns int) (place uint32, starts uint64, ok bool) {
+	at := int(ord%PlaceBlockSize) * PlaceSize
+	if at+PlaceSize > len(block) {
+		return 0, 0, false
 	}
-	return binary.BigEndian.Uint32(block[at:]), true
+	return binary.BigEndian.Uint32(block[at+min(ns, 1)*4:]), binary.BigEndian.Uint64(block[at+8:]), true
+}
+
+// WordStarts adds to starts the first character of each word of text
+// (catalog.EachWord), a bit each: a to z and 0 to 9 a bit of their own,
+// any other character one of the 28 bits left, by its code point. A
+// word can start with a prefix only if the bit of the prefix's first
+// character is set.
+func WordStarts(starts uint64, text []byte) uint64 {
+	catalog.EachWord(text, func(w []byte) {
+		r, _ := utf8.DecodeRune(w)
+		starts |= WordStartBit(r)
+	})
+	return starts
+}
+
+// WordStartBit is the bit of WordStarts for a word's first character.
+func WordStartBit(r rune) uint64 {
+	switch {
+	case 'a' <= r && r <= 'z':
+		return 1 << (r - 'a')
+	case '0' <= r && r <= '9':
+		return 1 << (26 + r - '0')
+	}
+	return 1 << (36 + uint32(r)%28)
 }
 
 // NameRecord is a distinct name as the completions bucket holds it, at

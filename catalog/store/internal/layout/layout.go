@@ -126,8 +126,9 @@ const IndexBlockSize = 16
 // shorter, two to a page (postings.go, BitmapSpan); catalogd/11 gives the
 // rankings of names one order of places (completions.go); catalogd/12
 // stores a long run's first names of each zone as a prefix's are;
-// catalogd/13 adds the places of each card's name (completions.go).
-const FormatVersion = "catalogd/13"
+// catalogd/13 adds the places of each card's name (completions.go);
+// catalogd/14 the starts of its words beside them.
+const FormatVersion = "catalogd/14"
 
 // Info describes one generation of the catalogue.
 type Info struct {
