@@ -441,7 +441,7 @@ func sharedNamesSnapshot(seed uint64, cards int) ([]catalog.Set, []catalog.Card)
 // it.
 func (c oracleCatalogue) open(t *testing.T) *DB {
 	small := build.DefaultLimits()
-	small.Postings, small.RunSort = 16<<10, 16<<10
+	small.Postings, small.RunSort, small.PlaceSort = 16<<10, 16<<10, 4<<10
 	return openCatalogue(t, writeCatalogue(t, c.sets, c.cards, small, func(w *build.Writer) {
 		for _, g := range c.groups {
 			if err := w.AddNames(g); err != nil {

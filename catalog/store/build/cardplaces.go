@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 
 	"github.com/catalogd/catalogd/catalog/store/internal/layout"
 )
@@ -83,7 +82,7 @@ func (c *cardSeqs) close() { c.f.Close() }
 // layout.PlaceBlockSize cards: the card's name's place in every zone's
 // ranking, and in its zone's, and the starts of its words.
 func (w *Writer) writeCardPlaces(cards *cardSeqs, placeSeqs *sorter) error {
-	byCard := newSorter(filepath.Dir(w.path), placeSortMemory)
+	byCard := w.newPlaceSorter()
 	defer byCard.close()
 	if err := cards.rewind(); err != nil {
 		return err

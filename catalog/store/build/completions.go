@@ -151,7 +151,7 @@ func (w *Writer) writeCompletions() error {
 	if err := w.rankNames(ranked, cards); err != nil {
 		return fmt.Errorf("write catalogue %s: names: %w", w.path, err)
 	}
-	placeSeqs := newSorter(dir, placeSortMemory)
+	placeSeqs := w.newPlaceSorter()
 	defer placeSeqs.close()
 	keys := w.newRunSorter()
 	defer keys.close()
@@ -159,6 +159,7 @@ func (w *Writer) writeCompletions() error {
 	if err != nil {
 		return fmt.Errorf("write catalogue %s: names: %w", w.path, err)
 	}
+	ranked.close() // spent: its memory is free for the steps after it
 	if err := w.addGroupForms(keys, places); err != nil {
 		return fmt.Errorf("write catalogue %s: names: %w", w.path, err)
 	}

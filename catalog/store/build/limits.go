@@ -11,6 +11,7 @@ type Limits struct {
 	SetSort      int // each sort of the sets' cards: runCounts, setOrder, cardKeys
 	Postings     int // bytes of posting lists held before they spill
 	RunSort      int // bytes of the sort of the autocomplete runs' entries
+	PlaceSort    int // bytes of each sort of the cards' places: by name, by card
 	MergeFanIn   int // runs merged at once: posting lists, numbers, autocomplete runs
 	SetListPiece int // bytes of a piece of a list of sets
 }
@@ -23,6 +24,7 @@ func DefaultLimits() Limits {
 		SetSort:      setSortMemory,
 		Postings:     postingMemory,
 		RunSort:      runSortMemory,
+		PlaceSort:    placeSortMemory,
 		MergeFanIn:   mergeFanIn,
 		SetListPiece: setListPiece,
 	}
@@ -46,6 +48,14 @@ func (w *Writer) newPostings() *postingBuilder {
 	p := newPostingBuilder(filepath.Dir(w.path), w.limits.Postings)
 	p.runs.fanIn = w.limits.MergeFanIn
 	return p
+}
+
+// newPlaceSorter starts a sort of the cards' places within the Writer's
+// limits.
+func (w *Writer) newPlaceSorter() *sorter {
+	s := newSorter(filepath.Dir(w.path), w.limits.PlaceSort)
+	s.runs.fanIn = w.limits.MergeFanIn
+	return s
 }
 
 // newRunSorter starts the sort of the autocomplete runs' entries within

@@ -79,7 +79,7 @@ func TestHasCardOnAHashCollision(t *testing.T) {
 // the parts they bound: the tests that write with small limits would
 // still pass, exercising nothing, if they did not.
 func TestCreateWithTakesItsLimits(t *testing.T) {
-	small := Limits{CommitAt: 1, SetSort: 2, Postings: 3, RunSort: 4, MergeFanIn: 5, SetListPiece: 6}
+	small := Limits{CommitAt: 1, SetSort: 2, Postings: 3, RunSort: 4, MergeFanIn: 5, SetListPiece: 6, PlaceSort: 7}
 	w, err := CreateWith(filepath.Join(t.TempDir(), "c.db"), small)
 	if err != nil {
 		t.Fatal(err)
