@@ -3,6 +3,7 @@ package build
 import (
 	"encoding/binary"
 	"errors"
+	"sync"
 
 	"github.com/catalogd/catalogd/catalog/store/internal/layout"
 )
@@ -13,11 +14,15 @@ import (
 // takes it on the other (docs/BENCHMARKS.md, "Sorts, prefixes and
 // lists beside what feeds them"). The keys and values are copied, in batches of
 // putBatchBytes. It returns the first error of either side; after an
-// error of put, produce's puts fail and it stops.
+// error of put (or a panic), produce's puts fail from its next batch on,
+// and it stops.
 func putBeside(produce func(put func(key, value []byte) error) error, put func(key, value []byte) error) error {
 	batches := make(chan []byte, 4)
 	spare := make(chan []byte, 4)
 	stop := make(chan struct{})
+	var stopOnce sync.Once
+	halt := func() { stopOnce.Do(func() { close(stop) }) }
+	defer halt()
 	var produced error
 	go func() {
 		defer close(batches)
@@ -53,7 +58,7 @@ func putBeside(produce func(put func(key, value []byte) error) error, put func(k
 	for b := range batches {
 		if err == nil {
 			if err = putBatch(b, put); err != nil {
-				close(stop)
+				halt()
 			}
 		}
 		select {
