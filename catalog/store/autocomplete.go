@@ -351,14 +351,7 @@ func (a *completer) name(ord uint32, n *nameView) error {
 	}
 	n.entries = n.entries[:0]
 	for _, card := range n.record.Ords {
-		v, err := a.cards.entry(card)
-		if err == nil && v == nil {
-			err = layout.ErrBadEntry
-		}
-		var e layout.IndexEntry
-		if err == nil {
-			e, err = layout.DecodeIndexEntry(v)
-		}
+		e, err := a.cards.decoded(card)
 		if err != nil {
 			return damagef("autocomplete index damaged: name %d: card %d: %v; import the catalogue again", ord, card, err)
 		}
@@ -395,14 +388,14 @@ type wordStarts struct {
 }
 
 func newWordStarts(prefix []byte, groups *groupTexts) wordStarts {
-	words := 0
+	whole := 0 // words of the prefix that are the whole of it
 	catalog.EachWord(prefix, func(w []byte) {
-		if words++; len(w) != len(prefix) {
-			words++
+		if len(w) == len(prefix) {
+			whole++
 		}
 	})
 	first, _ := utf8.DecodeRune(prefix)
-	return wordStarts{prefix: prefix, groups: groups, oneWord: words == 1, first: first}
+	return wordStarts{prefix: prefix, groups: groups, oneWord: whole == 1, first: first}
 }
 
 // text reports whether a word of text starts with the prefix.

@@ -84,17 +84,11 @@ func (c *cardPlaces) step() (done bool, err error) {
 			return false, nil
 		}
 		c.work += cardWork
-		v, err := w.entries.entry(ord)
-		if err == nil && v == nil {
-			err = layout.ErrBadEntry
-		}
-		if err == nil {
-			w.entry, err = layout.DecodeIndexEntry(v)
-		}
+		e, err := w.entries.decoded(ord)
 		if err != nil {
 			return false, damagef("search index damaged: card %d: %v; import the catalogue again", ord, err)
 		}
-		if c.check(&w.entry) {
+		if c.check(&e) {
 			c.best = layout.MergeFirst(nil, c.best, []uint32{place}, c.a.limit)
 		}
 		return false, nil

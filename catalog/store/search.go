@@ -300,6 +300,19 @@ func (b *indexBlocks) entry(ord uint32) ([]byte, error) {
 	return v, nil
 }
 
+// decoded returns the entry of ordinal ord, decoded: one that is missing
+// is an error, for a name's record or a list named it.
+func (b *indexBlocks) decoded(ord uint32) (layout.IndexEntry, error) {
+	v, err := b.entry(ord)
+	if err == nil && v == nil {
+		err = layout.ErrBadEntry
+	}
+	if err != nil {
+		return layout.IndexEntry{}, err
+	}
+	return layout.DecodeIndexEntry(v)
+}
+
 // inZone reports whether zone z may hold cards of sets: any zone when sets
 // is nil, no set filter.
 func inZone(sets []layout.StoredSet, z int) bool {
