@@ -14,14 +14,8 @@ func TestWordStarts(t *testing.T) {
 	for _, text := range []string{"pikachu 25 ex", "リザードンex 皮卡丘", "mr. mime & co-op 7a", "ピカチュウ pikachu", ""} {
 		starts := WordStarts(0, []byte(text))
 		catalog.EachWord([]byte(text), func(w []byte) {
-			for n := 1; n <= len(w); n++ {
-				if !utf8.Valid(w[:n]) {
-					continue
-				}
-				first, _ := utf8.DecodeRune(w)
-				if starts&WordStartBit(first) == 0 {
-					t.Errorf("%q: the word %q is not among its starts", text, w[:n])
-				}
+			if first, _ := utf8.DecodeRune(w); starts&WordStartBit(first) == 0 {
+				t.Errorf("%q: the word %q is not among its starts", text, w)
 			}
 		})
 		for r := 'a'; r <= 'z'; r++ {
