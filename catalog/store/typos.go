@@ -2,6 +2,7 @@ package store
 
 import (
 	"bytes"
+	"encoding/binary"
 
 	"github.com/catalogd/catalogd/catalog"
 	"github.com/catalogd/catalogd/catalog/store/internal/layout"
@@ -67,7 +68,8 @@ func (t *term) automaton() *editAutomaton {
 }
 
 // planTypo returns the lists of the words of the dictionary near the
-// term, as the term's own are found: their names' grams and their groups.
+// term: of a word that names its few cards, those cards; of another, the
+// lists a term's own are found by, its names' grams and its groups.
 func planTypo(r *reader, t *term, words dictionary, longestName int, refIn func(*bolt.Cursor, []byte) listRef) ([]termRef, error) {
 	near, err := nearWords(words, t.automaton())
 	if err != nil || len(near) == 0 {
@@ -77,6 +79,14 @@ func planTypo(r *reader, t *term, words dictionary, longestName int, refIn func(
 	refs := make([]termRef, len(near))
 	for i, w := range near {
 		nt := &term{text: w.word}
+		cards, n, ok := layout.WordCards(w.cards)
+		if !ok {
+			return nil, damagef("dictionary damaged: word %q names no cards (%#x); import the catalogue again", w.word, w.cards)
+		}
+		if n > 0 {
+			refs[i] = termRef{term: nt, byName: []listRef{cardsList(w.word, cards[:n])}}
+			continue
+		}
 		refs[i] = termRef{term: nt, byName: appendNameLists(nil, w.word, longestName, ref)}
 		refs[i].byGroup, refs[i].byGrams, refs[i].inGroups = planGroups(r, w.word, refIn)
 	}
@@ -85,6 +95,19 @@ func planTypo(r *reader, t *term, words dictionary, longestName int, refIn func(
 		t.typo.nearest = min(t.typo.nearest, w.edits)
 	}
 	return refs, nil
+}
+
+// cardsList returns a list held whole of cards, ascending ordinals, the
+// cards of a word of the dictionary (its key names the word in a report
+// of damage).
+func cardsList(word []byte, cards []uint32) listRef {
+	l := listRef{key: append([]byte("word "), word...), count: uint64(len(cards))}
+	prev := uint32(0)
+	for _, c := range cards {
+		l.inline = binary.AppendUvarint(l.inline, uint64(c-prev))
+		prev = c
+	}
+	return l
 }
 
 // leastEdits reports whether a result of the terms may take edits, and

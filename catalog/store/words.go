@@ -73,10 +73,12 @@ func loadWords(tx *bolt.Tx) (dictionary, error) {
 	return d, nil
 }
 
-// nearWord is a word of the dictionary a few edits from a term.
+// nearWord is a word of the dictionary a few edits from a term, with
+// its value (layout.WordCards).
 type nearWord struct {
 	word  []byte
 	edits int
+	cards uint64
 }
 
 // nearWords returns the words of the dictionary that whole, a term's
@@ -107,11 +109,11 @@ func nearWords(dict dictionary, whole *editAutomaton) (words []nearWord, err err
 	runes, edits := whole.term, whole.edits
 	term := []byte(string(runes))
 	seen := make(map[string]bool)
-	add := func(word []byte) {
+	add := func(word []byte, cards uint64) {
 		if !bytes.Equal(word, term) && !seen[string(word)] {
 			seen[string(word)] = true
 			edits, _ := whole.distance(word)
-			words = append(words, nearWord{bytes.Clone(word), edits})
+			words = append(words, nearWord{bytes.Clone(word), edits, cards})
 		}
 	}
 	type walk struct {
@@ -145,11 +147,11 @@ func nearWords(dict dictionary, whole *editAutomaton) (words []nearWord, err err
 		for _, p := range scriptsOf(walk.pieces) {
 			it, err := p.Search(walk.a, nil, nil)
 			for err == nil {
-				found, _ := it.Current()
+				found, cards := it.Current()
 				if walk.back {
 					found = layout.AppendReversed(word[:0], found)
 				}
-				add(found)
+				add(found, cards)
 				err = it.Next()
 			}
 			if err != vellum.ErrIteratorDone {

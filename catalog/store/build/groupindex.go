@@ -49,7 +49,7 @@ func (w *Writer) writeGroups() (*groupLists, error) {
 		if err := postings.addGrams(uint32(id), []byte(text)); err != nil {
 			return nil, fmt.Errorf("write catalogue %s: name groups: %w", w.path, err)
 		}
-		if err := addWords(w.words, w.wordsBackward, []byte(text)); err != nil {
+		if err := addWords(w.words, w.wordsBackward, []byte(text), layout.GroupWord); err != nil {
 			return nil, fmt.Errorf("write catalogue %s: name groups: %w", w.path, err)
 		}
 	}

@@ -77,7 +77,7 @@ func (w *Writer) writeIndex() error {
 		if err := w.cardNames.add(w.cardNames.key, w.cardNames.value); err != nil {
 			return fmt.Errorf("write catalogue %s: names: %w", w.path, err)
 		}
-		words.add(e.Name)
+		words.add(ord, e.Name)
 		if err := postings.add(ord, entry); err != nil {
 			return fmt.Errorf("write catalogue %s: search index: %w", w.path, err)
 		}

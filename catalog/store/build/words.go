@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"slices"
 	"unicode/utf8"
 
 	"github.com/blevesearch/vellum"
@@ -39,20 +40,24 @@ func wordScript(word []byte) byte {
 	return 0
 }
 
-// addWords adds the words of a text to the sorts of the dictionary, which
-// keep each once, after its script: forward, and backward those that a
-// term of two edits may be near.
-func addWords(forward, backward *sorter, text []byte) error {
+// addWords adds the words of a text to the sorts of the dictionary, each
+// after its script and with card, the ordinal of the card whose search
+// text it is (layout.GroupWord for a name group's): forward, and backward
+// those that a term of two edits may be near. Sorted, each word's cards
+// are in a row (buildWordPieces).
+func addWords(forward, backward *sorter, text []byte, card uint32) error {
 	var err error
 	var key []byte
+	var value [4]byte
+	binary.BigEndian.PutUint32(value[:], card)
 	catalog.EachWord(text, func(word []byte) {
 		if err != nil || !layout.DictWord(word) {
 			return
 		}
 		key = append(append(key[:0], wordScript(word)), word...)
-		if err = forward.add(key, nil); err == nil && utf8.RuneCount(word) >= minBackwardWord {
+		if err = forward.add(key, value[:]); err == nil && utf8.RuneCount(word) >= minBackwardWord {
 			key = layout.AppendReversed(key[:1], word)
-			err = backward.add(key, nil)
+			err = backward.add(key, value[:])
 		}
 	})
 	return err
@@ -64,7 +69,7 @@ func addWords(forward, backward *sorter, text []byte) error {
 // builds the pieces of the dictionary, which writeWords puts. It needs
 // nothing of the file, and on two cores costs the import little time.
 type wordBuild struct {
-	texts  chan []byte // batches of uvarint-length-prefixed texts
+	texts  chan []byte // batches of cards' ordinals and their texts (add)
 	batch  []byte
 	closed bool
 	pieces chan wordPiece
@@ -80,7 +85,8 @@ type wordPiece struct {
 }
 
 // wordBatchBytes is the size of a batch of texts handed to the build, and
-// recentTexts the texts it remembers so as not to add their words again.
+// recentTexts the texts it remembers so as not to add their words again
+// once more cards than a word's value names have them.
 const (
 	wordBatchBytes = 64 << 10
 	recentTexts    = 8192
@@ -95,23 +101,26 @@ func (w *Writer) startWords() *wordBuild {
 	go func() {
 		defer close(b.pieces)
 		var err error
-		// Names repeat: a text met lately adds no word.
-		seen := make(map[string]struct{})
+		// Names repeat: a text met lately on more cards than a word's
+		// value names adds no word.
+		seen := make(map[string]int)
 		for batch := range b.texts {
 			for len(batch) > 0 && err == nil {
-				text, rest, ok := layout.LengthPrefixed(batch)
-				if !ok {
+				card, n := binary.Uvarint(batch)
+				text, rest, ok := layout.LengthPrefixed(batch[max(n, 0):])
+				if n <= 0 || card >= layout.GroupWord || !ok {
 					err = layout.ErrBadEntry
+					break
 				}
 				batch = rest
-				if _, ok := seen[string(text)]; ok {
+				if seen[string(text)] > layout.MaxWordCards {
 					continue
 				}
 				if len(seen) == recentTexts {
 					clear(seen)
 				}
-				seen[string(text)] = struct{}{}
-				err = cmp.Or(err, addWords(forward, backward, text))
+				seen[string(text)]++
+				err = cmp.Or(err, addWords(forward, backward, text, uint32(card)))
 			}
 		}
 		for _, kind := range []byte{layout.WordsForward, layout.WordsBackward} {
@@ -135,8 +144,9 @@ func (w *Writer) startWords() *wordBuild {
 	return b
 }
 
-// add hands the words of a search text to the build.
-func (b *wordBuild) add(text []byte) {
+// add hands the words of a card's search text to the build.
+func (b *wordBuild) add(card uint32, text []byte) {
+	b.batch = binary.AppendUvarint(b.batch, uint64(card))
 	b.batch = binary.AppendUvarint(b.batch, uint64(len(text)))
 	b.batch = append(b.batch, text...)
 	if len(b.batch) >= wordBatchBytes {
@@ -184,14 +194,16 @@ func (w *Writer) writeWords(b *wordBuild) error {
 	return nil
 }
 
-// buildWordPieces builds FSTs of the sorted words, each once, and gives
-// each to put with the script of its words, when it has about
-// wordPieceBytes or the script changes, until put returns false. Each
-// sorted word starts with its script.
+// buildWordPieces builds FSTs of the sorted words, each once with the
+// value of its cards (layout.WordValue), and gives each to put with the
+// script of its words, when it has about wordPieceBytes or the script
+// changes, until put returns false. Each sorted word starts with its
+// script, and its value is the ordinal of a card that holds it.
 func buildWordPieces(words *sorter, put func(script byte, piece []byte) bool) error {
 	var piece bytes.Buffer
 	var b *vellum.Builder
-	var last []byte
+	var word []byte // the word met last, after its script
+	var cards wordCards
 	stopped := errors.New("stopped")
 	flush := func() error {
 		if b == nil {
@@ -201,39 +213,55 @@ func buildWordPieces(words *sorter, put func(script byte, piece []byte) bool) er
 			return err
 		}
 		b = nil
-		if !put(last[0], bytes.Clone(piece.Bytes())) {
+		if !put(word[0], bytes.Clone(piece.Bytes())) {
 			return stopped
 		}
 		piece.Reset()
 		return nil
 	}
-	err := words.each(func(key, _ []byte) error {
-		if len(key) < 2 || int(key[0]) >= layout.WordScripts {
-			return fmt.Errorf("sorted word %q: %w", key, layout.ErrBadEntry)
-		}
-		if last != nil && bytes.Equal(key, last) {
+	insert := func() error {
+		if word == nil {
 			return nil
 		}
-		if last != nil && key[0] != last[0] {
-			if err := flush(); err != nil {
-				return err
-			}
-		}
-		last = append(last[:0], key...)
 		if b == nil {
 			var err error
 			if b, err = vellum.New(&piece, nil); err != nil {
 				return err
 			}
 		}
-		if err := b.Insert(key[1:], 0); err != nil {
-			return fmt.Errorf("word %q: %w", key[1:], err)
+		if err := b.Insert(word[1:], cards.value()); err != nil {
+			return fmt.Errorf("word %q: %w", word[1:], err)
 		}
 		if piece.Len() >= wordPieceBytes {
 			return flush()
 		}
 		return nil
+	}
+	err := words.each(func(w, value []byte) error {
+		if len(w) < 2 || int(w[0]) >= layout.WordScripts || len(value) != 4 {
+			return fmt.Errorf("sorted word %q: %w", w, layout.ErrBadEntry)
+		}
+		card := binary.BigEndian.Uint32(value)
+		if word != nil && bytes.Equal(w, word) {
+			cards.add(card)
+			return nil
+		}
+		if err := insert(); err != nil {
+			return err
+		}
+		if word != nil && w[0] != word[0] {
+			if err := flush(); err != nil {
+				return err
+			}
+		}
+		word = append(word[:0], w...)
+		cards = wordCards{}
+		cards.add(card)
+		return nil
 	})
+	if err == nil {
+		err = insert()
+	}
 	if err == nil {
 		err = flush()
 	}
@@ -241,4 +269,31 @@ func buildWordPieces(words *sorter, put func(script byte, piece []byte) bool) er
 		return nil
 	}
 	return err
+}
+
+// wordCards gathers the cards of a word for its value: none once it has
+// more than layout.MaxWordCards, or a name group's.
+type wordCards struct {
+	cards [layout.MaxWordCards]uint32
+	n     int
+	many  bool
+}
+
+func (c *wordCards) add(card uint32) {
+	switch {
+	case c.many || slices.Contains(c.cards[:c.n], card): // a word twice in one text
+	case c.n == len(c.cards) || card == layout.GroupWord:
+		c.many = true
+	default:
+		c.cards[c.n] = card
+		c.n++
+	}
+}
+
+func (c *wordCards) value() uint64 {
+	if c.many {
+		return 0
+	}
+	slices.Sort(c.cards[:c.n])
+	return layout.WordValue(c.cards[:c.n])
 }

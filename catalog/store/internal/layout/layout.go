@@ -111,7 +111,9 @@ const IndexBlockSize = 16
 // FormatVersion changes whenever the layout does; Open refuses other versions
 // so that a newer file never serves wrong answers from an older binary, nor
 // an older file from a newer one. A bucket that older binaries ignore and
-// newer ones do without (pageMarks) leaves it as it is.
+// newer ones do without (pageMarks), or values that they ignore and newer
+// ones read as unknown (the cards of a word of the dictionary, 0 in older
+// files: words.go), leave it as it is.
 //
 // catalogd/1 stored each card twice (by id and by set); catalogd/2 stores it
 // once and maps ids to it; catalogd/3 orders the search index by zone and
