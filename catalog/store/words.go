@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
+	"slices"
 	"unicode/utf8"
 
 	"github.com/blevesearch/vellum"
@@ -88,16 +89,18 @@ type nearWord struct {
 // With one edit, the forward pieces of the term's scripts are walked
 // with its automaton. With two, that walk would reach every prefix of two
 // characters and most of three: tens of milliseconds on millions of words.
-// So the term is cut in two halves, and a word within two edits has a
-// start within one edit of the first half, or an end within one edit of
-// the second: an alignment of the word with the term costs at most two,
-// cut where the halves meet it costs at most three (a swap across the
-// cut is two substitutions), so one half costs at most one. The words of
-// the first kind are found in the forward pieces, walked with the term's
-// automaton held to starts near the first half (prefixedAutomaton); those
-// of the second in the backward pieces, likewise with everything
-// reversed. A word within two edits of a term of TwoEditsFrom code points
-// has the build's minBackwardWord or more, which the backward pieces hold.
+// So the term is cut in two halves. An alignment of a word with the term
+// costs at most two; cut where the halves meet, the second half's part
+// costs at most one, or else it costs two and the first half's none: the
+// word starts with the first half as it is, or, when a swap crosses the
+// cut, with the first half's last character replaced by the second's
+// first. The words of the first kind are found in the backward pieces,
+// walked with the term's automaton reversed and held to starts within
+// one edit of the second half reversed (prefixedAutomaton); those of the
+// second in the forward pieces, held to those two starts, which leave
+// few branches to walk. A word within two edits of a term of
+// TwoEditsFrom code points has the build's minBackwardWord or more, which
+// the backward pieces hold.
 //
 // A damaged piece makes vellum panic: it is told as a damaged file.
 func nearWords(dict dictionary, whole *editAutomaton) (words []nearWord, err error) {
@@ -124,9 +127,16 @@ func nearWords(dict dictionary, whole *editAutomaton) (words []nearWord, err err
 	walks := []walk{{&dict.forward, whole, false}}
 	if edits == 2 {
 		half := len(runes) / 2
+		start := func(first []rune) walk {
+			return walk{&dict.forward, newPrefixedAutomaton(whole, newEditAutomaton([]byte(string(first)), 0)), false}
+		}
 		walks = []walk{
-			{&dict.forward, newPrefixedAutomaton(whole, newEditAutomaton([]byte(string(runes[:half])), 1)), false},
+			start(runes[:half]),
 			{&dict.backward, newPrefixedAutomaton(newEditAutomaton(layout.AppendReversed(nil, term), 2), newEditAutomaton(layout.AppendReversed(nil, []byte(string(runes[half:]))), 1)), true},
+		}
+		if runes[half-1] != runes[half] {
+			swapped := append(slices.Clone(runes[:half-1]), runes[half])
+			walks = append(walks, start(swapped))
 		}
 	}
 	// The words of the term's scripts, and of none.
