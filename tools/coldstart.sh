@@ -7,7 +7,8 @@
 # usage: tools/coldstart.sh CATALOG.db QUERY...
 #
 # CATALOGD names the binary (default: catalogd on the PATH); SERVE_ARGS adds
-# flags to serve (--answer-cache-mb=0, say). 127.0.0.1 only.
+# flags to serve (--answer-cache-mb=0, say); SEARCH_ARGS adds parameters to
+# the search, as curl arguments (-d fuzzy=true, say). 127.0.0.1 only.
 set -euo pipefail
 db=$1; shift
 bin=${CATALOGD:-catalogd}
@@ -28,8 +29,9 @@ for q in "$@"; do
   ready=$(( ($(date +%s%N) - start) / 1000000 ))
   token=$(grep -o 'Bearer [A-Za-z0-9._-]*' "$log" | head -1 | cut -d' ' -f2)
   search() {
+    # shellcheck disable=SC2086 # SEARCH_ARGS is a list of curl arguments
     curl -s -o /dev/null -w '%{http_code} %{time_total}\n' -G -H "Authorization: Bearer $token" \
-      --data-urlencode "q=$q" -d limit=25 http://127.0.0.1:$port/api/v1/catalog/search
+      --data-urlencode "q=$q" -d limit=25 ${SEARCH_ARGS:-} http://127.0.0.1:$port/api/v1/catalog/search
   }
   read -r code1 cold <<<"$(search)"
   read -r code2 warm <<<"$(search)"
