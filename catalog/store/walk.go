@@ -75,6 +75,9 @@ type storedList struct {
 	loaded  bool
 	started bool // cur is an ordinal of the block loaded
 	done    bool
+
+	inOrder          int     // blocks loaded in a row, each the next (readAhead)
+	readFrom, readTo uintptr // the addresses the kernel was last asked to read
 }
 
 // listRef names a stored list, gives its length and, for a short list,
@@ -223,11 +226,14 @@ func (l *storedList) load(min uint32) {
 		// The next block, if it is the one.
 		if k, v = l.c.Next(); l.ofList(k) && binary.BigEndian.Uint32(k[len(l.key):]) < min {
 			k = nil
+		} else if l.ofList(k) {
+			l.readAhead(v)
 		}
 	}
 	if k == nil {
 		l.bkey = binary.BigEndian.AppendUint32(append(l.bkey[:0], l.key...), min)
 		k, v = l.c.Seek(l.bkey)
+		l.inOrder = 0
 	}
 	if !l.ofList(k) {
 		l.done = true
