@@ -89,8 +89,9 @@ func byteClasses(code [][]byte) (class [256]uint8, n int) {
 	return class, n + 5
 }
 
-// newEditAutomaton returns the automaton of the words within edits (1 or
-// 2) of term.
+// newEditAutomaton returns the automaton of the words within edits (0, 1
+// or 2) of term: 0 holds a walk to the starts of a term of two edits
+// (nearWords).
 func newEditAutomaton(term []byte, edits int) *editAutomaton {
 	a := &editAutomaton{term: []rune(string(term)), edits: edits, ids: make(map[string]int32)}
 	for _, r := range a.term {

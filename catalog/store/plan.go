@@ -30,7 +30,8 @@ type searchPlan struct {
 // trigrams, the rarest first (its bigram or its character, for a shorter
 // term), those whose number is the term, and those of the name groups
 // that hold it (see planGroups); in a fuzzy search, the same of each word
-// of the dictionary a few edits from it (see planTypo).
+// of the dictionary a few edits from it, or the cards the word's value
+// names (see planTypo).
 type termRef struct {
 	term     *term
 	byName   []listRef

@@ -20,8 +20,9 @@ import (
 // script, in pieces of a bounded size (build/words.go); and the words a term of two
 // edits may be near written backwards, sorted likewise. A term's words are
 // those its edit automaton accepts, found by walking the pieces with it
-// (see nearWords); each word is then looked up in the index as a term
-// would be.
+// (see nearWords); each word is then looked up by the cards its value
+// names, or, when it names none, in the index as a term would be
+// (planTypo).
 
 // dictionary is the pieces of the dictionary, by script: forward, and
 // backward.
@@ -91,10 +92,10 @@ type nearWord struct {
 // characters and most of three: tens of milliseconds on millions of words.
 // So the term is cut in two halves. An alignment of a word with the term
 // costs at most two; cut where the halves meet, the second half's part
-// costs at most one, or else it costs two and the first half's none: the
-// word starts with the first half as it is, or, when a swap crosses the
-// cut, with the first half's last character replaced by the second's
-// first. The words of the first kind are found in the backward pieces,
+// costs at most one, or else it costs two and the first half's nothing
+// but its share of a swap across the cut: the word starts with the first
+// half as it is, or, when a swap crosses the cut, with the first half's
+// last character replaced by the second's first. The words of the first kind are found in the backward pieces,
 // walked with the term's automaton reversed and held to starts within
 // one edit of the second half reversed (prefixedAutomaton); those of the
 // second in the forward pieces, held to those two starts, which leave

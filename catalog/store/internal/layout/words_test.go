@@ -19,9 +19,9 @@ func TestWordValue(t *testing.T) {
 		t.Errorf("a word of no cards named has value %#x, want 0", WordValue(nil))
 	}
 	for _, v := range []uint64{
-		1 << 32,            // a second card without a first
-		2 | 2<<32,          // one card twice
-		5 | 3<<32,          // out of order
+		1 << 32,   // a second card without a first
+		2 | 2<<32, // one card twice
+		5 | 3<<32, // out of order
 		WordValue([]uint32{4, 2}),
 	} {
 		if cards, n, ok := WordCards(v); ok {
