@@ -11,12 +11,16 @@ import (
 // read a page a fault from a cold file they cost a read from disk each
 // (docs/BENCHMARKS.md, "The cards of a near word", cold). So from the
 // readAheadAfter'th block a walk loads in order, each the next of the
-// one before, the kernel is asked (MADV_WILLNEED) to read the
-// readAheadBytes from the block's page on, and again once the walk passes
-// them. A walk of a few blocks, which most searches are, asks for nothing.
+// one before, the kernel is asked (MADV_WILLNEED) to read ahead from the
+// block's page on, and again once the walk passes what it asked for:
+// first readAheadFirst bytes, then twice as many each time, up to
+// readAheadMost, as the kernel's own read-ahead grows, so that a walk
+// that soon stops has had little read for nothing. A walk of a few
+// blocks, which most searches are, asks for nothing.
 const (
-	readAheadBytes = 256 << 10
 	readAheadAfter = 8
+	readAheadFirst = 32 << 10
+	readAheadMost  = 512 << 10
 )
 
 // willNeed asks the kernel to read the n bytes of the file's mapping from
@@ -40,7 +44,11 @@ func (l *storedList) readAhead(block []byte) {
 	}
 	// The mapping starts at a page, so the block's page is in it.
 	start := unsafe.Add(p, -int(at%uintptr(syscall.Getpagesize())))
+	n := readAheadFirst
+	if l.readTo > 0 {
+		n = min(2*int(l.readTo-l.readFrom), readAheadMost)
+	}
 	l.readFrom = uintptr(start)
-	l.readTo = l.readFrom + readAheadBytes
-	willNeed(start, readAheadBytes)
+	l.readTo = l.readFrom + uintptr(n)
+	willNeed(start, uintptr(n))
 }

@@ -26,12 +26,13 @@ func watchReadAhead(t *testing.T) *[][2]uintptr {
 
 // TestReadAhead walks blocks along a mapped region as a list's walk loads
 // them: the kernel is asked for nothing before the readAheadAfter'th
-// block in order, then for readAheadBytes from the page that holds the
-// block, again once the walk passes them.
+// block in order, then for readAheadFirst bytes from the page that holds
+// the block, and once the walk passes them, for twice as many from the
+// page of the block that did, up to readAheadMost.
 func TestReadAhead(t *testing.T) {
 	asked := watchReadAhead(t)
 	page := uintptr(os.Getpagesize())
-	region, err := syscall.Mmap(-1, 0, 4*readAheadBytes, syscall.PROT_READ, syscall.MAP_PRIVATE|syscall.MAP_ANON)
+	region, err := syscall.Mmap(-1, 0, 4*readAheadMost, syscall.PROT_READ, syscall.MAP_PRIVATE|syscall.MAP_ANON)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -40,6 +41,7 @@ func TestReadAhead(t *testing.T) {
 	const blockLen = 2000
 	for i, at := 1, 100; at+blockLen <= len(region); i, at = i+1, at+blockLen {
 		block := region[at : at+blockLen]
+		before := len(*asked)
 		l.readAhead(block)
 		addr := uintptr(unsafe.Pointer(&block[0]))
 		if i < readAheadAfter {
@@ -49,12 +51,24 @@ func TestReadAhead(t *testing.T) {
 			continue
 		}
 		last := (*asked)[len(*asked)-1]
-		if last[0]%page != 0 || last[0] > addr || addr+blockLen > last[1] || last[1]-last[0] != readAheadBytes {
+		if last[0]%page != 0 || last[0] > addr || addr+blockLen > last[1] {
 			t.Fatalf("block %d at %#x: the last range asked for is [%#x, %#x)", i, addr, last[0], last[1])
 		}
+		if len(*asked) == before {
+			continue
+		}
+		want := uintptr(readAheadFirst)
+		if len(*asked) > 1 {
+			prev := (*asked)[len(*asked)-2]
+			want = min(2*(prev[1]-prev[0]), readAheadMost)
+		}
+		if last[1]-last[0] != want {
+			t.Fatalf("ask %d: %d bytes, want %d", len(*asked), last[1]-last[0], want)
+		}
 	}
-	// From the eighth block to the end of four times readAheadBytes.
-	if n := len(*asked); n < 3 || n > 5 {
+	// 32, 64, 128, 256 and 512 KiB, then 512 KiB at a time to the end of
+	// 2 MiB: about eight asks.
+	if n := len(*asked); n < 6 || n > 9 {
 		t.Errorf("asked %d times to read ahead over %d bytes", n, len(region))
 	}
 }
