@@ -69,8 +69,8 @@ func (db *DB) newCardPlaces(r *reader, a *completer, others []term, last []byte)
 func (c *cardPlaces) step() (done bool, err error) {
 	for len(c.walks) > 0 {
 		w := c.walks[0]
-		ord, ok := w.driver.seek(w.next)
-		if !ok || ord >= w.hi {
+		ord, ok := seekBelow(w.driver, w.next, w.hi)
+		if !ok {
 			c.walks = c.walks[1:]
 			continue
 		}

@@ -191,8 +191,8 @@ type zoneWalk struct {
 // advance makes the walk's next result ready, or the walk done.
 func (w *zoneWalk) advance(check func(*layout.IndexEntry) bool) error {
 	for !w.ready && !w.done {
-		ord, ok := w.driver.seek(w.next)
-		if !ok || ord >= w.hi {
+		ord, ok := seekBelow(w.driver, w.next, w.hi)
+		if !ok {
 			w.done = true
 			break
 		}
@@ -207,11 +207,7 @@ func (w *zoneWalk) advance(check func(*layout.IndexEntry) bool) error {
 			return fmt.Errorf("index entry %d: %w", ord, err)
 		}
 		w.ready = check(&w.entry)
-		if ord == ^uint32(0) {
-			w.done = !w.ready
-			break
-		}
-		w.next = ord + 1
+		w.next = ord + 1 // below hi, so no wrap
 	}
 	return nil
 }

@@ -32,8 +32,32 @@ type ordinals interface {
 	// bound returns an ordinal from min up to the first the list has at
 	// or above min, without walking the list to find that one: for an
 	// intersection, the largest of its lists' bounds. It is false when
-	// the list has no ordinal at or above min.
+	// the list has no ordinal at or above min. A bound that is min itself
+	// is on the list: a list read as stored has exact bounds, an
+	// intersection's is min only when each of its lists' is, a union's
+	// when one of its lists' is.
 	bound(min uint32) (uint32, bool)
+}
+
+// seekBelow returns the first ordinal of o from min up to hi, hi not
+// included, in rounds of bounds: a zone's walk stops where its zone
+// does, rather than walk its lists through the zones after it to find
+// that they share no card there, and an intersection within a union
+// within o (a term's gram lists, beside its number's and its groups')
+// takes a round a turn rather than walk to the next card its own lists
+// share, which the others may pass anyway.
+func seekBelow(o ordinals, min, hi uint32) (uint32, bool) {
+	for min < hi {
+		b, ok := o.bound(min)
+		if !ok || b >= hi {
+			break
+		}
+		if b == min {
+			return b, true
+		}
+		min = b
+	}
+	return 0, false
 }
 
 // windowSize is the most ordinals a windowed intersection takes at once.

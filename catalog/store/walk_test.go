@@ -1,0 +1,82 @@
+package store
+
+import (
+	"encoding/binary"
+	"math/rand/v2"
+	"slices"
+	"testing"
+)
+
+// TestSeekBelow walks a term's shape of lists (an intersection of one list
+// and a union of an intersection and a list) through a zone, and checks
+// each ordinal found against the sets themselves. Past the zone the lists
+// share no ordinal until a last one they all hold, far on: the walk must
+// stop where the zone does, not walk on to that one.
+func TestSeekBelow(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	const last = 1 << 20
+	for round := range 500 {
+		hi := 1 + uint32(rng.IntN(300))
+		lo := uint32(rng.IntN(int(hi)))
+		sets := make([][]uint32, 4)
+		lists := make([]storedList, len(sets))
+		for i := range sets {
+			sets[i] = randomOrdinals(rng, rng.IntN(min(int(hi), 80)), hi)
+			for k := range 20 {
+				sets[i] = append(sets[i], hi+uint32(i+4*k))
+			}
+			sets[i] = append(sets[i], last)
+			lists[i] = newList(nil, inlineRef(sets[i]))
+		}
+		o := intersection{&lists[0], union{intersection{&lists[1], &lists[2]}, &lists[3]}}
+		var got []uint32
+		for next := lo; ; {
+			ord, ok := seekBelow(o, next, hi)
+			if !ok {
+				break
+			}
+			got = append(got, ord)
+			next = ord + 1
+		}
+		var want []uint32
+		for _, v := range sets[0] {
+			if v >= lo && v < hi && (slices.Contains(sets[1], v) && slices.Contains(sets[2], v) || slices.Contains(sets[3], v)) {
+				want = append(want, v)
+			}
+		}
+		if !slices.Equal(got, want) {
+			t.Fatalf("round %d, zone [%d, %d): got %v, want %v", round, lo, hi, got, want)
+		}
+		for i := range lists {
+			if l := &lists[i]; l.started && l.cur == last {
+				t.Fatalf("round %d, zone [%d, %d): list %d walked on to %d", round, lo, hi, i, l.cur)
+			}
+		}
+	}
+}
+
+// randomOrdinals returns n distinct ordinals below limit, in order.
+func randomOrdinals(rng *rand.Rand, n int, limit uint32) []uint32 {
+	seen := map[uint32]bool{}
+	for len(seen) < n {
+		seen[rng.Uint32N(limit)] = true
+	}
+	out := make([]uint32, 0, n)
+	for v := range seen {
+		out = append(out, v)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// inlineRef is a list held whole, as the import writes a short one: its
+// first ordinal, then the gap to each next.
+func inlineRef(ords []uint32) listRef {
+	var data []byte
+	prev := uint32(0)
+	for _, v := range ords {
+		data = binary.AppendUvarint(data, uint64(v-prev))
+		prev = v
+	}
+	return listRef{count: uint64(len(ords)), inline: data}
+}
