@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/catalogd/catalogd/catalog"
@@ -462,21 +463,47 @@ func (n *nameView) holds(terms []term, starts *wordStarts) bool {
 	})
 }
 
-// onlyCardsWay, which a test sets, makes wordsWithOthers take the cards'
-// way alone, so that the test checks its every answer rather than those
-// it finds first.
-var onlyCardsWay bool
+// oneWayAlone, which a test sets to cardsWay or namesWay, makes
+// wordsWithOthers take that way alone, so that the test checks its every
+// answer rather than those it finds first.
+var oneWayAlone int
+
+const (
+	cardsWay = 1 + iota
+	namesWay
+)
+
+// turnClock is the time by which wordsWithOthers bounds the turns of the
+// cards' way (see cardsTimeShare): a monotonic clock. Which way finds an
+// answer first depends on it; the answer does not.
+var turnClock = func() time.Duration { return time.Since(clockStart) }
+
+var clockStart = time.Now()
+
+// cardStepsATurn is the most steps of the cards' way between two readings
+// of turnClock: each takes up to a few microseconds, a reading some tens
+// of nanoseconds.
+const cardStepsATurn = 8
+
+// cardsTimeShare is the most time the cards' way takes, in turns, for
+// each unit the names' way has taken: enough that the work the two ways
+// are weighed by (see nameWork) decides where it is right, as on a
+// million names that do not repeat; a bound where it is not, as on ten
+// million cards of names that do, whose lists are many or rarely meet.
+const cardsTimeShare = 4
 
 // wordsWithOthers returns the first names of the namespace with a word
 // that starts with last and that hold every one of others. Two ways find
-// them, and a step of each is taken in turn until one is done: the last
-// term's names in rank order, each checked against the others (done once
-// limit of them hold the others, or none is left), and the cards that
-// the search index's lists give for every term, ranked by their names'
-// places (cardPlaces; done once every such card is met). Each way is
-// cheap where the other is dear: names that hold the others are common
-// among the last term's, or the cards that the lists give are few. A
-// query costs about twice the cheaper of the two.
+// them, and they take turns until one is done: the last term's names in
+// rank order, each checked against the others (done once limit of them
+// hold the others, or none is left), and the cards that the search
+// index's lists give for every term, ranked by their names' places
+// (cardPlaces; done once every such card is met). Each way is cheap where
+// the other is dear: names that hold the others are common among the
+// last term's, or the cards that the lists give are few. A turn of the
+// cards' way ends once its work passes the names' (see nameWork) or its
+// time passes cardsTimeShare times theirs: where the lists are many or
+// rarely meet, a step costs far more than its work says.
 func (db *DB) wordsWithOthers(r *reader, a *completer, others []term, last []byte) ([]uint32, error) {
 	stream, err := newNameStream(a, layout.CompleteWord, last)
 	if err != nil {
@@ -486,14 +513,15 @@ func (db *DB) wordsWithOthers(r *reader, a *completer, others []term, last []byt
 	if err != nil {
 		return nil, err
 	}
-	for onlyCardsWay {
+	for oneWayAlone == cardsWay {
 		if done, err := cards.step(); err != nil || done {
 			return cards.best, err
 		}
 	}
 	var n nameView
 	var found []uint32
-	streamed := 0
+	var namesTook, cardsTook time.Duration
+	streamed, mark := 0, turnClock()
 	for {
 		ord, ok, err := stream.next()
 		if err != nil || !ok {
@@ -507,10 +535,16 @@ func (db *DB) wordsWithOthers(r *reader, a *completer, others []term, last []byt
 				return found, r.groupTexts.damaged
 			}
 		}
-		for streamed++; cards.work < nameWork*streamed; {
-			if done, err := cards.step(); err != nil || done {
-				return cards.best, err
+		now := turnClock()
+		namesTook, mark = namesTook+now-mark, now
+		for streamed++; oneWayAlone != namesWay && cards.work < nameWork*streamed && cardsTook < cardsTimeShare*namesTook; {
+			for i := 0; i < cardStepsATurn && cards.work < nameWork*streamed; i++ {
+				if done, err := cards.step(); err != nil || done {
+					return cards.best, err
+				}
 			}
+			now = turnClock()
+			cardsTook, mark = cardsTook+now-mark, now
 		}
 	}
 }

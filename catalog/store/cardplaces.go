@@ -18,6 +18,10 @@ const (
 	nameWork  = 4 * cardWork
 )
 
+// roundsAStep is the most rounds of the lists' walk in a step of the
+// cards' way: tens to hundreds of nanoseconds each.
+const roundsAStep = 8
+
 // cardPlaces finds the first names of the cards that hold every term,
 // from the search index's lists, a card at a time in ordinal order. The
 // place of each card's name (layout.CompletePlace) tells its rank without
@@ -64,14 +68,25 @@ func (db *DB) newCardPlaces(r *reader, a *completer, others []term, last []byte)
 	return c, nil
 }
 
-// step meets the next card the lists give, and reads it if its name would
-// be among the first; done is true once there is none left.
+// step takes rounds of the lists' walk (as seekBelow does) until the lists
+// meet on a card or roundsAStep have passed; it meets that card, and reads
+// it if its name would be among the first. done is true once there is
+// none left. A step ends after a few rounds, rather than seek on to the
+// next card the lists share, for the names' way to take its turns while
+// long lists are walked that rarely meet.
 func (c *cardPlaces) step() (done bool, err error) {
-	for len(c.walks) > 0 {
+	for rounds := 1; len(c.walks) > 0; rounds++ {
 		w := c.walks[0]
-		ord, ok := seekBelow(w.driver, w.next, w.hi)
-		if !ok {
+		ord, ok := w.driver.bound(w.next)
+		if !ok || ord >= w.hi {
 			c.walks = c.walks[1:]
+			continue
+		}
+		if ord > w.next {
+			w.next = ord
+			if rounds == roundsAStep {
+				return false, nil
+			}
 			continue
 		}
 		w.next = ord + 1 // below hi, so no wrap
