@@ -218,6 +218,13 @@ func TestAutocompleteAgreesWithScan(t *testing.T) {
 	for _, c := range oracleCatalogues(t, 2000) {
 		t.Run(c.name+"/steady-clock", func(t *testing.T) { checkAutocompleteAgainstScan(t, c, 1000) })
 	}
+	// The same with a round of the lists' walk a step, for a turn to end
+	// between any two rounds.
+	defer func(n int) { roundsAStep = n }(roundsAStep)
+	roundsAStep = 1
+	for _, c := range oracleCatalogues(t, 2000) {
+		t.Run(c.name+"/a-round-a-step", func(t *testing.T) { checkAutocompleteAgainstScan(t, c, 1000) })
+	}
 }
 
 func checkAutocompleteAgainstScan(t *testing.T, c oracleCatalogue, queries int) {

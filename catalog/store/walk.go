@@ -349,7 +349,13 @@ func (u union) bound(min uint32) (uint32, bool) {
 	return best, found
 }
 
-func (w *windowed) bound(min uint32) (uint32, bool) { return w.seek(min) }
+// bound takes one window at most: the first ordinal of every list in the
+// window from min on, or the window's end when it has none, on no list
+// before it.
+func (w *windowed) bound(min uint32) (uint32, bool) {
+	ord, _, ok := w.step(min)
+	return ord, ok
+}
 
 func (in intersection) fill(lo, n uint32, window *bitWindow, spare *spareWindows) bool {
 	acc, other := spare.get(), spare.get()
@@ -388,7 +394,8 @@ func (in intersection) fill(lo, n uint32, window *bitWindow, spare *spareWindows
 type windowed struct {
 	in     intersection
 	lo     uint32 // of the window held
-	size   uint32 // of the window held, growing to windowSize
+	size   uint32 // of the window held
+	next   uint32 // of the window after, growing to windowSize
 	held   bool
 	empty  bool // the window held has no bit set
 	window bitWindow
@@ -401,23 +408,23 @@ type windowed struct {
 const firstWindowSize = 1 << 10
 
 func (w *windowed) seek(from uint32) (uint32, bool) {
+	for {
+		ord, found, ok := w.step(from)
+		if found || !ok {
+			return ord, ok
+		}
+		from = ord
+	}
+}
+
+// step returns the first ordinal of every list from from on in the window
+// held, once it has filled the next window if from is past it. found is
+// false when the window has none, and ord is then its end.
+func (w *windowed) step(from uint32) (ord uint32, found, ok bool) {
 	if w.held && from < w.lo {
 		from = w.lo // nothing before the window is on every list
 	}
-	for {
-		if w.held && from >= w.lo && from-w.lo < w.size {
-			for i := from - w.lo; i < w.size && !w.empty; {
-				if word := w.window[i/64] >> (i % 64); word != 0 {
-					return w.lo + i + uint32(bits.TrailingZeros64(word)), true
-				}
-				i = (i/64 + 1) * 64
-			}
-			if w.lo+w.size < w.lo {
-				return 0, false // the window ended at the last ordinal
-			}
-			from = w.lo + w.size
-			w.size = 2 * w.size
-		}
+	if !w.held || from-w.lo >= w.size {
 		// The next window starts where every list has an ordinal left:
 		// one seek each, where finding the first ordinal they share
 		// would be the walk this avoids. It starts at a multiple of 64,
@@ -425,14 +432,26 @@ func (w *windowed) seek(from uint32) (uint32, bool) {
 		// whole; the bits below from are not looked at.
 		lo, ok := w.in.bound(from)
 		if !ok {
-			return 0, false
+			return 0, false, false
 		}
 		lo &^= 63
-		w.size = max(firstWindowSize, min(w.size, windowSize))
+		w.size = max(firstWindowSize, min(w.next, windowSize))
 		clear(w.window[:])
 		w.empty = !w.in.fill(lo, w.size, &w.window, &w.spare)
 		w.lo, w.held, from = lo, true, max(from, lo)
 	}
+	for i := from - w.lo; i < w.size && !w.empty; {
+		if word := w.window[i/64] >> (i % 64); word != 0 {
+			return w.lo + i + uint32(bits.TrailingZeros64(word)), true, true
+		}
+		i = (i/64 + 1) * 64
+	}
+	end := w.lo + w.size
+	if end < w.lo {
+		return 0, false, false // the window ended at the last ordinal
+	}
+	w.next = 2 * w.size
+	return end, false, true
 }
 
 func (w *windowed) fill(lo, n uint32, window *bitWindow, spare *spareWindows) bool {

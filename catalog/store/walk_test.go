@@ -8,10 +8,11 @@ import (
 )
 
 // TestSeekBelow walks a term's shape of lists (an intersection of one list
-// and a union of an intersection and a list) through a zone, and checks
-// each ordinal found against the sets themselves. Past the zone the lists
-// share no ordinal until a last one they all hold, far on: the walk must
-// stop where the zone does, not walk on to that one.
+// and a union of an intersection and a list) through a zone, by leapfrog
+// and a window at a time, and checks each ordinal found against the sets
+// themselves. Past the zone the lists share no ordinal until a last one
+// they all hold, far on: the walk must stop where the zone does, not walk
+// on to that one.
 func TestSeekBelow(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
 	const last = 1 << 20
@@ -29,15 +30,7 @@ func TestSeekBelow(t *testing.T) {
 			lists[i] = newList(nil, inlineRef(sets[i]))
 		}
 		o := intersection{&lists[0], union{intersection{&lists[1], &lists[2]}, &lists[3]}}
-		var got []uint32
-		for next := lo; ; {
-			ord, ok := seekBelow(o, next, hi)
-			if !ok {
-				break
-			}
-			got = append(got, ord)
-			next = ord + 1
-		}
+		got := walkBelow(o, lo, hi)
 		var want []uint32
 		for _, v := range sets[0] {
 			if v >= lo && v < hi && (slices.Contains(sets[1], v) && slices.Contains(sets[2], v) || slices.Contains(sets[3], v)) {
@@ -52,6 +45,30 @@ func TestSeekBelow(t *testing.T) {
 				t.Fatalf("round %d, zone [%d, %d): list %d walked on to %d", round, lo, hi, i, l.cur)
 			}
 		}
+		// The same lists a window at a time, as long lists are walked.
+		for i, s := range sets {
+			lists[i] = newList(nil, inlineRef(s))
+		}
+		w := &windowed{in: o}
+		if got := walkBelow(w, lo, hi); !slices.Equal(got, want) {
+			t.Fatalf("round %d, zone [%d, %d), a window at a time: got %v, want %v", round, lo, hi, got, want)
+		}
+		if w.lo >= last/2 {
+			t.Fatalf("round %d, zone [%d, %d), a window at a time: walked on to the window at %d", round, lo, hi, w.lo)
+		}
+	}
+}
+
+// walkBelow returns every ordinal of o in [lo, hi), found by seekBelow.
+func walkBelow(o ordinals, lo, hi uint32) []uint32 {
+	var got []uint32
+	for next := lo; ; {
+		ord, ok := seekBelow(o, next, hi)
+		if !ok {
+			return got
+		}
+		got = append(got, ord)
+		next = ord + 1
 	}
 }
 
