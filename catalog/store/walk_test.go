@@ -1,7 +1,6 @@
 package store
 
 import (
-	"encoding/binary"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -27,7 +26,7 @@ func TestSeekBelow(t *testing.T) {
 				sets[i] = append(sets[i], hi+uint32(i+4*k))
 			}
 			sets[i] = append(sets[i], last)
-			lists[i] = newList(nil, inlineRef(sets[i]))
+			lists[i] = newList(nil, cardsList(nil, sets[i]))
 		}
 		o := intersection{&lists[0], union{intersection{&lists[1], &lists[2]}, &lists[3]}}
 		got := walkBelow(o, lo, hi)
@@ -47,7 +46,7 @@ func TestSeekBelow(t *testing.T) {
 		}
 		// The same lists a window at a time, as long lists are walked.
 		for i, s := range sets {
-			lists[i] = newList(nil, inlineRef(s))
+			lists[i] = newList(nil, cardsList(nil, s))
 		}
 		w := &windowed{in: o}
 		if got := walkBelow(w, lo, hi); !slices.Equal(got, want) {
@@ -84,16 +83,4 @@ func randomOrdinals(rng *rand.Rand, n int, limit uint32) []uint32 {
 	}
 	slices.Sort(out)
 	return out
-}
-
-// inlineRef is a list held whole, as the import writes a short one: its
-// first ordinal, then the gap to each next.
-func inlineRef(ords []uint32) listRef {
-	var data []byte
-	prev := uint32(0)
-	for _, v := range ords {
-		data = binary.AppendUvarint(data, uint64(v-prev))
-		prev = v
-	}
-	return listRef{count: uint64(len(ords)), inline: data}
 }

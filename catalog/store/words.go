@@ -95,13 +95,13 @@ type nearWord struct {
 // costs at most one, or else it costs two and the first half's nothing
 // but its share of a swap across the cut: the word starts with the first
 // half as it is, or, when a swap crosses the cut, with the first half's
-// last character replaced by the second's first. The words of the first kind are found in the backward pieces,
-// walked with the term's automaton reversed and held to starts within
-// one edit of the second half reversed (prefixedAutomaton); those of the
-// second in the forward pieces, held to those two starts, which leave
-// few branches to walk. A word within two edits of a term of
-// TwoEditsFrom code points has the build's minBackwardWord or more, which
-// the backward pieces hold.
+// last character replaced by the second's first. The words of the first
+// kind are found in the backward pieces, walked with the term's automaton
+// reversed and held to starts within one edit of the second half reversed
+// (prefixedAutomaton); those of the second in the forward pieces, held to
+// those two starts, which leave few branches to walk. A word within two
+// edits of a term of TwoEditsFrom code points has the build's
+// minBackwardWord or more, which the backward pieces hold.
 //
 // A damaged piece makes vellum panic: it is told as a damaged file.
 func nearWords(dict dictionary, whole *editAutomaton) (words []nearWord, err error) {
