@@ -61,12 +61,10 @@ func (g *groupTexts) anyHolds(groups, term []byte) bool {
 // cards of the groups that hold them, to be intersected (intersect is
 // then true). count is the most cards the lists name.
 func planGroups(r *reader, text []byte, ref func(c *bolt.Cursor, key []byte) listRef) (lists []listRef, intersect bool, count uint64) {
-	n := min(3, utf8.RuneCount(text))
-	grams, none := termGrams(nil, text, n, func(key []byte) listRef { return ref(r.groupCursor, key) })
-	if none || len(grams) == 0 {
+	apart, n := groupGrams(r, text, ref)
+	if len(apart) == 0 {
 		return nil, false, 0
 	}
-	apart := appendRarestApart(nil, grams, n)
 	var key []byte
 	if apart[0].count > layout.MaxGroupLists {
 		count = math.MaxUint64
@@ -78,6 +76,33 @@ func planGroups(r *reader, text []byte, ref func(c *bolt.Cursor, key []byte) lis
 		}
 		return lists, true, count
 	}
+	eachGroupHolding(r, text, apart, func(id uint32) {
+		l := ref(r.postingCursor, layout.AppendGroupListKey(key[:0], id))
+		lists = append(lists, l)
+		count += l.count
+	})
+	return lists, false, count
+}
+
+// groupGrams returns the lists of groups of the two grams of text, a
+// term, that planGroups walks (appendRarestApart), and the grams' length;
+// none when a gram of it is in no group's text.
+func groupGrams(r *reader, text []byte, ref func(c *bolt.Cursor, key []byte) listRef) ([]listRef, int) {
+	n := min(3, utf8.RuneCount(text))
+	grams, none := termGrams(nil, text, n, func(key []byte) listRef { return ref(r.groupCursor, key) })
+	if none || len(grams) == 0 {
+		return nil, n
+	}
+	return appendRarestApart(nil, grams, n), n
+}
+
+// eachGroupHolding calls fn with each group whose text holds text, among
+// those on every one of apart, the lists of groups of its grams: none
+// when apart is empty.
+func eachGroupHolding(r *reader, text []byte, apart []listRef, fn func(id uint32)) {
+	if len(apart) == 0 {
+		return
+	}
 	walk := make(intersection, len(apart))
 	for i, l := range apart {
 		sl := newList(&r.groupListCursors, l)
@@ -85,13 +110,10 @@ func planGroups(r *reader, text []byte, ref func(c *bolt.Cursor, key []byte) lis
 	}
 	for id, ok := walk.seek(0); ok; id, ok = walk.seek(id + 1) {
 		if bytes.Contains(r.groupTexts.text(id), text) {
-			l := ref(r.postingCursor, layout.AppendGroupListKey(key[:0], id))
-			lists = append(lists, l)
-			count += l.count
+			fn(id)
 		}
 		if id == math.MaxUint32 {
 			break
 		}
 	}
-	return lists, false, count
 }
