@@ -463,64 +463,77 @@ func (n *nameView) holds(terms []term, starts *wordStarts) bool {
 	})
 }
 
-// oneWayAlone, which a test sets to cardsWay or namesWay, makes
+// oneWayAlone, which a test sets to othersWay or namesWay, makes
 // wordsWithOthers take that way alone, so that the test checks its every
 // answer rather than those it finds first.
 var oneWayAlone int
 
 const (
-	cardsWay = 1 + iota
+	othersWay = 1 + iota
 	namesWay
 )
 
 // turnClock is the time by which wordsWithOthers bounds the turns of the
-// cards' way (see cardsTimeShare): a monotonic clock. Which way finds an
-// answer first depends on it; the answer does not.
+// others' way (see othersTimeShare): a monotonic clock. Which way finds
+// an answer first depends on it; the answer does not.
 var turnClock = func() time.Duration { return time.Since(clockStart) }
 
 var clockStart = time.Now()
 
-// cardStepsATurn is the most steps of the cards' way between two readings
-// of turnClock: each takes up to a few microseconds, a reading some tens
-// of nanoseconds.
-const cardStepsATurn = 8
+// othersStepsATurn is the most steps of the others' way between two
+// readings of turnClock: each takes up to a few microseconds, a reading
+// some tens of nanoseconds.
+const othersStepsATurn = 8
 
-// cardsTimeShare is the most time the cards' way takes, in turns, for
+// othersTimeShare is the most time the others' way takes, in turns, for
 // each unit the names' way has taken: enough that the work the two ways
 // are weighed by (see nameWork) decides where it is right, as on a
 // million names that do not repeat; a bound where it is not, as on ten
 // million cards of names that do, whose lists are many or rarely meet.
-const cardsTimeShare = 4
+const othersTimeShare = 4
+
+// termsWay is the way of wordsWithOthers that starts from the other
+// terms: through the cards that the search index's lists give for every
+// term (cardPlaces), or, where names repeat, through the runs of the
+// names' grams (gramNames).
+type termsWay interface {
+	// step takes the way on; done is true once its answer is whole.
+	step() (done bool, err error)
+	// progress is the way's work so far (in placeWork, cardWork and
+	// nameWork), and the first names found, its answer once done.
+	progress() (work int, best []uint32)
+}
 
 // wordsWithOthers returns the first names of the namespace with a word
 // that starts with last and that hold every one of others. Two ways find
 // them, and they take turns until one is done: the last term's names in
 // rank order, each checked against the others (done once limit of them
-// hold the others, or none is left), and the cards that the search
-// index's lists give for every term, ranked by their names' places
-// (cardPlaces; done once every such card is met). Each way is cheap where
-// the other is dear: names that hold the others are common among the
-// last term's, or the cards that the lists give are few. A turn of the
-// cards' way ends once its work passes the names' (see nameWork) or its
-// time passes cardsTimeShare times theirs: where the lists are many or
-// rarely meet, a step costs far more than its work says.
+// hold the others, or none is left), and the others' way (termsWay),
+// from the names that hold the other terms. Each way is cheap where the
+// other is dear: names that hold the others are common among the last
+// term's, or the names or cards that hold the others are few. A turn of
+// the others' way ends once its work passes the names' (see nameWork)
+// or its time passes othersTimeShare times theirs: where the lists are
+// many or rarely meet, a step costs far more than its work says.
 func (db *DB) wordsWithOthers(r *reader, a *completer, others []term, last []byte) ([]uint32, error) {
 	stream, err := newNameStream(a, layout.CompleteWord, last)
 	if err != nil {
 		return nil, err
 	}
-	cards, err := db.newCardPlaces(r, a, others, last)
+	starts := newWordStarts(last, &r.groupTexts)
+	way, err := db.newTermsWay(r, a, others, last, &starts)
 	if err != nil {
 		return nil, err
 	}
-	for oneWayAlone == cardsWay {
-		if done, err := cards.step(); err != nil || done {
-			return cards.best, err
+	for oneWayAlone == othersWay {
+		if done, err := way.step(); err != nil || done {
+			_, best := way.progress()
+			return best, err
 		}
 	}
 	var n nameView
 	var found []uint32
-	var namesTook, cardsTook time.Duration
+	var namesTook, othersTook time.Duration
 	streamed, mark := 0, turnClock()
 	for {
 		ord, ok, err := stream.next()
@@ -530,21 +543,38 @@ func (db *DB) wordsWithOthers(r *reader, a *completer, others []term, last []byt
 		if err := a.name(ord, &n); err != nil {
 			return nil, err
 		}
-		if n.holds(others, &cards.starts) {
+		if n.holds(others, &starts) {
 			if found = append(found, ord); len(found) == a.limit {
 				return found, r.groupTexts.damaged
 			}
 		}
 		now := turnClock()
 		namesTook, mark = namesTook+now-mark, now
-		for streamed++; oneWayAlone != namesWay && cards.work < nameWork*streamed && cardsTook < cardsTimeShare*namesTook; {
-			for i := 0; i < cardStepsATurn && cards.work < nameWork*streamed; i++ {
-				if done, err := cards.step(); err != nil || done {
-					return cards.best, err
+		for streamed++; oneWayAlone != namesWay && spent(way) < nameWork*streamed && othersTook < othersTimeShare*namesTook; {
+			for i := 0; i < othersStepsATurn && spent(way) < nameWork*streamed; i++ {
+				if done, err := way.step(); err != nil || done {
+					_, best := way.progress()
+					return best, err
 				}
 			}
 			now = turnClock()
-			cardsTook, mark = cardsTook+now-mark, now
+			othersTook, mark = othersTook+now-mark, now
 		}
 	}
+}
+
+// newTermsWay returns the others' way: through the names' grams where
+// the file has their runs and no term is held by too many groups, else
+// through the cards.
+func (db *DB) newTermsWay(r *reader, a *completer, others []term, last []byte, starts *wordStarts) (termsWay, error) {
+	g, ok, err := db.newGramNames(r, a, others, starts)
+	if err != nil || ok {
+		return g, err
+	}
+	return db.newCardPlaces(r, a, others, last, starts)
+}
+
+func spent(w termsWay) int {
+	work, _ := w.progress()
+	return work
 }

@@ -5,6 +5,7 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -197,15 +198,32 @@ func TestAutocompleteAgreesWithScan(t *testing.T) {
 	for _, c := range oracleCatalogues(t, 4000) {
 		t.Run(c.name, func(t *testing.T) { checkAutocompleteAgainstScan(t, c, 3000) })
 	}
+	// The others' way through the cards and, with runs of the names'
+	// grams in every catalogue, through them.
+	for _, grams := range []struct {
+		name string
+		at   int
+	}{{"through-cards", math.MaxInt}, {"through-name-grams", 1}} {
+		t.Run(grams.name, func(t *testing.T) { checkAutocompleteWays(t, grams.at) })
+	}
+}
+
+// checkAutocompleteWays checks the ways of a query of several terms, on
+// catalogues imported with build.Limits.NameGramsAt at.
+func checkAutocompleteWays(t *testing.T, at int) {
+	catalogues := oracleCatalogues(t, 2000)
+	for i := range catalogues {
+		catalogues[i].nameGramsAt = at
+	}
 	// A query of several terms answered by each way alone, whose answers
 	// the other way may otherwise give first (wordsWithOthers).
 	defer func() { oneWayAlone = 0 }()
 	for _, way := range []struct {
 		name string
 		way  int
-	}{{"cards-way-alone", cardsWay}, {"names-way-alone", namesWay}} {
+	}{{"others-way-alone", othersWay}, {"names-way-alone", namesWay}} {
 		oneWayAlone = way.way
-		for _, c := range oracleCatalogues(t, 2000) {
+		for _, c := range catalogues {
 			t.Run(c.name+"/"+way.name, func(t *testing.T) { checkAutocompleteAgainstScan(t, c, 1000) })
 		}
 	}
@@ -215,20 +233,23 @@ func TestAutocompleteAgreesWithScan(t *testing.T) {
 	defer func(clock func() time.Duration) { turnClock = clock }(turnClock)
 	var ticks time.Duration
 	turnClock = func() time.Duration { ticks += time.Microsecond; return ticks }
-	for _, c := range oracleCatalogues(t, 2000) {
+	for _, c := range catalogues {
 		t.Run(c.name+"/steady-clock", func(t *testing.T) { checkAutocompleteAgainstScan(t, c, 1000) })
 	}
 	// The same with a round of the lists' walk a step, for a turn to end
 	// between any two rounds.
 	defer func(n int) { roundsAStep = n }(roundsAStep)
 	roundsAStep = 1
-	for _, c := range oracleCatalogues(t, 2000) {
+	for _, c := range catalogues {
 		t.Run(c.name+"/a-round-a-step", func(t *testing.T) { checkAutocompleteAgainstScan(t, c, 1000) })
 	}
 }
 
 func checkAutocompleteAgainstScan(t *testing.T, c oracleCatalogue, queries int) {
 	db := c.open(t)
+	if c.nameGramsAt != 0 && db.nameGrams != (c.nameGramsAt == 1) {
+		t.Fatalf("runs of the names' grams: %v, with NameGramsAt %d", db.nameGrams, c.nameGramsAt)
+	}
 	names := scanNames(c.cards, c.groups)
 	rng := rand.New(rand.NewPCG(3, 4))
 	zones := append([]string{""}, catalog.Zones()...)

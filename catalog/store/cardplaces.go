@@ -9,9 +9,9 @@ import (
 	"github.com/catalogd/catalogd/catalog/store/internal/layout"
 )
 
-// The work of the two ways of wordsWithOthers, in turns: a name of the
-// last term's checked costs about what reading four cards does, and a
-// card's place about a sixteenth of a card.
+// The work of the ways of wordsWithOthers, in turns: a name checked
+// costs about what reading four cards does, and a card's place, or a
+// place of a run, about a sixteenth of a card.
 const (
 	placeWork = 1
 	cardWork  = 16
@@ -36,16 +36,16 @@ type cardPlaces struct {
 	a       *completer
 	walks   []*zoneWalk // of the zones still to walk, the first walked
 	check   func(*layout.IndexEntry) bool
-	starts  wordStarts // of the last term, shared with the names' way
-	first   uint64     // the last term's layout.WordStartBit, 0 to read every card
-	best    []uint32   // the first places found so far
-	work    int        // in placeWork, cardWork and nameWork
-	block   []byte     // of places, number blockNo, when loaded
+	starts  *wordStarts // of the last term, shared with the names' way
+	first   uint64      // the last term's layout.WordStartBit, 0 to read every card
+	best    []uint32    // the first places found so far
+	work    int         // in placeWork, cardWork and nameWork
+	block   []byte      // of places, number blockNo, when loaded
 	blockNo uint32
 	loaded  bool
 }
 
-func (db *DB) newCardPlaces(r *reader, a *completer, others []term, last []byte) (*cardPlaces, error) {
+func (db *DB) newCardPlaces(r *reader, a *completer, others []term, last []byte, starts *wordStarts) (*cardPlaces, error) {
 	terms := append(slices.Clone(others), term{text: last})
 	for i := range terms {
 		terms[i].number = "\x00" // a name has no number
@@ -54,7 +54,7 @@ func (db *DB) newCardPlaces(r *reader, a *completer, others []term, last []byte)
 	if err != nil {
 		return nil, err
 	}
-	c := &cardPlaces{r: r, a: a, starts: newWordStarts(last, &r.groupTexts)}
+	c := &cardPlaces{r: r, a: a, starts: starts}
 	for z, zr := range db.zoneOrdinals {
 		if (a.ns == 0 || z == a.ns-1) && zr.lo < zr.hi {
 			c.walks = append(c.walks, &zoneWalk{driver: p.driver(&r.listCursors, db.denseList, false, len(terms) == 1), entries: indexBlocks{c: r.entryCursors[z]}, next: zr.lo, hi: zr.hi})
@@ -131,3 +131,5 @@ func (c *cardPlaces) place(ord uint32) (uint32, uint64, error) {
 	}
 	return place, starts, nil
 }
+
+func (c *cardPlaces) progress() (work int, best []uint32) { return c.work, c.best }

@@ -42,6 +42,9 @@ type DB struct {
 	// at a time (see windowed): denseList of the catalogue's cards but in
 	// tests, which check both walks.
 	denseList uint64
+	// nameGrams is whether the names' grams have runs, where names repeat
+	// (namegrams.go).
+	nameGrams bool
 
 	// readers holds idle read transactions. Beginning one takes two
 	// exclusive locks inside bbolt and half a dozen allocations, more than
@@ -233,6 +236,7 @@ func (db *DB) load(tx *bolt.Tx) error {
 		return errors.New("read the longest name: missing or malformed")
 	}
 	db.longestName = int(min(longest, math.MaxInt32))
+	db.nameGrams = meta.Get(layout.KeyNameGrams) != nil
 	for _, name := range [][]byte{layout.BucketSets, layout.BucketSetCodes, layout.BucketSetOrder, layout.BucketSetLists, layout.BucketCards, layout.BucketNumbers, layout.BucketPostings, layout.BucketGroups, layout.BucketCompletions} {
 		if tx.Bucket(name) == nil {
 			return fmt.Errorf("bucket %s missing", name)

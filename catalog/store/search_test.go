@@ -401,6 +401,9 @@ type oracleCatalogue struct {
 	sets   []catalog.Set
 	cards  []catalog.Card
 	groups [][]string
+	// nameGramsAt, when not 0, is the import's build.Limits.NameGramsAt:
+	// 1 for runs of the names' grams whatever the names, MaxInt for none.
+	nameGramsAt int
 }
 
 // oracleCatalogues returns the sample with the groups of its Pokémon, a
@@ -411,9 +414,9 @@ func oracleCatalogues(t *testing.T, worstCards int) []oracleCatalogue {
 	worstSets, worst := worstCaseSnapshot(2, worstCards)
 	sharedSets, shared := sharedNamesSnapshot(3, worstCards/8)
 	return []oracleCatalogue{
-		{"Sample", sampleSets, sampleCards, sampleGroups},
-		{"WorstCase", worstSets, worst, worstCaseGroups(worst)},
-		{"SharedNames", sharedSets, shared, worstCaseGroups(shared)},
+		{name: "Sample", sets: sampleSets, cards: sampleCards, groups: sampleGroups},
+		{name: "WorstCase", sets: worstSets, cards: worst, groups: worstCaseGroups(worst)},
+		{name: "SharedNames", sets: sharedSets, cards: shared, groups: worstCaseGroups(shared)},
 	}
 }
 
@@ -442,6 +445,9 @@ func sharedNamesSnapshot(seed uint64, cards int) ([]catalog.Set, []catalog.Card)
 func (c oracleCatalogue) open(t *testing.T) *DB {
 	small := build.DefaultLimits()
 	small.Postings, small.RunSort, small.PlaceSort = 16<<10, 16<<10, 4<<10
+	if c.nameGramsAt != 0 {
+		small.NameGramsAt = c.nameGramsAt
+	}
 	return openCatalogue(t, writeCatalogue(t, c.sets, c.cards, small, func(w *build.Writer) {
 		for _, g := range c.groups {
 			if err := w.AddNames(g); err != nil {

@@ -308,6 +308,9 @@ func (w *Writer) writeRuns(keys *sorter, names uint32, tops *sorter) error {
 		if err := blocks.add(kind, term, value); err != nil {
 			return err
 		}
+		if kind == layout.CompleteGram {
+			return nil // a gram is found whole, never by a prefix
+		}
 		top := new(topNames)
 		for ns := range top {
 			top[ns] = slices.Clone(b.top[ns])

@@ -25,6 +25,15 @@ const namespaces = 1 + 3
 // zoneOnly.
 const zoneOnly byte = 4
 
+// nameGramsAt is the cards a distinct name has on average, in the whole
+// catalogue, from which the runs of the names' grams are written. Each
+// name's grams, of one to three characters, are some three times its
+// length: where a name has eight cards or more, their runs hold at most
+// an eighth of the places the cards' lists of the same grams do, and
+// where names do not repeat (each one card) they would hold as many, so
+// they are not written and a query finds the names through the cards'.
+const nameGramsAt = 8
+
 // runSortMemory bounds the sort of the entries of the runs, one per word
 // of every name: the import's largest sort, and its last, when the
 // posting lists' memory is free again.
@@ -148,9 +157,15 @@ func (w *Writer) writeCompletions() error {
 		return fmt.Errorf("write catalogue %s: names: %w", w.path, err)
 	}
 	defer cards.close()
-	if err := w.rankNames(ranked, cards); err != nil {
+	names, err := w.rankNames(ranked, cards)
+	if err != nil {
 		return fmt.Errorf("write catalogue %s: names: %w", w.path, err)
 	}
+	var cardCount uint64
+	for _, n := range w.zoneCards {
+		cardCount += uint64(n)
+	}
+	w.nameGrams = names > 0 && cardCount/names >= uint64(max(0, w.limits.NameGramsAt))
 	placeSeqs := w.newPlaceSorter()
 	defer placeSeqs.close()
 	keys := w.newRunSorter()
@@ -182,12 +197,12 @@ func (w *Writer) writeCompletions() error {
 
 // rankNames counts the cards of each distinct name and adds its places
 // to ranked (rankName), and each card to cards with its name's place in
-// name order.
-func (w *Writer) rankNames(ranked *sorter, cards *cardSeqs) error {
+// name order. It returns how many distinct names there are.
+func (w *Writer) rankNames(ranked *sorter, cards *cardSeqs) (names uint64, err error) {
 	var cur nameCards
 	var printed, folded []byte
 	r := nameRanker{ranked: ranked}
-	err := w.cardNames.each(func(k, v []byte) error {
+	err = w.cardNames.each(func(k, v []byte) error {
 		name, rest, ok := layout.LengthPrefixed(k)
 		if !ok || len(rest) != 2 || int(rest[0]) >= len(cur.cards) || len(v) < 13 {
 			return layout.ErrBadEntry
@@ -203,6 +218,7 @@ func (w *Writer) rankNames(ranked *sorter, cards *cardSeqs) error {
 			if printed != nil {
 				r.n.seq++
 			}
+			names++
 			printed = append(printed[:0], name...)
 			folded = append(folded[:0], f...)
 			r.n.groups = append(r.n.groups[:0], groups...) // a name's, whichever its card
@@ -212,9 +228,9 @@ func (w *Writer) rankNames(ranked *sorter, cards *cardSeqs) error {
 		return cards.add(r.n.seq, binary.BigEndian.Uint32(v), rest[0], binary.BigEndian.Uint64(v[4:]))
 	})
 	if err != nil {
-		return err
+		return names, err
 	}
-	return r.rank(&cur, folded, printed)
+	return names, r.rank(&cur, folded, printed)
 }
 
 // nameCards is what the import gathers of a name's cards: how many in
@@ -372,6 +388,7 @@ type nameWriter struct {
 	ends        []uint32
 	data, value []byte
 	key         []byte
+	grams       [][]byte // of the name being added, into its forms
 }
 
 // add writes the record of the next place, a name's place place, and adds
@@ -390,6 +407,11 @@ func (nw *nameWriter) add(place byte, record []byte, n *pendingName) error {
 	}
 	if err := addFormKeys(nw.keys, n.forms, ord, place); err != nil {
 		return err
+	}
+	if nw.w.nameGrams {
+		if err := nw.addGramKeys(n.forms, ord, place); err != nil {
+			return err
+		}
 	}
 	nw.key = append(binary.BigEndian.AppendUint32(nw.key[:0], n.seq), place)
 	var at [4]byte
@@ -459,6 +481,30 @@ func addFormKeys(keys *sorter, forms [][]byte, ord uint32, place byte) error {
 		})
 	}
 	return err
+}
+
+// addGramKeys adds ord, of a name's place place, to the run of each
+// distinct gram of its forms, of one, two and three characters: a search
+// text's grams are among them (catalog.SearchText holds the folded name
+// and words of its romanized forms).
+func (nw *nameWriter) addGramKeys(forms [][]byte, ord uint32, place byte) error {
+	nw.grams = nw.grams[:0]
+	for _, f := range forms {
+		layout.EachShortGram(f, func(_ int, gram []byte) {
+			if bytes.IndexByte(gram, 0) < 0 { // no query holds a zero byte
+				nw.grams = append(nw.grams, gram)
+			}
+		})
+	}
+	slices.SortFunc(nw.grams, bytes.Compare)
+	nw.grams = slices.CompactFunc(nw.grams, bytes.Equal)
+	for _, g := range nw.grams {
+		nw.key = append(append(append(nw.key[:0], layout.CompleteGram), g...), 0)
+		if err := addRunKey(nw.keys, nw.key, ord, place); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // addGroupForms adds every group, as the ordinal groups+id, to the runs

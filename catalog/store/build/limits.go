@@ -14,6 +14,10 @@ type Limits struct {
 	PlaceSort    int // bytes of each sort of the cards' places: by name, by card
 	MergeFanIn   int // runs merged at once: posting lists, numbers, autocomplete runs
 	SetListPiece int // bytes of a piece of a list of sets
+	// NameGramsAt is the cards a distinct name has on average from which
+	// the names' grams get runs (writeCompletions): where names repeat,
+	// those runs are a fraction of the cards' lists.
+	NameGramsAt int
 }
 
 // DefaultLimits returns the limits of Create, which bound the memory of
@@ -27,6 +31,7 @@ func DefaultLimits() Limits {
 		PlaceSort:    placeSortMemory,
 		MergeFanIn:   mergeFanIn,
 		SetListPiece: setListPiece,
+		NameGramsAt:  nameGramsAt,
 	}
 }
 

@@ -61,6 +61,7 @@ type Writer struct {
 	}
 	zoneSets  [3]int64
 	zoneCards [3]int64
+	nameGrams bool // whether the names' grams have runs (writeCompletions)
 
 	lastRef      deferredRef // see setrefs.go
 	refNamed     []byte      // the reference being deferred (deferredRef.named)
@@ -470,6 +471,11 @@ func (w *Writer) Finish(info Info) (_ Info, err error) {
 	}
 	if err := w.put(meta, layout.KeyLongestName, binary.AppendUvarint(nil, uint64(w.longestName))); err != nil {
 		return info, err
+	}
+	if w.nameGrams {
+		if err := w.put(meta, layout.KeyNameGrams, []byte{}); err != nil {
+			return info, err
+		}
 	}
 	if err := w.put(meta, layout.KeyFormat, []byte(layout.FormatVersion)); err != nil {
 		return info, err

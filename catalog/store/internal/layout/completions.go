@@ -27,6 +27,13 @@ import (
 // reads the first names of each run in the range. A prefix that starts
 // more than TopPrefixRuns of them has its first names in each namespace
 // stored once, so that no query reads more than that many runs.
+//
+// Where names repeat (NameGramsKept in the meta bucket), every gram of the
+// names' forms, of one, two and three characters as the search index
+// cuts them (EachGram), has a run too: the names whose forms hold it.
+// A query of several terms finds the names that hold the terms before
+// its last through them, rather than through the cards' lists
+// (docs/SEARCH.md, Autocomplete).
 const (
 	CompleteNames byte = 'n' // + 4-byte block number -> a block of name records
 	CompletePlace byte = 'p' // + 4-byte block number -> the places of a block of cards
@@ -34,6 +41,7 @@ const (
 	CompleteForm  byte = 'f' // + a form + 0 -> the run of that form
 	CompleteTop   byte = 'h' // + 'f' or 'w' + a prefix + 0 -> the first names that start so
 	CompleteWord  byte = 'w' // + a word + 0 -> the run of that word
+	CompleteGram  byte = 'g' // + a gram + 0 -> the run of that gram, where names repeat
 )
 
 // The segments of a run: the places in every zone's ranking (each a name

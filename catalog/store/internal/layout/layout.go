@@ -15,7 +15,9 @@ import (
 // and is gone from every finished file.
 //
 //	meta       "format" -> FormatVersion; "info" -> Info as JSON;
-//	           "longestName" -> uvarint bytes of the longest folded name
+//	           "longestName" -> uvarint bytes of the longest folded name;
+//	           "nameGrams" -> empty, when the names' grams have runs (a file
+//	           without it is read as before them: no version change)
 //	sets       set id -> 8-byte card total, the set prefix (below), then
 //	           the set's canonical JSON; setCodes and setLists find sets
 //	           by code and list them (catalog/store/sets.go)
@@ -97,6 +99,7 @@ var (
 	KeyFormat      = []byte("format")
 	KeyInfo        = []byte("info")
 	KeyLongestName = []byte("longestName")
+	KeyNameGrams   = []byte("nameGrams") // present when the completions bucket has the runs of grams (CompleteGram)
 )
 
 // KeyCardID starts the keys of the cards bucket that map a card id to the
@@ -113,7 +116,8 @@ const IndexBlockSize = 16
 // an older file from a newer one. A bucket that older binaries ignore and
 // newer ones do without (pageMarks), or values that they ignore and newer
 // ones read as unknown (the cards of a word of the dictionary, 0 in older
-// files: words.go), leave it as it is.
+// files: words.go), or runs that older binaries ignore and newer ones
+// do without (those of the names' grams, KeyNameGrams), leave it as it is.
 //
 // catalogd/1 stored each card twice (by id and by set); catalogd/2 stores it
 // once and maps ids to it; catalogd/3 orders the search index by zone and

@@ -1,0 +1,196 @@
+package store
+
+import (
+	"cmp"
+	"encoding/binary"
+	"math"
+	"unicode/utf8"
+
+	"github.com/catalogd/catalogd/catalog/store/internal/layout"
+	bolt "go.etcd.io/bbolt"
+)
+
+// Where names repeat, the cards that the lists give for a query's terms
+// are each name many times over, and the names that hold the terms few:
+// on ten million cards, `mew g` met some forty thousand cards of a few
+// dozen names. The names' grams have runs there (layout.CompleteGram),
+// and gramNames finds the names that hold the other terms through them.
+
+// gramNames finds the first names of the namespace that hold every one
+// of others and a word that starts with the last term, in rank order:
+// the names on the runs of every term, each a run of one of its grams
+// (every name whose forms hold the term is on it) united with the runs of
+// the groups whose text holds the term. Each name met on all of them is
+// checked as the names' way checks its own. Done once limit of them hold
+// the terms, or none is left.
+type gramNames struct {
+	a      *completer
+	others []term
+	starts *wordStarts
+	terms  []nameUnion // of each of others
+	next   uint32      // the place to look from
+	n      nameView
+	best   []uint32 // the names found, in rank order
+	work   int      // in placeWork and nameWork
+	done   bool
+}
+
+// nameUnion is the names of one term, from several runs, in rank order.
+type nameUnion []*placeSource
+
+// placeSource is one run's names, read as far as asked.
+type placeSource struct {
+	names *runNames
+	at    uint32 // its next place, when ok
+	ok    bool
+}
+
+// gramStepPlaces is the most places a step of gramNames reads before it
+// ends, for the names' way to take its turns while runs rarely meet.
+const gramStepPlaces = 64
+
+// newGramNames returns the way through the names' grams, or ok false
+// where the file has no runs of grams or a term is held by more groups
+// than a query reads (layout.MaxGroupLists): the cards' way is taken
+// then.
+func (db *DB) newGramNames(r *reader, a *completer, others []term, starts *wordStarts) (g *gramNames, ok bool, err error) {
+	if !db.nameGrams {
+		return nil, false, nil
+	}
+	g = &gramNames{a: a, others: others, starts: starts}
+	for i := range others {
+		u, ok, err := g.union(r, others[i].text)
+		if err != nil || !ok {
+			return nil, false, err
+		}
+		if len(u) == 0 {
+			g.done = true // no name holds the term
+		}
+		g.terms = append(g.terms, u)
+	}
+	return g, true, nil
+}
+
+// union finds the runs of the names that hold text: of its gram with the
+// shortest run, and of each group whose text holds it.
+func (g *gramNames) union(r *reader, text []byte) (u nameUnion, ok bool, err error) {
+	a := g.a
+	ref := func(c *bolt.Cursor, key []byte) listRef {
+		l, e := readListRef(c, key)
+		err = cmp.Or(err, e)
+		return l
+	}
+	apart, _ := groupGrams(r, text, ref)
+	if err != nil {
+		return nil, false, err
+	}
+	if len(apart) > 0 && apart[0].count > layout.MaxGroupLists {
+		return nil, false, nil
+	}
+	var shortest []byte
+	none := false
+	layout.EachGram(text, min(3, utf8.RuneCount(text)), func(gram []byte) {
+		if none || err != nil {
+			return
+		}
+		var run []byte
+		if run, err = findRun(a.c, layout.CompleteGram, gram); run == nil {
+			none = true // no name's forms hold the gram, so none holds text
+		} else if shortest == nil || len(run) < len(shortest) {
+			shortest = run
+		}
+	})
+	if err != nil {
+		return nil, false, err
+	}
+	runs := [][]byte{}
+	if !none && shortest != nil {
+		runs = append(runs, shortest)
+	}
+	var gid [4]byte
+	eachGroupHolding(r, text, apart, func(id uint32) {
+		binary.BigEndian.PutUint32(gid[:], id)
+		if run, e := findRun(a.other, layout.CompleteGroup, gid[:]); e != nil {
+			err = e
+		} else if run != nil {
+			runs = append(runs, run)
+		}
+	})
+	if err != nil {
+		return nil, false, err
+	}
+	for _, run := range runs {
+		names, err := newRunNames(run, a.ns)
+		if err != nil {
+			return nil, false, damagef("autocomplete index damaged: run of %q: %v; import the catalogue again", text, err)
+		}
+		s := &placeSource{names: names}
+		if s.at, s.ok, err = names.next(); err != nil {
+			return nil, false, damagef("autocomplete index damaged: run of %q: %v; import the catalogue again", text, err)
+		}
+		if s.ok {
+			u = append(u, s)
+		}
+	}
+	return u, true, cmp.Or(r.groupListCursors.damaged, r.groupTexts.damaged)
+}
+
+// seek returns the first place at or after from on any of the union's
+// runs, adding to work a placeWork for each place it reads.
+func (u nameUnion) seek(from uint32, work *int) (place uint32, ok bool, err error) {
+	for _, s := range u {
+		for s.ok && s.at < from {
+			if s.at, s.ok, err = s.names.next(); err != nil {
+				return 0, false, damagef("autocomplete index damaged: %v; import the catalogue again", err)
+			}
+			*work += placeWork
+		}
+		if s.ok && (!ok || s.at < place) {
+			place, ok = s.at, true
+		}
+	}
+	return place, ok, nil
+}
+
+// step reads the runs on to the next name on every term's, and checks
+// it; or ends after gramStepPlaces places. done is true once limit names
+// are found or none is left.
+func (g *gramNames) step() (done bool, err error) {
+	at, start := g.next, g.work
+	for i := 0; i < len(g.terms) && !g.done; {
+		place, ok, err := g.terms[i].seek(at, &g.work)
+		switch {
+		case err != nil:
+			return false, err
+		case !ok:
+			g.done = true
+		case place > at:
+			at, i = place, 0
+			if g.work-start >= gramStepPlaces*placeWork {
+				g.next = at
+				return false, nil
+			}
+		default:
+			i++
+		}
+	}
+	if g.done {
+		return true, nil
+	}
+	g.work += nameWork
+	if err := g.a.name(at, &g.n); err != nil {
+		return false, err
+	}
+	if g.n.holds(g.others, g.starts) {
+		if g.best = append(g.best, at); len(g.best) == g.a.limit {
+			g.done = true
+		}
+	}
+	if at == math.MaxUint32 {
+		g.done = true
+	}
+	g.next = at + 1
+	return g.done, nil
+}
+
+func (g *gramNames) progress() (work int, best []uint32) { return g.work, g.best }
