@@ -12,9 +12,11 @@ import (
 
 // Where names repeat, the cards that the lists give for a query's terms
 // are each name many times over, and the names that hold the terms few:
-// on ten million cards, `mew g` met some forty thousand cards of a few
-// dozen names. The names' grams have runs there (layout.CompleteGram),
-// and gramNames finds the names that hold the other terms through them.
+// on ten million cards of the generator, the cards of `mew g` took 5 ms
+// to meet, its names through their grams 0.06 ms to read and check
+// (docs/BENCHMARKS.md, Autocomplete). The names' grams have runs there
+// (layout.CompleteGram), and gramNames finds the names that hold the
+// other terms through them.
 
 // gramNames finds the first names of the namespace that hold every one
 // of others and a word that starts with the last term, in rank order:
@@ -50,11 +52,11 @@ type placeSource struct {
 const gramStepPlaces = 64
 
 // newGramNames returns the way through the names' grams, or ok false
-// where the file has no runs of grams or a term is held by more groups
-// than a query reads (layout.MaxGroupLists): the cards' way is taken
-// then.
+// where the file has no runs of grams, there is no other term to walk,
+// or a term is held by more groups than a query reads
+// (layout.MaxGroupLists): the cards' way is taken then.
 func (db *DB) newGramNames(r *reader, a *completer, others []term, starts *wordStarts) (g *gramNames, ok bool, err error) {
-	if !db.nameGrams {
+	if !db.nameGrams || len(others) == 0 {
 		return nil, false, nil
 	}
 	g = &gramNames{a: a, others: others, starts: starts}
