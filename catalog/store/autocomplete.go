@@ -463,15 +463,19 @@ func (n *nameView) holds(terms []term, starts *wordStarts) bool {
 	})
 }
 
-// oneWayAlone, which a test sets to othersWay or namesWay, makes
+// oneWayAlone, which a test sets to othersOnly or namesOnly, makes
 // wordsWithOthers take that way alone, so that the test checks its every
 // answer rather than those it finds first.
 var oneWayAlone int
 
 const (
-	othersWay = 1 + iota
-	namesWay
+	othersOnly = 1 + iota
+	namesOnly
 )
+
+// tookGramNames, which a test sets, is called when a query takes the
+// way through the names' grams.
+var tookGramNames = func() {}
 
 // turnClock is the time by which wordsWithOthers bounds the turns of the
 // others' way (see othersTimeShare): a monotonic clock. Which way finds
@@ -492,11 +496,11 @@ const othersStepsATurn = 8
 // million cards of names that do, whose lists are many or rarely meet.
 const othersTimeShare = 4
 
-// termsWay is the way of wordsWithOthers that starts from the other
+// othersWay is the way of wordsWithOthers that starts from the other
 // terms: through the cards that the search index's lists give for every
 // term (cardPlaces), or, where names repeat, through the runs of the
 // names' grams (gramNames).
-type termsWay interface {
+type othersWay interface {
 	// step takes the way on; done is true once its answer is whole.
 	step() (done bool, err error)
 	// progress is the way's work so far (in placeWork, cardWork and
@@ -508,7 +512,7 @@ type termsWay interface {
 // that starts with last and that hold every one of others. Two ways find
 // them, and they take turns until one is done: the last term's names in
 // rank order, each checked against the others (done once limit of them
-// hold the others, or none is left), and the others' way (termsWay),
+// hold the others, or none is left), and the others' way (othersWay),
 // from the names that hold the other terms. Each way is cheap where the
 // other is dear: names that hold the others are common among the last
 // term's, or the names or cards that hold the others are few. A turn of
@@ -521,14 +525,14 @@ func (db *DB) wordsWithOthers(r *reader, a *completer, others []term, last []byt
 		return nil, err
 	}
 	starts := newWordStarts(last, &r.groupTexts)
-	way, err := db.newTermsWay(r, a, others, last, &starts)
+	way, err := db.newOthersWay(r, a, others, last, &starts)
 	if err != nil {
 		return nil, err
 	}
-	for oneWayAlone == othersWay {
+	for oneWayAlone == othersOnly {
 		if done, err := way.step(); err != nil || done {
 			_, best := way.progress()
-			return best, err
+			return best, cmp.Or(err, r.groupTexts.damaged)
 		}
 	}
 	var n nameView
@@ -550,11 +554,11 @@ func (db *DB) wordsWithOthers(r *reader, a *completer, others []term, last []byt
 		}
 		now := turnClock()
 		namesTook, mark = namesTook+now-mark, now
-		for streamed++; oneWayAlone != namesWay && spent(way) < nameWork*streamed && othersTook < othersTimeShare*namesTook; {
+		for streamed++; oneWayAlone != namesOnly && spent(way) < nameWork*streamed && othersTook < othersTimeShare*namesTook; {
 			for i := 0; i < othersStepsATurn && spent(way) < nameWork*streamed; i++ {
 				if done, err := way.step(); err != nil || done {
 					_, best := way.progress()
-					return best, err
+					return best, cmp.Or(err, r.groupTexts.damaged)
 				}
 			}
 			now = turnClock()
@@ -563,18 +567,23 @@ func (db *DB) wordsWithOthers(r *reader, a *completer, others []term, last []byt
 	}
 }
 
-// newTermsWay returns the others' way: through the names' grams where
-// the file has their runs and no term is held by too many groups, else
-// through the cards.
-func (db *DB) newTermsWay(r *reader, a *completer, others []term, last []byte, starts *wordStarts) (termsWay, error) {
+// newOthersWay returns the others' way: through the names' grams where
+// the file has their runs and they can walk a term, else through the
+// cards.
+func (db *DB) newOthersWay(r *reader, a *completer, others []term, last []byte, starts *wordStarts) (othersWay, error) {
 	g, ok, err := db.newGramNames(r, a, others, starts)
-	if err != nil || ok {
-		return g, err
+	if err != nil {
+		return nil, err
+	}
+	if ok {
+		tookGramNames()
+		return g, nil
 	}
 	return db.newCardPlaces(r, a, others, last, starts)
 }
 
-func spent(w termsWay) int {
+// spent is the work the way has done.
+func spent(w othersWay) int {
 	work, _ := w.progress()
 	return work
 }

@@ -154,7 +154,8 @@ func scanTier(all []string, whole, last string, others []string) int {
 
 // autocompleteQuery returns what a person may type: the start of a name,
 // of a word of it, of its romanized form or of a name of its groups,
-// after now and then a few other terms from the names or from nowhere.
+// after now and then a few other terms, pieces of the forms (the folded
+// name, romanized, or a group's) of the same name or another.
 func autocompleteQuery(rng *rand.Rand, names []scanName) string {
 	n := &names[rng.IntN(len(names))]
 	var all []string
@@ -182,7 +183,11 @@ func autocompleteQuery(rng *rand.Rand, names []scanName) string {
 		if rng.IntN(2) == 0 {
 			other = n
 		}
-		o := []rune(other.folded)
+		var forms []string
+		for _, f := range other.cardForms([]int{0, 1, 2}) {
+			forms = append(forms, f...)
+		}
+		o := []rune(forms[rng.IntN(len(forms))])
 		i := rng.IntN(len(o))
 		q = string(o[i:i+1+rng.IntN(min(4, len(o)-i))]) + " " + q
 	}
@@ -221,10 +226,19 @@ func checkAutocompleteWays(t *testing.T, at int) {
 	for _, way := range []struct {
 		name string
 		way  int
-	}{{"others-way-alone", othersWay}, {"names-way-alone", namesWay}} {
+	}{{"others-way-alone", othersOnly}, {"names-way-alone", namesOnly}} {
 		oneWayAlone = way.way
 		for _, c := range catalogues {
-			t.Run(c.name+"/"+way.name, func(t *testing.T) { checkAutocompleteAgainstScan(t, c, 1000) })
+			t.Run(c.name+"/"+way.name, func(t *testing.T) {
+				defer func(f func()) { tookGramNames = f }(tookGramNames)
+				took := 0
+				tookGramNames = func() { took++ }
+				checkAutocompleteAgainstScan(t, c, 1000)
+				// Most queries of several terms reach the others' way.
+				if grams := at == 1; grams != (took >= 100) || !grams && took > 0 {
+					t.Errorf("%d queries through the names' grams, with NameGramsAt %d", took, at)
+				}
+			})
 		}
 	}
 	// The two ways in turns by a clock that moves a microsecond a reading,
@@ -236,10 +250,10 @@ func checkAutocompleteWays(t *testing.T, at int) {
 	for _, c := range catalogues {
 		t.Run(c.name+"/steady-clock", func(t *testing.T) { checkAutocompleteAgainstScan(t, c, 1000) })
 	}
-	// The same with a round of the lists' walk a step, for a turn to end
-	// between any two rounds.
-	defer func(n int) { roundsAStep = n }(roundsAStep)
-	roundsAStep = 1
+	// The same with a round of the lists' walk, or a place of the names'
+	// grams, a step, for a turn to end between any two.
+	defer func(n, p int) { roundsAStep, gramStepPlaces = n, p }(roundsAStep, gramStepPlaces)
+	roundsAStep, gramStepPlaces = 1, 1
 	for _, c := range catalogues {
 		t.Run(c.name+"/a-round-a-step", func(t *testing.T) { checkAutocompleteAgainstScan(t, c, 1000) })
 	}
@@ -290,20 +304,33 @@ func TestCardName(t *testing.T) {
 // TestAutocompleteOfOddQueries: what no name holds, bytes no term should
 // hold, the longest queries, answer without error and within the limit.
 func TestAutocompleteOfOddQueries(t *testing.T) {
-	db := oracleCatalogues(t, 500)[0].open(t)
-	for _, q := range []string{
-		"\x00", "a\x00b", "\xff\xfe", "!!!", "-", "ー", "mr.", "pika\xffchu", strings.Repeat("a", 200),
-		strings.Repeat("ア ", 100), strings.Repeat("pikachu ", 25), "\u200b", "ﾋﾟｶ", "P", "ピ", "皮",
-	} {
-		for _, zone := range []string{"", "jp"} {
-			got, err := db.Autocomplete(AutocompleteQuery{Q: q, Zone: zone, Limit: 20})
-			if err != nil || len(got) > 20 {
-				t.Errorf("%q in %q: %d names, %v", q, zone, len(got), err)
+	for _, at := range []int{math.MaxInt, 1} { // without runs of the names' grams, and with
+		c := oracleCatalogues(t, 500)[0]
+		c.nameGramsAt = at
+		// A name may hold a zero byte, and no gram with one has a run.
+		odd := c.cards[0]
+		odd.ID, odd.Name = odd.ID+"z", "Pika\x00chu zap"
+		c.cards = append(slices.Clone(c.cards), odd)
+		db := c.open(t)
+		names := scanNames(c.cards, c.groups)
+		for _, q := range []string{
+			"\x00", "a\x00b", "a\x00b pi", "pika a\x00", "a\x00c z", "pika\x00chu z", "ka\x00c z", "\x00 z", "\xff\xfe", "!!!", "-", "ー", "mr.", "pika\xffchu", strings.Repeat("a", 200),
+			strings.Repeat("ア ", 100), strings.Repeat("pikachu ", 25), "\u200b", "ﾋﾟｶ", "P", "ピ", "皮", "ピ a", "a ピ",
+		} {
+			for _, zone := range []string{"", "jp"} {
+				q := AutocompleteQuery{Q: q, Zone: zone, Limit: 20}
+				got, err := db.Autocomplete(q)
+				if err != nil || len(got) > 20 {
+					t.Errorf("%+v: %d names, %v", q, len(got), err)
+				}
+				if want := scanAutocomplete(names, q); !slices.Equal(got, want) {
+					t.Errorf("%+v, NameGramsAt %d:\n got %v\nwant %v", q, at, got, want)
+				}
 			}
 		}
-	}
-	if _, err := db.Autocomplete(AutocompleteQuery{Q: "pika", Zone: "mars", Limit: 5}); err == nil {
-		t.Error("zone mars: no error")
+		if _, err := db.Autocomplete(AutocompleteQuery{Q: "pika", Zone: "mars", Limit: 5}); err == nil {
+			t.Error("zone mars: no error")
+		}
 	}
 }
 
@@ -319,7 +346,9 @@ func TestAutocompleteOfADamagedIndex(t *testing.T) {
 	for range 40 {
 		queries = append(queries, autocompleteQuery(rng, names))
 	}
-	for _, kind := range []byte{layout.CompleteNames, layout.CompleteGroup, layout.CompleteForm, layout.CompleteTop, layout.CompleteWord, layout.CompletePlace} {
+	limits := build.DefaultLimits()
+	limits.NameGramsAt = 1 // runs of the names' grams, to damage too
+	for _, kind := range []byte{layout.CompleteNames, layout.CompleteGroup, layout.CompleteForm, layout.CompleteTop, layout.CompleteWord, layout.CompletePlace, layout.CompleteGram} {
 		for _, damage := range []struct {
 			name string
 			fn   func(v []byte) []byte
@@ -337,7 +366,7 @@ func TestAutocompleteOfADamagedIndex(t *testing.T) {
 			}},
 		} {
 			t.Run(fmt.Sprintf("%c/%s", kind, damage.name), func(t *testing.T) {
-				path := writeCatalogue(t, c.sets, c.cards, build.DefaultLimits(), func(w *build.Writer) {
+				path := writeCatalogue(t, c.sets, c.cards, limits, func(w *build.Writer) {
 					for _, g := range c.groups {
 						if err := w.AddNames(g); err != nil {
 							t.Fatal(err)

@@ -132,4 +132,5 @@ func (c *cardPlaces) place(ord uint32) (uint32, uint64, error) {
 	return place, starts, nil
 }
 
+// progress is the way's work so far, and the first places found.
 func (c *cardPlaces) progress() (work int, best []uint32) { return c.work, c.best }

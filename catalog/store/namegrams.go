@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"cmp"
 	"encoding/binary"
 	"math"
@@ -23,13 +24,16 @@ import (
 // the names on the runs of every term, each a run of one of its grams
 // (every name whose forms hold the term is on it) united with the runs of
 // the groups whose text holds the term. Each name met on all of them is
-// checked as the names' way checks its own. Done once limit of them hold
-// the terms, or none is left.
+// checked as the names' way checks its own, against every term: a term
+// whose names the runs cannot give (held by more groups than a query
+// reads, or holding a zero byte, which no gram's run does) is left out of
+// the walk, not out of the check. Done once limit of them hold the terms,
+// or none is left.
 type gramNames struct {
 	a      *completer
 	others []term
 	starts *wordStarts
-	terms  []nameUnion // of each of others
+	unions []nameUnion // of the terms walked
 	next   uint32      // the place to look from
 	n      nameView
 	best   []uint32 // the names found, in rank order
@@ -37,46 +41,48 @@ type gramNames struct {
 	done   bool
 }
 
-// nameUnion is the names of one term, from several runs, in rank order.
-type nameUnion []*placeSource
-
-// placeSource is one run's names, read as far as asked.
-type placeSource struct {
-	names *runNames
-	at    uint32 // its next place, when ok
-	ok    bool
-}
+// nameUnion is the names of one term, from several runs, in rank order:
+// each source's next is its next place, until done.
+type nameUnion []*nameSource
 
 // gramStepPlaces is the most places a step of gramNames reads before it
-// ends, for the names' way to take its turns while runs rarely meet.
-const gramStepPlaces = 64
+// ends, for the names' way to take its turns while runs rarely meet. A
+// test sets it to 1.
+var gramStepPlaces = 64
 
 // newGramNames returns the way through the names' grams, or ok false
-// where the file has no runs of grams, there is no other term to walk,
-// or a term is held by more groups than a query reads
-// (layout.MaxGroupLists): the cards' way is taken then.
+// where the file has no runs of grams or no term's names can be walked
+// by them: the cards' way is taken then.
 func (db *DB) newGramNames(r *reader, a *completer, others []term, starts *wordStarts) (g *gramNames, ok bool, err error) {
-	if !db.nameGrams || len(others) == 0 {
+	if !db.nameGrams {
 		return nil, false, nil
 	}
 	g = &gramNames{a: a, others: others, starts: starts}
 	for i := range others {
 		u, ok, err := g.union(r, others[i].text)
-		if err != nil || !ok {
+		if err != nil {
 			return nil, false, err
+		}
+		if !ok {
+			continue
 		}
 		if len(u) == 0 {
 			g.done = true // no name holds the term
 		}
-		g.terms = append(g.terms, u)
+		g.unions = append(g.unions, u)
 	}
-	return g, true, nil
+	return g, len(g.unions) > 0, nil
 }
 
 // union finds the runs of the names that hold text: of its gram with the
-// shortest run, and of each group whose text holds it.
+// shortest run, and of each group whose text holds it. ok is false when
+// they cannot be found so: more groups may hold it than a query reads
+// one by one, or it holds a zero byte.
 func (g *gramNames) union(r *reader, text []byte) (u nameUnion, ok bool, err error) {
 	a := g.a
+	if bytes.IndexByte(text, 0) >= 0 {
+		return nil, false, nil // no gram with a zero byte has a run (build/completions.go)
+	}
 	ref := func(c *bolt.Cursor, key []byte) listRef {
 		l, e := readListRef(c, key)
 		err = cmp.Or(err, e)
@@ -105,7 +111,7 @@ func (g *gramNames) union(r *reader, text []byte) (u nameUnion, ok bool, err err
 	if err != nil {
 		return nil, false, err
 	}
-	runs := [][]byte{}
+	var runs [][]byte
 	if !none && shortest != nil {
 		runs = append(runs, shortest)
 	}
@@ -121,57 +127,71 @@ func (g *gramNames) union(r *reader, text []byte) (u nameUnion, ok bool, err err
 	if err != nil {
 		return nil, false, err
 	}
+	u = nameUnion{}
 	for _, run := range runs {
 		names, err := newRunNames(run, a.ns)
 		if err != nil {
 			return nil, false, damagef("autocomplete index damaged: run of %q: %v; import the catalogue again", text, err)
 		}
-		s := &placeSource{names: names}
-		if s.at, s.ok, err = names.next(); err != nil {
-			return nil, false, damagef("autocomplete index damaged: run of %q: %v; import the catalogue again", text, err)
-		}
-		if s.ok {
-			u = append(u, s)
+		if err := u.add(&nameSource{names: names}); err != nil {
+			return nil, false, err
 		}
 	}
 	return u, true, cmp.Or(r.groupListCursors.damaged, r.groupTexts.damaged)
 }
 
-// seek returns the first place at or after from on any of the union's
-// runs, adding to work a placeWork for each place it reads.
-func (u nameUnion) seek(from uint32, work *int) (place uint32, ok bool, err error) {
-	for _, s := range u {
-		for s.ok && s.at < from {
-			if s.at, s.ok, err = s.names.next(); err != nil {
-				return 0, false, damagef("autocomplete index damaged: %v; import the catalogue again", err)
-			}
-			*work += placeWork
-		}
-		if s.ok && (!ok || s.at < place) {
-			place, ok = s.at, true
-		}
+// add reads the source's first place and adds it to u, unless it has
+// none.
+func (u *nameUnion) add(s *nameSource) error {
+	if err := s.advance(); err != nil {
+		return damagef("autocomplete index damaged: %v; import the catalogue again", err)
 	}
-	return place, ok, nil
+	if !s.done {
+		*u = append(*u, s)
+	}
+	return nil
 }
 
-// step reads the runs on to the next name on every term's, and checks
-// it; or ends after gramStepPlaces places. done is true once limit names
-// are found or none is left.
+// seek returns the first place at or after from on any of the union's
+// runs, reading at most *budget places, a placeWork each to work. It
+// pauses, with ok false, when the budget is spent first: the runs keep
+// what they read, and the same seek goes on from there.
+func (u nameUnion) seek(from uint32, budget, work *int) (place uint32, ok, paused bool, err error) {
+	for _, s := range u {
+		for !s.done && s.next < from {
+			if *budget <= 0 {
+				return 0, false, true, nil
+			}
+			if err := s.advance(); err != nil {
+				return 0, false, false, damagef("autocomplete index damaged: %v; import the catalogue again", err)
+			}
+			*budget--
+			*work += placeWork
+		}
+		if !s.done && (!ok || s.next < place) {
+			place, ok = s.next, true
+		}
+	}
+	return place, ok, false, nil
+}
+
+// step reads the runs on to the next name on every union, and checks it;
+// or ends once it has read gramStepPlaces places. done is true once
+// limit names are found or none is left.
 func (g *gramNames) step() (done bool, err error) {
-	at, start := g.next, g.work
-	for i := 0; i < len(g.terms) && !g.done; {
-		place, ok, err := g.terms[i].seek(at, &g.work)
+	at, budget := g.next, gramStepPlaces
+	for i := 0; i < len(g.unions) && !g.done; {
+		place, ok, paused, err := g.unions[i].seek(at, &budget, &g.work)
 		switch {
 		case err != nil:
 			return false, err
+		case paused:
+			g.next = at
+			return false, nil
 		case !ok:
 			g.done = true
 		case place > at:
 			at, i = place, 0
-			if g.work-start >= gramStepPlaces*placeWork {
-				g.next = at
-				return false, nil
-			}
 		default:
 			i++
 		}
@@ -195,4 +215,5 @@ func (g *gramNames) step() (done bool, err error) {
 	return g.done, nil
 }
 
+// progress is the way's work so far, and the names it has found.
 func (g *gramNames) progress() (work int, best []uint32) { return g.work, g.best }

@@ -303,13 +303,15 @@ func (w *Writer) writeRuns(keys *sorter, names uint32, tops *sorter) error {
 		if kind != layout.CompleteGroup {
 			term = term[:len(term)-1]
 		}
+		if kind == layout.CompleteGram {
+			// A gram's run is walked whole, never read for its first
+			// names, and a gram is never a prefix.
+			return blocks.add(kind, term, appendRun(value[:0], b.seg[:]))
+		}
 		b.storeZoneTops()
 		value = appendRun(value[:0], b.seg[:])
 		if err := blocks.add(kind, term, value); err != nil {
 			return err
-		}
-		if kind == layout.CompleteGram {
-			return nil // a gram is found whole, never by a prefix
 		}
 		top := new(topNames)
 		for ns := range top {

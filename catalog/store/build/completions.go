@@ -26,12 +26,13 @@ const namespaces = 1 + 3
 const zoneOnly byte = 4
 
 // nameGramsAt is the cards a distinct name has on average, in the whole
-// catalogue, from which the runs of the names' grams are written. Each
-// name's grams, of one to three characters, are some three times its
-// length: where a name has eight cards or more, their runs hold at most
-// an eighth of the places the cards' lists of the same grams do, and
-// where names do not repeat (each one card) they would hold as many, so
-// they are not written and a query finds the names through the cards'.
+// catalogue, from which the runs of the names' grams are written. A run
+// holds a place for each name with the gram where the cards' list holds
+// each of its cards: with eight cards a name, the runs hold about an
+// eighth of what the lists do (up to four places a name, for a name
+// printed in every zone). Where names do not repeat (one card each) they
+// would hold as many, so they are not written and a query finds the
+// names through the cards'.
 const nameGramsAt = 8
 
 // runSortMemory bounds the sort of the entries of the runs, one per word
@@ -165,7 +166,12 @@ func (w *Writer) writeCompletions() error {
 	for _, n := range w.zoneCards {
 		cardCount += uint64(n)
 	}
-	w.nameGrams = names > 0 && cardCount/names >= uint64(max(0, w.limits.NameGramsAt))
+	at := cmp.Or(w.limits.NameGramsAt, nameGramsAt)
+	if w.nameGrams = names > 0 && cardCount/names >= uint64(max(1, at)); w.nameGrams {
+		if err := w.put(w.tx.Bucket(layout.BucketMeta), layout.KeyNameGrams, []byte{}); err != nil {
+			return err
+		}
+	}
 	placeSeqs := w.newPlaceSorter()
 	defer placeSeqs.close()
 	keys := w.newRunSorter()

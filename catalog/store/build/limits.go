@@ -15,8 +15,8 @@ type Limits struct {
 	MergeFanIn   int // runs merged at once: posting lists, numbers, autocomplete runs
 	SetListPiece int // bytes of a piece of a list of sets
 	// NameGramsAt is the cards a distinct name has on average from which
-	// the names' grams get runs (writeCompletions): where names repeat,
-	// those runs are a fraction of the cards' lists.
+	// the names' grams get runs (writeCompletions; 0 for nameGramsAt):
+	// where names repeat, those runs are a fraction of the cards' lists.
 	NameGramsAt int
 }
 

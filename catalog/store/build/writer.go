@@ -472,11 +472,6 @@ func (w *Writer) Finish(info Info) (_ Info, err error) {
 	if err := w.put(meta, layout.KeyLongestName, binary.AppendUvarint(nil, uint64(w.longestName))); err != nil {
 		return info, err
 	}
-	if w.nameGrams {
-		if err := w.put(meta, layout.KeyNameGrams, []byte{}); err != nil {
-			return info, err
-		}
-	}
 	if err := w.put(meta, layout.KeyFormat, []byte(layout.FormatVersion)); err != nil {
 		return info, err
 	}

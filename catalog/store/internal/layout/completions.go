@@ -28,7 +28,7 @@ import (
 // more than TopPrefixRuns of them has its first names in each namespace
 // stored once, so that no query reads more than that many runs.
 //
-// Where names repeat (NameGramsKept in the meta bucket), every gram of the
+// Where names repeat (KeyNameGrams in the meta bucket), every gram of the
 // names' forms, of one, two and three characters as the search index
 // cuts them (EachGram), has a run too: the names whose forms hold it.
 // A query of several terms finds the names that hold the terms before
