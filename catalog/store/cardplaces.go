@@ -69,26 +69,23 @@ func (db *DB) newCardPlaces(r *reader, a *completer, others []term, last []byte,
 	return c, nil
 }
 
-// step takes rounds of the lists' walk (as seekBelow does) until the lists
-// meet on a card or roundsAStep have passed; it meets that card, and reads
-// it if its name would be among the first. done is true once there is
-// none left. A step ends after a few rounds, rather than seek on to the
-// next card the lists share, for the names' way to take its turns while
-// long lists are walked that rarely meet.
+// step takes rounds of the lists' walk (seekBelow) until the lists meet
+// on a card or roundsAStep have passed; it meets that card, and reads it
+// if its name would be among the first. done is true once there is none
+// left. A step ends after a few rounds, rather than seek on to the next
+// card the lists share, for the names' way to take its turns while long
+// lists are walked that rarely meet.
 func (c *cardPlaces) step() (done bool, err error) {
-	for rounds := 1; len(c.walks) > 0; rounds++ {
+	for len(c.walks) > 0 {
 		w := c.walks[0]
-		ord, ok := w.driver.bound(w.next)
-		if !ok || ord >= w.hi {
+		ord, met, ok := seekBelow(w.driver, w.next, w.hi, roundsAStep)
+		if !ok {
 			c.walks = c.walks[1:]
 			continue
 		}
-		if ord > w.next {
+		if !met {
 			w.next = ord
-			if rounds >= roundsAStep {
-				return false, nil
-			}
-			continue
+			return false, nil
 		}
 		w.next = ord + 1 // below hi, so no wrap
 		c.work += placeWork

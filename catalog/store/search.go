@@ -191,7 +191,7 @@ type zoneWalk struct {
 // advance makes the walk's next result ready, or the walk done.
 func (w *zoneWalk) advance(check func(*layout.IndexEntry) bool) error {
 	for !w.ready && !w.done {
-		ord, ok := seekBelow(w.driver, w.next, w.hi)
+		ord, _, ok := seekBelow(w.driver, w.next, w.hi, 0)
 		if !ok {
 			w.done = true
 			break

@@ -45,19 +45,24 @@ type ordinals interface {
 // that they share no card there, and an intersection within a union
 // within o (a term's gram lists, beside its number's and its groups')
 // takes a round a turn rather than walk to the next card its own lists
-// share, which the others may pass anyway.
-func seekBelow(o ordinals, min, hi uint32) (uint32, bool) {
-	for min < hi {
+// share, which the others may pass anyway. It takes at most rounds
+// rounds, 0 for as many as it takes: met is false when they ran out
+// first, and ord is then where the walk stands, below hi, with no
+// ordinal of o from min up to it. ok is false when o has none below hi.
+func seekBelow(o ordinals, min, hi uint32, rounds int) (ord uint32, met, ok bool) {
+	for round := 1; min < hi; round++ {
 		b, ok := o.bound(min)
 		if !ok || b >= hi {
 			break
 		}
 		if b == min {
-			return b, true
+			return b, true, true
 		}
-		min = b
+		if min = b; round == rounds {
+			return min, false, true
+		}
 	}
-	return 0, false
+	return 0, false, false
 }
 
 // windowSize is the most ordinals a windowed intersection takes at once.

@@ -62,7 +62,7 @@ func TestSeekBelow(t *testing.T) {
 func walkBelow(o ordinals, lo, hi uint32) []uint32 {
 	var got []uint32
 	for next := lo; ; {
-		ord, ok := seekBelow(o, next, hi)
+		ord, _, ok := seekBelow(o, next, hi, 0)
 		if !ok {
 			return got
 		}
