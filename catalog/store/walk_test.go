@@ -29,7 +29,7 @@ func TestSeekBelow(t *testing.T) {
 			lists[i] = newList(nil, cardsList(nil, sets[i]))
 		}
 		o := intersection{&lists[0], union{intersection{&lists[1], &lists[2]}, &lists[3]}}
-		got := walkBelow(o, lo, hi)
+		got := walkBelow(o, lo, hi, 0)
 		var want []uint32
 		for _, v := range sets[0] {
 			if v >= lo && v < hi && (slices.Contains(sets[1], v) && slices.Contains(sets[2], v) || slices.Contains(sets[3], v)) {
@@ -44,12 +44,20 @@ func TestSeekBelow(t *testing.T) {
 				t.Fatalf("round %d, zone [%d, %d): list %d walked on to %d", round, lo, hi, i, l.cur)
 			}
 		}
+		// The same lists a round a call, as the cards' way of autocomplete
+		// walks them, going on from where the last call stood.
+		for i, s := range sets {
+			lists[i] = newList(nil, cardsList(nil, s))
+		}
+		if got := walkBelow(o, lo, hi, 1); !slices.Equal(got, want) {
+			t.Fatalf("round %d, zone [%d, %d), a round a call: got %v, want %v", round, lo, hi, got, want)
+		}
 		// The same lists a window at a time, as long lists are walked.
 		for i, s := range sets {
 			lists[i] = newList(nil, cardsList(nil, s))
 		}
 		w := &windowed{in: o}
-		if got := walkBelow(w, lo, hi); !slices.Equal(got, want) {
+		if got := walkBelow(w, lo, hi, 0); !slices.Equal(got, want) {
 			t.Fatalf("round %d, zone [%d, %d), a window at a time: got %v, want %v", round, lo, hi, got, want)
 		}
 		if w.lo >= last/2 {
@@ -58,16 +66,21 @@ func TestSeekBelow(t *testing.T) {
 	}
 }
 
-// walkBelow returns every ordinal of o in [lo, hi), found by seekBelow.
-func walkBelow(o ordinals, lo, hi uint32) []uint32 {
+// walkBelow returns every ordinal of o in [lo, hi), found by seekBelow
+// in calls of rounds rounds.
+func walkBelow(o ordinals, lo, hi uint32, rounds int) []uint32 {
 	var got []uint32
 	for next := lo; ; {
-		ord, _, ok := seekBelow(o, next, hi, 0)
-		if !ok {
+		ord, met, ok := seekBelow(o, next, hi, rounds)
+		switch {
+		case !ok:
 			return got
+		case !met:
+			next = ord
+		default:
+			got = append(got, ord)
+			next = ord + 1
 		}
-		got = append(got, ord)
-		next = ord + 1
 	}
 }
 
