@@ -57,7 +57,7 @@ func (db *DB) newCardPlaces(r *reader, a *completer, others []term, last []byte,
 	c := &cardPlaces{r: r, a: a, starts: starts}
 	for z, zr := range db.zoneOrdinals {
 		if (a.ns == 0 || z == a.ns-1) && zr.lo < zr.hi {
-			c.walks = append(c.walks, &zoneWalk{driver: p.driver(&r.listCursors, db.denseList, false, len(terms) == 1), entries: indexBlocks{c: r.entryCursors[z]}, next: zr.lo, hi: zr.hi})
+			c.walks = append(c.walks, &zoneWalk{driver: p.driver(&r.listCursors, db.denseList, false, len(terms) == 1, 0), entries: indexBlocks{c: r.entryCursors[z]}, next: zr.lo, hi: zr.hi})
 		}
 	}
 	if c.starts.oneWord {

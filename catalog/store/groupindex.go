@@ -93,7 +93,8 @@ func groupGrams(r *reader, text []byte, ref func(c *bolt.Cursor, key []byte) lis
 	if none || len(grams) == 0 {
 		return nil, n
 	}
-	return appendRarestApart(nil, grams, n), n
+	apart, _ := appendRarestApart(nil, grams, n)
+	return apart, n
 }
 
 // eachGroupHolding calls fn with each group whose text holds text, among

@@ -31,15 +31,18 @@ type searchPlan struct {
 // term), those whose number is the term, and those of the name groups
 // that hold it (see planGroups); in a fuzzy search, the same of each word
 // of the dictionary a few edits from it, or the cards the word's value
-// names (see planTypo).
+// names (see planTypo). moreGrams is the lists of the term's other
+// grams, which a walk takes too once the two name too many cards that do
+// not hold it (see zoneWalk.advance).
 type termRef struct {
-	term     *term
-	byName   []listRef
-	number   listRef
-	byGroup  []listRef
-	byGrams  bool   // byGroup is intersected, not united
-	inGroups uint64 // the most cards byGroup names
-	near     []termRef
+	term      *term
+	byName    []listRef
+	moreGrams []listRef
+	number    listRef
+	byGroup   []listRef
+	byGrams   bool   // byGroup is intersected, not united
+	inGroups  uint64 // the most cards byGroup names
+	near      []termRef
 }
 
 func (t *termRef) count() uint64 {
@@ -50,13 +53,33 @@ func (t *termRef) count() uint64 {
 	return n
 }
 
-// lists returns how many lists the walk of the term reads.
-func (t *termRef) lists() int {
-	n := len(t.byName) + 1 + len(t.byGroup)
+// lists returns how many lists the walk of the term reads, with more of
+// its other grams.
+func (t *termRef) lists(more int) int {
+	n := len(t.nameLists(more)) + 1 + len(t.byGroup)
 	for i := range t.near {
-		n += t.near[i].lists()
+		n += t.near[i].lists(more)
 	}
 	return n
+}
+
+// nameLists returns the lists of the grams of the term that a walk
+// intersects: two, and the first more of its others.
+func (t *termRef) nameLists(more int) []listRef {
+	if more = min(more, len(t.moreGrams)); more > 0 {
+		return slices.Concat(t.byName, t.moreGrams[:more])
+	}
+	return t.byName
+}
+
+// mostMoreGrams returns the most other grams a term has, or a word near
+// one.
+func mostMoreGrams(terms []termRef) int {
+	most := 0
+	for i := range terms {
+		most = max(most, len(terms[i].moreGrams), mostMoreGrams(terms[i].near))
+	}
+	return most
 }
 
 // maxDriverTerms is the most terms whose lists a search intersects; the
@@ -86,8 +109,9 @@ func planSearch(r *reader, sets []layout.StoredSet, terms []term, longestName in
 	for i := range terms {
 		t := &terms[i]
 		from := len(byName)
-		byName = appendNameLists(byName, t.text, longestName, ref)
-		p.terms = append(p.terms, termRef{term: t, byName: byName[from:len(byName):len(byName)]})
+		var more []listRef
+		byName, more = appendNameLists(byName, t.text, longestName, ref)
+		p.terms = append(p.terms, termRef{term: t, byName: byName[from:len(byName):len(byName)], moreGrams: more})
 	}
 	// A term's lists hold at least its rarest gram's cards, so once the
 	// shortest terms found so far are shorter than the next term's gram
@@ -124,17 +148,18 @@ func planSearch(r *reader, sets []layout.StoredSet, terms []term, longestName in
 
 // appendNameLists appends the lists of the cards whose search texts may
 // hold text: two of its grams, or one empty list when no text holds it.
-func appendNameLists(dst []listRef, text []byte, longestName int, ref func(key []byte) listRef) []listRef {
+// It returns the lists of its other grams too, rarest first.
+func appendNameLists(dst []listRef, text []byte, longestName int, ref func(key []byte) listRef) (_, more []listRef) {
 	n := min(3, utf8.RuneCount(text))
 	if len(text) > longestName { // then it is in no name
-		return append(dst, listRef{})
+		return append(dst, listRef{}), nil
 	}
 	grams, none := termGrams(nil, text, n, ref)
 	if none {
-		return append(dst, listRef{}) // an empty list
+		return append(dst, listRef{}), nil // an empty list
 	}
 	from := len(dst)
-	dst = appendRarestApart(dst, grams, n)
+	dst, more = appendRarestApart(dst, grams, n)
 	// A run of a short pattern has few grams, whose lists hold every run
 	// of three: its own list is shorter (see internal/layout/runs.go).
 	if key, ok := layout.TermRunKey(text); ok {
@@ -142,7 +167,7 @@ func appendNameLists(dst []listRef, text []byte, longestName int, ref func(key [
 			dst = slices.Insert(dst, from, run)
 		}
 	}
-	return dst
+	return dst, more
 }
 
 // termGrams appends to grams the lists of the grams of n characters of
@@ -176,7 +201,7 @@ type gramList struct {
 
 // appendRarestApart appends to dst the lists of a term's rarest gram and
 // of the gram of n characters that shares the fewest of them with it, the
-// rarest of those.
+// rarest of those. It returns the lists of the other grams, rarest first.
 //
 // The two rarest grams alone are often neighbours, and neighbours are found
 // together. On a million generated names the two rarest of "700797" are
@@ -186,11 +211,11 @@ type gramList struct {
 // on a million and on ten million cards; the typical queries of the real
 // catalogue cost the same, within the spread of runs (docs/BENCHMARKS.md,
 // Two trigrams apart).
-func appendRarestApart(dst []listRef, grams []gramList, n int) []listRef {
+func appendRarestApart(dst []listRef, grams []gramList, n int) (_, more []listRef) {
 	slices.SortStableFunc(grams, func(a, b gramList) int { return cmp.Compare(a.count, b.count) })
 	rarest := grams[0]
 	if len(grams) == 1 {
-		return append(dst, rarest.listRef)
+		return append(dst, rarest.listRef), nil
 	}
 	shared := func(g gramList) int { return max(0, n-abs(g.at-rarest.at)) }
 	second := grams[1]
@@ -199,7 +224,12 @@ func appendRarestApart(dst []listRef, grams []gramList, n int) []listRef {
 			second = g
 		}
 	}
-	return append(dst, rarest.listRef, second.listRef)
+	for _, g := range grams[1:] {
+		if g.at != second.at {
+			more = append(more, g.listRef)
+		}
+	}
+	return append(dst, rarest.listRef, second.listRef), more
 }
 
 // abs returns the distance of n from 0.
@@ -207,11 +237,12 @@ func abs(n int) int { return max(n, -n) }
 
 // driver returns new lists, read with cursors from c, that walk the plan:
 // with typos, the cards of the words near one of the terms too, and, when
-// the query is that one term (nearOnly), those alone.
-func (p *searchPlan) driver(c *cursorPool, dense uint64, typos, nearOnly bool) ordinals {
+// the query is that one term (nearOnly), those alone; with more of the
+// other grams of each term and near word than two (termRef.nameLists).
+func (p *searchPlan) driver(c *cursorPool, dense uint64, typos, nearOnly bool, more int) ordinals {
 	n := len(p.sets)
 	for i := range p.terms {
-		n += p.terms[i].lists()
+		n += p.terms[i].lists(more)
 	}
 	// One allocation for every list: the capacity is exact, so appends
 	// never move the lists the ordinals point to.
@@ -251,7 +282,7 @@ func (p *searchPlan) driver(c *cursorPool, dense uint64, typos, nearOnly bool) o
 		if typos && nearOnly {
 			near := make(union, len(t.near))
 			for i := range t.near {
-				near[i] = t.near[i].walk(list, true)
+				near[i] = t.near[i].walk(list, true, more)
 			}
 			in = append(in, near)
 			continue
@@ -259,12 +290,12 @@ func (p *searchPlan) driver(c *cursorPool, dense uint64, typos, nearOnly bool) o
 		if t.number.count == 0 && t.inGroups == 0 && (len(t.near) == 0 || !typos) {
 			// No card has the term as its number, nor in a group, nor a
 			// word near it: its gram lists join the intersection itself.
-			for _, l := range t.byName {
+			for _, l := range t.nameLists(more) {
 				in = append(in, list(l))
 			}
 			continue
 		}
-		in = append(in, t.walk(list, typos))
+		in = append(in, t.walk(list, typos, more))
 	}
 	if len(slab) > 1 && p.shortest() >= dense {
 		return &windowed{in: in}
@@ -274,9 +305,10 @@ func (p *searchPlan) driver(c *cursorPool, dense uint64, typos, nearOnly bool) o
 
 // walk returns the union of the term's lists: its names' (intersected),
 // its number's, its groups', and with typos those of the words near it.
-func (t *termRef) walk(list func(listRef) *storedList, typos bool) union {
-	byName := make(intersection, len(t.byName))
-	for i, l := range t.byName {
+func (t *termRef) walk(list func(listRef) *storedList, typos bool, more int) union {
+	names := t.nameLists(more)
+	byName := make(intersection, len(names))
+	for i, l := range names {
 		byName[i] = list(l)
 	}
 	either := union{byName, list(t.number)}
@@ -295,7 +327,7 @@ func (t *termRef) walk(list func(listRef) *storedList, typos bool) union {
 	}
 	for i := range t.near {
 		if typos {
-			either = append(either, t.near[i].walk(list, false))
+			either = append(either, t.near[i].walk(list, false, more))
 		}
 	}
 	return either

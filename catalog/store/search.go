@@ -111,15 +111,7 @@ func (db *DB) Search(q SearchQuery, fn func(card []byte)) error {
 		if err != nil {
 			return err
 		}
-		walks := func(typos bool) []*zoneWalk {
-			var ws []*zoneWalk
-			for z, zr := range db.zoneOrdinals {
-				if (zone < 0 || z == zone) && zr.lo < zr.hi && inZone(sets, z) {
-					ws = append(ws, &zoneWalk{driver: p.driver(&r.listCursors, db.denseList, typos, len(terms) == 1), entries: indexBlocks{c: r.entryCursors[z]}, next: zr.lo, hi: zr.hi})
-				}
-			}
-			return ws
-		}
+		walks := func(typos bool) []*zoneWalk { return db.zoneWalks(r, &p, zone, sets, typos, len(terms) == 1) }
 		// The cards that match every term as typed, in result order: all
 		// of a search's, and the first of a fuzzy one's.
 		found := 0
@@ -162,6 +154,28 @@ func (db *DB) plan(r *reader, sets []layout.StoredSet, terms []term) (searchPlan
 	return p, p.damaged
 }
 
+// zoneWalks returns a walk of the plan's lists (searchPlan.driver) for
+// each zone the search asks for (zone, -1 for all) that holds cards of
+// sets, when given.
+func (db *DB) zoneWalks(r *reader, p *searchPlan, zone int, sets []layout.StoredSet, typos, nearOnly bool) []*zoneWalk {
+	var ws []*zoneWalk
+	for z, zr := range db.zoneOrdinals {
+		if (zone < 0 || z == zone) && zr.lo < zr.hi && inZone(sets, z) {
+			w := &zoneWalk{driver: p.driver(&r.listCursors, db.denseList, typos, nearOnly, 0), entries: indexBlocks{c: r.entryCursors[z]}, next: zr.lo, hi: zr.hi}
+			if !typos {
+				// Not the walk of the cards that take edits: the lists
+				// of dozens of near words would each be built again for
+				// a gram more (docs/SEARCH.md, How a query is answered).
+				w.mostGrams = mostMoreGrams(p.terms)
+			}
+			w.narrower = func(more int) ordinals { return p.driver(&r.listCursors, db.denseList, typos, nearOnly, more) }
+			w.narrow()
+			ws = append(ws, w)
+		}
+	}
+	return ws
+}
+
 // cardOf returns the card of an index entry, using key as scratch.
 func (r *reader) cardOf(e *layout.IndexEntry, key *[]byte) ([]byte, error) {
 	*key = appendEntryCardKey((*key)[:0], e)
@@ -178,15 +192,51 @@ type ordinalRange struct{ lo, hi uint32 }
 // zoneWalk finds the results of one zone in result order: the cards that
 // driver, a list every result is on, names within the zone's range, that
 // pass the search's check.
+//
+// The driver intersects two grams of each term, which most cards that
+// hold both hold as the term does. Where they do not (a term mistyped,
+// or one whose grams are each common), the walk reads card after card
+// that the check refuses, as many as the catalogue holds; after each
+// refusalsBeforeMoreGrams of them, it takes the driver of one more of
+// each term's grams, the rarest it lacks (narrower), from where it
+// stands.
 type zoneWalk struct {
-	driver  ordinals
-	entries indexBlocks
-	next    uint32 // the ordinal to look from
-	hi      uint32
-	entry   layout.IndexEntry // the next result, when ready
-	ready   bool
-	done    bool
+	driver    ordinals
+	narrower  func(more int) ordinals
+	more      int // of the terms' other grams, that the driver takes
+	mostGrams int // the most other grams a term has
+	refused   int
+	entries   indexBlocks
+	next      uint32 // the ordinal to look from
+	hi        uint32
+	entry     layout.IndexEntry // the next result, when ready
+	ready     bool
+	done      bool
 }
+
+// narrow makes the walk's driver take one more gram of each term for
+// each refusalsBeforeMoreGrams cards it has refused, while a term has
+// more.
+func (w *zoneWalk) narrow() {
+	more := w.mostGrams // every gram from the start, for a test
+	if refusalsBeforeMoreGrams > 0 {
+		more = min(more, w.refused/refusalsBeforeMoreGrams)
+	}
+	if more > w.more {
+		w.driver, w.more = w.narrower(more), more
+		tookMoreGrams()
+	}
+}
+
+// refusalsBeforeMoreGrams is how many cards a walk reads and refuses
+// before it intersects one more gram of each term (a variable, for a
+// test to make it 0: every gram from the start). A gram more costs a
+// walk of its list and the seeks in it, a refusal the read of an entry.
+var refusalsBeforeMoreGrams = 8
+
+// tookMoreGrams, which a test sets, is called when a walk takes more
+// grams.
+var tookMoreGrams = func() {}
 
 // advance makes the walk's next result ready, or the walk done.
 func (w *zoneWalk) advance(check func(*layout.IndexEntry) bool) error {
@@ -208,6 +258,10 @@ func (w *zoneWalk) advance(check func(*layout.IndexEntry) bool) error {
 		}
 		w.ready = check(&w.entry)
 		w.next = ord + 1 // below hi, so no wrap
+		if !w.ready && w.more < w.mostGrams {
+			w.refused++
+			w.narrow()
+		}
 	}
 	return nil
 }

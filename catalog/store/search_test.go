@@ -334,8 +334,14 @@ func TestSearchAgreesWithScan(t *testing.T) {
 							name = []rune(catalog.Romanize(catalog.Fold(string(name)), "zh") + " " + string(name))
 						}
 					}
+					// Mostly of up to four characters, now and then of up
+					// to nine: more grams than the two a walk starts with.
+					long := 4
+					if rng.IntN(2) == 0 {
+						long = 9
+					}
 					start := rng.IntN(len(name))
-					end := start + 1 + rng.IntN(min(4, len(name)-start))
+					end := start + 1 + rng.IntN(min(long, len(name)-start))
 					return string(name[start:end])
 				}
 				setRefs := []string{"nope"}
@@ -344,8 +350,13 @@ func TestSearchAgreesWithScan(t *testing.T) {
 					setRefs = append(setRefs, s.ID, s.Code)
 				}
 				zones := append([]string{""}, catalog.Zones()...)
-				found := 0
+				found, allGrams := 0, 0
+				defer func(n int, took func()) { refusalsBeforeMoreGrams, tookMoreGrams = n, took }(refusalsBeforeMoreGrams, tookMoreGrams)
+				tookMoreGrams = func() { allGrams++ }
 				for i := range 400 {
+					// Every other query's walks take every gram from the
+					// start.
+					refusalsBeforeMoreGrams = i % 2 * 8
 					terms := 1 + rng.IntN(3)
 					switch i % 10 {
 					case 8:
@@ -373,6 +384,9 @@ func TestSearchAgreesWithScan(t *testing.T) {
 				}
 				if found < 100 {
 					t.Errorf("only %d of 400 queries found a card: too few to compare", found)
+				}
+				if allGrams < 5 {
+					t.Errorf("only %d walks of 400 queries took every gram: too few to compare", allGrams)
 				}
 			})
 		}
@@ -596,6 +610,55 @@ func TestSearchPlanTakesGramsApart(t *testing.T) {
 		want := []string{string(layout.AppendListKey(nil, layout.GramKinds[3], c.want[0])), string(layout.AppendListKey(nil, layout.GramKinds[3], c.want[1]))}
 		if !slices.Equal(got, want) {
 			t.Errorf("lists of %q: got %q, want %q", c.term, got, want)
+		}
+	}
+}
+
+// A walk reads few of the cards that hold a term's two grams apart but
+// not the term: after refusalsBeforeMoreGrams of them it takes the
+// rarest gram it lacks.
+func TestSearchTakesMoreGramsAfterRefusals(t *testing.T) {
+	// "abc" and "def", the two grams apart of "abcdef", meet on the 100
+	// cards named "abcxdef" and on the one named "abcdef"; "bcd" and
+	// "cde" are each on more cards, but together only on that one.
+	names := slices.Concat(slices.Repeat([]string{"abcxdef"}, 100), slices.Repeat([]string{"bcdy"}, 150), slices.Repeat([]string{"ycde"}, 150), []string{"abcdef"})
+	set := catalog.Set{ID: "intl-S1", Code: "S1", Name: "Set S1", Zone: "intl"}
+	var cards []catalog.Card
+	for i, name := range names {
+		cards = append(cards, catalog.Card{ID: fmt.Sprintf("intl-S1-%d", i+1), Name: name, SetName: set.Name, SetCode: set.Code,
+			Number: strconv.Itoa(i + 1), Language: "en", Variant: catalog.DefaultVariant, Zone: set.Zone})
+		set.CardCount++
+	}
+	db := buildCatalogue(t, []catalog.Set{set}, cards, 0)
+	terms := searchTerms("abcdef")
+	defer func(n int) { refusalsBeforeMoreGrams = n }(refusalsBeforeMoreGrams)
+	for _, refusals := range []int{refusalsBeforeMoreGrams, len(names)} {
+		refusalsBeforeMoreGrams = refusals
+		read, found := 0, []string{}
+		err := db.read(func(r *reader) error {
+			p, err := db.plan(r, nil, terms)
+			if err != nil {
+				return err
+			}
+			walks := db.zoneWalks(r, &p, -1, nil, false, true)
+			return merge(walks, func(e *layout.IndexEntry) bool {
+				read++
+				return matches(e, terms, &r.groupTexts)
+			}, func(e *layout.IndexEntry) (bool, error) {
+				found = append(found, string(e.ID))
+				return true, nil
+			})
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := []string{cards[len(cards)-1].ID}; !slices.Equal(found, want) {
+			t.Errorf("after %d refusals: found %q, want %q", refusals, found, want)
+		}
+		// Two grams alone read every card that holds both; three, past
+		// the refusals, the one that holds the term.
+		if want := min(refusals+1, 101); read != want {
+			t.Errorf("after %d refusals: read %d cards, want %d", refusals, read, want)
 		}
 	}
 }
