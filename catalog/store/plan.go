@@ -72,12 +72,11 @@ func (t *termRef) nameLists(more int) []listRef {
 	return t.byName
 }
 
-// mostMoreGrams returns the most other grams a term has, or a word near
-// one.
+// mostMoreGrams returns the most other grams a term has.
 func mostMoreGrams(terms []termRef) int {
 	most := 0
 	for i := range terms {
-		most = max(most, len(terms[i].moreGrams), mostMoreGrams(terms[i].near))
+		most = max(most, len(terms[i].moreGrams))
 	}
 	return most
 }
