@@ -580,14 +580,7 @@ func TestSearchPlanTakesGramsApart(t *testing.T) {
 		// counts the repeats.
 		[]string{"mnmnmnop"}, repeat("ymnoy", 1), repeat("ynmn", 2), repeat("ymnmy", 9),
 	)
-	set := catalog.Set{ID: "intl-S1", Code: "S1", Name: "Set S1", Zone: "intl"}
-	var cards []catalog.Card
-	for i, name := range names {
-		cards = append(cards, catalog.Card{ID: fmt.Sprintf("intl-S1-%d", i+1), Name: name, SetName: set.Name, SetCode: set.Code,
-			Number: strconv.Itoa(i + 1), Language: "en", Variant: catalog.DefaultVariant, Zone: set.Zone})
-		set.CardCount++
-	}
-	db := buildCatalogue(t, []catalog.Set{set}, cards, 0)
+	db, _ := oneSetNamed(t, names)
 	for _, c := range []struct {
 		term string
 		want [2]string // the grams
@@ -614,6 +607,20 @@ func TestSearchPlanTakesGramsApart(t *testing.T) {
 	}
 }
 
+// oneSetNamed builds a catalogue of one set whose cards bear names, in
+// that order, and returns it with its cards.
+func oneSetNamed(t *testing.T, names []string) (*DB, []catalog.Card) {
+	t.Helper()
+	set := catalog.Set{ID: "intl-S1", Code: "S1", Name: "Set S1", Zone: "intl"}
+	var cards []catalog.Card
+	for i, name := range names {
+		cards = append(cards, catalog.Card{ID: fmt.Sprintf("intl-S1-%d", i+1), Name: name, SetName: set.Name, SetCode: set.Code,
+			Number: strconv.Itoa(i + 1), Language: "en", Variant: catalog.DefaultVariant, Zone: set.Zone})
+		set.CardCount++
+	}
+	return buildCatalogue(t, []catalog.Set{set}, cards, 0), cards
+}
+
 // A walk reads few of the cards that hold a term's two grams apart but
 // not the term: after refusalsBeforeMoreGrams of them it takes the
 // rarest gram it lacks.
@@ -622,14 +629,7 @@ func TestSearchTakesMoreGramsAfterRefusals(t *testing.T) {
 	// cards named "abcxdef" and on the one named "abcdef"; "bcd" and
 	// "cde" are each on more cards, but together only on that one.
 	names := slices.Concat(slices.Repeat([]string{"abcxdef"}, 100), slices.Repeat([]string{"bcdy"}, 150), slices.Repeat([]string{"ycde"}, 150), []string{"abcdef"})
-	set := catalog.Set{ID: "intl-S1", Code: "S1", Name: "Set S1", Zone: "intl"}
-	var cards []catalog.Card
-	for i, name := range names {
-		cards = append(cards, catalog.Card{ID: fmt.Sprintf("intl-S1-%d", i+1), Name: name, SetName: set.Name, SetCode: set.Code,
-			Number: strconv.Itoa(i + 1), Language: "en", Variant: catalog.DefaultVariant, Zone: set.Zone})
-		set.CardCount++
-	}
-	db := buildCatalogue(t, []catalog.Set{set}, cards, 0)
+	db, cards := oneSetNamed(t, names)
 	terms := searchTerms("abcdef")
 	defer func(n int) { refusalsBeforeMoreGrams = n }(refusalsBeforeMoreGrams)
 	for _, refusals := range []int{refusalsBeforeMoreGrams, len(names)} {
