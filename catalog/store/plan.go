@@ -28,12 +28,13 @@ type searchPlan struct {
 
 // termRef is the lists of one term: the cards whose names hold two of its
 // trigrams, the rarest first (its bigram or its character, for a shorter
-// term), those whose number is the term, and those of the name groups
-// that hold it (see planGroups); in a fuzzy search, the same of each word
-// of the dictionary a few edits from it, or the cards the word's value
-// names (see planTypo). moreGrams is the lists of the term's other
-// grams, which a walk takes too once the two name too many cards that do
-// not hold it (see zoneWalk.advance).
+// term; with the list of its run first, when it has one: see
+// appendNameLists), those whose number is the term, and those of the name
+// groups that hold it (see planGroups); in a fuzzy search, the same of
+// each word of the dictionary a few edits from it, or the cards the
+// word's value names (see planTypo). moreGrams is the lists of the term's
+// other grams, rarest first, which a walk takes too, one at a time, as it
+// refuses cards that hold the first without the term (see zoneWalk).
 type termRef struct {
 	term      *term
 	byName    []listRef
@@ -53,10 +54,10 @@ func (t *termRef) count() uint64 {
 	return n
 }
 
-// lists returns how many lists the walk of the term reads, with more of
-// its other grams.
+// lists returns at least how many lists the walk of the term reads, with
+// more of its other grams.
 func (t *termRef) lists(more int) int {
-	n := len(t.nameLists(more)) + 1 + len(t.byGroup)
+	n := len(t.byName) + min(more, len(t.moreGrams)) + 1 + len(t.byGroup)
 	for i := range t.near {
 		n += t.near[i].lists(more)
 	}
@@ -64,7 +65,7 @@ func (t *termRef) lists(more int) int {
 }
 
 // nameLists returns the lists of the grams of the term that a walk
-// intersects: two, and the first more of its others.
+// intersects: byName, and the first more of its others.
 func (t *termRef) nameLists(more int) []listRef {
 	if more = min(more, len(t.moreGrams)); more > 0 {
 		return slices.Concat(t.byName, t.moreGrams[:more])
@@ -72,14 +73,21 @@ func (t *termRef) nameLists(more int) []listRef {
 	return t.byName
 }
 
-// mostMoreGrams returns the most other grams a term has.
+// mostMoreGrams returns the most other grams a term has, at most
+// maxMoreGrams.
 func mostMoreGrams(terms []termRef) int {
 	most := 0
 	for i := range terms {
 		most = max(most, len(terms[i].moreGrams))
 	}
-	return most
+	return min(most, maxMoreGrams)
 }
+
+// maxMoreGrams bounds the grams a walk takes beyond its first two, and so
+// the times it builds its driver again: each builds every list anew, and
+// a term of 200 characters has up to 196 other grams. The rarest come
+// first, and cut the most.
+const maxMoreGrams = 4
 
 // maxDriverTerms is the most terms whose lists a search intersects; the
 // others are checked on the cards the intersection names, where more lists
@@ -223,9 +231,12 @@ func appendRarestApart(dst []listRef, grams []gramList, n int) (_, more []listRe
 			second = g
 		}
 	}
-	for _, g := range grams[1:] {
-		if g.at != second.at {
-			more = append(more, g.listRef)
+	if len(grams) > 2 {
+		more = make([]listRef, 0, len(grams)-2)
+		for _, g := range grams[1:] {
+			if g.at != second.at {
+				more = append(more, g.listRef)
+			}
 		}
 	}
 	return append(dst, rarest.listRef, second.listRef), more
@@ -243,7 +254,7 @@ func (p *searchPlan) driver(c *cursorPool, dense uint64, typos, nearOnly bool, m
 	for i := range p.terms {
 		n += p.terms[i].lists(more)
 	}
-	// One allocation for every list: the capacity is exact, so appends
+	// One allocation for every list: the capacity is enough, so appends
 	// never move the lists the ordinals point to.
 	slab := make([]storedList, 0, n)
 	list := func(l listRef) *storedList {

@@ -111,7 +111,7 @@ func (db *DB) Search(q SearchQuery, fn func(card []byte)) error {
 		if err != nil {
 			return err
 		}
-		walks := func(typos bool) []*zoneWalk { return db.zoneWalks(r, &p, zone, sets, typos, len(terms) == 1) }
+		walks := func(typos bool) []*zoneWalk { return db.zoneWalks(r, p, zone, sets, typos, len(terms) == 1) }
 		// The cards that match every term as typed, in result order: all
 		// of a search's, and the first of a fuzzy one's.
 		found := 0
@@ -157,19 +157,23 @@ func (db *DB) plan(r *reader, sets []layout.StoredSet, terms []term) (searchPlan
 // zoneWalks returns a walk of the plan's lists (searchPlan.driver) for
 // each zone the search asks for (zone, -1 for all) that holds cards of
 // sets, when given.
-func (db *DB) zoneWalks(r *reader, p *searchPlan, zone int, sets []layout.StoredSet, typos, nearOnly bool) []*zoneWalk {
+func (db *DB) zoneWalks(r *reader, p searchPlan, zone int, sets []layout.StoredSet, typos, nearOnly bool) []*zoneWalk {
+	driverWith := func(more int) ordinals { return p.driver(&r.listCursors, db.denseList, typos, nearOnly, more) }
+	moreGrams := 0
+	if !typos {
+		// Not the walk of the cards that take edits: the lists of dozens
+		// of near words would each be built again for a gram more
+		// (docs/SEARCH.md, How a query is answered).
+		moreGrams = mostMoreGrams(p.terms)
+	}
 	var ws []*zoneWalk
 	for z, zr := range db.zoneOrdinals {
 		if (zone < 0 || z == zone) && zr.lo < zr.hi && inZone(sets, z) {
-			w := &zoneWalk{driver: p.driver(&r.listCursors, db.denseList, typos, nearOnly, 0), entries: indexBlocks{c: r.entryCursors[z]}, next: zr.lo, hi: zr.hi}
-			if !typos {
-				// Not the walk of the cards that take edits: the lists
-				// of dozens of near words would each be built again for
-				// a gram more (docs/SEARCH.md, How a query is answered).
-				w.mostGrams = mostMoreGrams(p.terms)
+			w := &zoneWalk{driver: driverWith(0), entries: indexBlocks{c: r.entryCursors[z]}, next: zr.lo, hi: zr.hi}
+			if moreGrams > 0 {
+				w.driverWith, w.moreGramsLeft = driverWith, moreGrams
+				w.narrow()
 			}
-			w.narrower = func(more int) ordinals { return p.driver(&r.listCursors, db.denseList, typos, nearOnly, more) }
-			w.narrow()
 			ws = append(ws, w)
 		}
 	}
@@ -193,38 +197,38 @@ type ordinalRange struct{ lo, hi uint32 }
 // driver, a list every result is on, names within the zone's range, that
 // pass the search's check.
 //
-// The driver intersects two grams of each term, which most cards that
-// hold both hold as the term does. Where they do not (a term mistyped,
-// or one whose grams are each common), the walk reads card after card
-// that the check refuses, as many as the catalogue holds; after each
-// refusalsBeforeMoreGrams of them, it takes the driver of one more of
-// each term's grams, the rarest it lacks (narrower), from where it
-// stands.
+// The driver intersects two grams of each term: most cards that hold
+// both hold the term. Where they do not (a term mistyped, or one whose
+// grams are each common), the walk would read card after card that the
+// check refuses, as many as the catalogue holds. So after each
+// refusalsBeforeMoreGrams of them, while a term has grams left, it takes
+// the driver of one more of each term's grams, the rarest it lacks
+// (driverWith), from where it stands.
 type zoneWalk struct {
-	driver    ordinals
-	narrower  func(more int) ordinals
-	more      int // of the terms' other grams, that the driver takes
-	mostGrams int // the most other grams a term has
-	refused   int
-	entries   indexBlocks
-	next      uint32 // the ordinal to look from
-	hi        uint32
-	entry     layout.IndexEntry // the next result, when ready
-	ready     bool
-	done      bool
+	driver        ordinals
+	driverWith    func(more int) ordinals // nil when no term has more grams
+	more          int                     // of the terms' other grams, that the driver takes
+	moreGramsLeft int                     // the most other grams a term has, up to maxMoreGrams
+	refused       int
+	entries       indexBlocks
+	next          uint32 // the ordinal to look from
+	hi            uint32
+	entry         layout.IndexEntry // the next result, when ready
+	ready         bool
+	done          bool
 }
 
 // narrow makes the walk's driver take one more gram of each term for
 // each refusalsBeforeMoreGrams cards it has refused, while a term has
 // more.
 func (w *zoneWalk) narrow() {
-	more := w.mostGrams // every gram from the start, for a test
+	more := w.moreGramsLeft // every gram from the start, for a test
 	if refusalsBeforeMoreGrams > 0 {
 		more = min(more, w.refused/refusalsBeforeMoreGrams)
 	}
 	if more > w.more {
-		w.driver, w.more = w.narrower(more), more
-		tookMoreGrams()
+		tookMoreGrams(w.refused > 0)
+		w.driver, w.more = w.driverWith(more), more
 	}
 }
 
@@ -235,8 +239,8 @@ func (w *zoneWalk) narrow() {
 var refusalsBeforeMoreGrams = 8
 
 // tookMoreGrams, which a test sets, is called when a walk takes more
-// grams.
-var tookMoreGrams = func() {}
+// grams: from the start, or after refusals.
+var tookMoreGrams = func(afterRefusals bool) {}
 
 // advance makes the walk's next result ready, or the walk done.
 func (w *zoneWalk) advance(check func(*layout.IndexEntry) bool) error {
@@ -258,7 +262,7 @@ func (w *zoneWalk) advance(check func(*layout.IndexEntry) bool) error {
 		}
 		w.ready = check(&w.entry)
 		w.next = ord + 1 // below hi, so no wrap
-		if !w.ready && w.more < w.mostGrams {
+		if !w.ready && w.more < w.moreGramsLeft {
 			w.refused++
 			w.narrow()
 		}

@@ -301,6 +301,14 @@ func worstCaseGroups(cards []catalog.Card) [][]string {
 // character or more) and of numbers, with and without a zone
 // and a set filter, at random limits.
 func TestSearchAgreesWithScan(t *testing.T) {
+	// Walks that took a gram more after refusals, in every catalogue:
+	// those of names that repeat refuse few cards.
+	afterRefusals := 0
+	defer func() {
+		if afterRefusals < 15 {
+			t.Errorf("%d walks took a gram more after refusals: too few to compare", afterRefusals)
+		}
+	}()
 	for _, c := range oracleCatalogues(t, 4000) {
 		for _, walk := range []struct {
 			name  string
@@ -350,13 +358,20 @@ func TestSearchAgreesWithScan(t *testing.T) {
 					setRefs = append(setRefs, s.ID, s.Code)
 				}
 				zones := append([]string{""}, catalog.Zones()...)
-				found, allGrams := 0, 0
-				defer func(n int, took func()) { refusalsBeforeMoreGrams, tookMoreGrams = n, took }(refusalsBeforeMoreGrams, tookMoreGrams)
-				tookMoreGrams = func() { allGrams++ }
+				found, fromStart := 0, 0
+				defer func(n int, took func(bool)) { refusalsBeforeMoreGrams, tookMoreGrams = n, took }(refusalsBeforeMoreGrams, tookMoreGrams)
+				tookMoreGrams = func(after bool) {
+					if after {
+						afterRefusals++
+					} else {
+						fromStart++
+					}
+				}
 				for i := range 400 {
 					// Every other query's walks take every gram from the
-					// start.
-					refusalsBeforeMoreGrams = i % 2 * 8
+					// start, and the others a gram more at each card they
+					// refuse.
+					refusalsBeforeMoreGrams = i % 2
 					terms := 1 + rng.IntN(3)
 					switch i % 10 {
 					case 8:
@@ -385,8 +400,8 @@ func TestSearchAgreesWithScan(t *testing.T) {
 				if found < 100 {
 					t.Errorf("only %d of 400 queries found a card: too few to compare", found)
 				}
-				if allGrams < 5 {
-					t.Errorf("only %d walks of 400 queries took every gram: too few to compare", allGrams)
+				if fromStart < 5 {
+					t.Errorf("of 400 queries' walks, %d took more grams from the start: too few to compare", fromStart)
 				}
 			})
 		}
@@ -623,42 +638,47 @@ func oneSetNamed(t *testing.T, names []string) (*DB, []catalog.Card) {
 
 // A walk reads few of the cards that hold a term's two grams apart but
 // not the term: after refusalsBeforeMoreGrams of them it takes the
-// rarest gram it lacks.
+// rarest gram it lacks, and walks on from where it stands.
 func TestSearchTakesMoreGramsAfterRefusals(t *testing.T) {
-	// "abc" and "def", the two grams apart of "abcdef", meet on the 100
-	// cards named "abcxdef" and on the one named "abcdef"; "bcd" and
-	// "cde" are each on more cards, but together only on that one.
-	names := slices.Concat(slices.Repeat([]string{"abcxdef"}, 100), slices.Repeat([]string{"bcdy"}, 150), slices.Repeat([]string{"ycde"}, 150), []string{"abcdef"})
+	// "abc" and "def", the two grams apart of "abcdef", meet on the cards
+	// named "abcxdef" and on those named "abcdef"; "bcd" and "cde" are
+	// each on more cards, but together only on those. In result order:
+	// a result, the refusals that take a gram more, a result right after
+	// them, the other refusals, and a last result.
+	refusals := refusalsBeforeMoreGrams
+	names := slices.Concat([]string{"abcdef"}, slices.Repeat([]string{"abcxdef"}, refusals), []string{"abcdef"},
+		slices.Repeat([]string{"abcxdef"}, 100), slices.Repeat([]string{"bcdy"}, 150), slices.Repeat([]string{"ycde"}, 150), []string{"abcdef"})
 	db, cards := oneSetNamed(t, names)
+	want := []string{cards[0].ID, cards[refusals+1].ID, cards[len(cards)-1].ID}
 	terms := searchTerms("abcdef")
 	defer func(n int) { refusalsBeforeMoreGrams = n }(refusalsBeforeMoreGrams)
-	for _, refusals := range []int{refusalsBeforeMoreGrams, len(names)} {
-		refusalsBeforeMoreGrams = refusals
-		read, found := 0, []string{}
-		err := db.read(func(r *reader) error {
-			p, err := db.plan(r, nil, terms)
-			if err != nil {
-				return err
-			}
-			walks := db.zoneWalks(r, &p, -1, nil, false, true)
-			return merge(walks, func(e *layout.IndexEntry) bool {
-				read++
-				return matches(e, terms, &r.groupTexts)
-			}, func(e *layout.IndexEntry) (bool, error) {
-				found = append(found, string(e.ID))
-				return true, nil
-			})
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if want := []string{cards[len(cards)-1].ID}; !slices.Equal(found, want) {
-			t.Errorf("after %d refusals: found %q, want %q", refusals, found, want)
-		}
+	for _, dense := range []uint64{math.MaxUint64, 1} {
+		db.denseList = dense
 		// Two grams alone read every card that holds both; three, past
-		// the refusals, the one that holds the term.
-		if want := min(refusals+1, 101); read != want {
-			t.Errorf("after %d refusals: read %d cards, want %d", refusals, read, want)
+		// the refusals, the results.
+		for _, c := range []struct{ refusals, read int }{{refusals, 3 + refusals}, {len(names), 3 + refusals + 100}} {
+			refusalsBeforeMoreGrams = c.refusals
+			read, found := 0, []string{}
+			err := db.read(func(r *reader) error {
+				p, err := db.plan(r, nil, terms)
+				if err != nil {
+					return err
+				}
+				walks := db.zoneWalks(r, p, -1, nil, false, true)
+				return merge(walks, func(e *layout.IndexEntry) bool {
+					read++
+					return matches(e, terms, &r.groupTexts)
+				}, func(e *layout.IndexEntry) (bool, error) {
+					found = append(found, string(e.ID))
+					return true, nil
+				})
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(found, want) || read != c.read {
+				t.Errorf("lists dense from %d, a gram more after %d refusals: found %q in %d cards read, want %q in %d", dense, c.refusals, found, read, want, c.read)
+			}
 		}
 	}
 }

@@ -87,8 +87,9 @@ func planTypo(r *reader, t *term, words dictionary, longestName int, refIn func(
 			refs[i] = termRef{term: nt, byName: []listRef{cardsList(w.word, cards[:n])}}
 			continue
 		}
-		refs[i].term = nt
-		refs[i].byName, refs[i].moreGrams = appendNameLists(nil, w.word, longestName, ref)
+		// A walk of near words takes two grams of each (zoneWalks).
+		refs[i] = termRef{term: nt}
+		refs[i].byName, _ = appendNameLists(nil, w.word, longestName, ref)
 		refs[i].byGroup, refs[i].byGrams, refs[i].inGroups = planGroups(r, w.word, refIn)
 	}
 	t.typo.nearest = near[0].edits
