@@ -158,7 +158,6 @@ func (db *DB) plan(r *reader, sets []layout.StoredSet, terms []term) (searchPlan
 // each zone the search asks for (zone, -1 for all) that holds cards of
 // sets, when given.
 func (db *DB) zoneWalks(r *reader, p searchPlan, zone int, sets []layout.StoredSet, typos, nearOnly bool) []*zoneWalk {
-	driverWith := func(more int) ordinals { return p.driver(&r.listCursors, db.denseList, typos, nearOnly, more) }
 	moreGrams := 0
 	if !typos {
 		// Not the walk of the cards that take edits: the lists of dozens
@@ -169,9 +168,11 @@ func (db *DB) zoneWalks(r *reader, p searchPlan, zone int, sets []layout.StoredS
 	var ws []*zoneWalk
 	for z, zr := range db.zoneOrdinals {
 		if (zone < 0 || z == zone) && zr.lo < zr.hi && inZone(sets, z) {
-			w := &zoneWalk{driver: driverWith(0), entries: indexBlocks{c: r.entryCursors[z]}, next: zr.lo, hi: zr.hi}
+			w := &zoneWalk{driver: p.driver(&r.listCursors, db.denseList, typos, nearOnly, 0), entries: indexBlocks{c: r.entryCursors[z]}, next: zr.lo, hi: zr.hi}
 			if moreGrams > 0 {
-				w.driverWith, w.moreGramsLeft = driverWith, moreGrams
+				plan := p // held by the walk only when it may need it
+				w.driverWith = func(more int) ordinals { return plan.driver(&r.listCursors, db.denseList, typos, nearOnly, more) }
+				w.moreGramsLeft = moreGrams
 				w.narrow()
 			}
 			ws = append(ws, w)
