@@ -389,12 +389,18 @@ func (db *DB) AppendCard(dst []byte, id string) ([]byte, error) {
 }
 
 // card returns the canonical JSON of the card with id, valid until the
-// reader's next seek, and whether there is one: two seeks of one cursor,
-// the id's locator and then the card.
+// reader's next seek, and whether there is one: one seek of the key that
+// id names when it has the usual shape (layout.AppendGuessedCardKey), or
+// else two of one cursor, the id's locator and then the card.
 func (r *reader) card(id string) ([]byte, bool, error) {
 	var buf [128]byte
-	key := layout.AppendCardIDKey(buf[:0], id)
 	c := r.cardCursor
+	if key, ok := layout.AppendGuessedCardKey(buf[:0], id); ok {
+		if k, v := c.Seek(key); bytes.Equal(k, key) {
+			return v, true, nil
+		}
+	}
+	key := layout.AppendCardIDKey(buf[:0], id)
 	k, loc := c.Seek(key)
 	if !bytes.Equal(k, key) {
 		return nil, false, nil

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -341,5 +342,42 @@ func TestOpenRefusesAFileCutShort(t *testing.T) {
 	}
 	if damaged == 0 {
 		t.Error("no damaged page was read by Open")
+	}
+}
+
+// A card is found by its id whatever the id's shape: of the usual one
+// (zone, code, number), with hyphens in its code, naming another set or
+// number than the card's own, or of no shape at all; an id of the usual
+// shape that no card has is missing.
+func TestCardsByIDOfAnyShape(t *testing.T) {
+	sets := []catalog.Set{
+		{ID: "intl-S1", Code: "S1", Name: "One", Zone: "intl", CardCount: 4},
+		{ID: "intl-SV-P", Code: "SV-P", Name: "Promos", Zone: "intl", CardCount: 1},
+	}
+	cards := []catalog.Card{
+		*card("intl-S1-1", "intl", "S1", "One", "1"),
+		*card("intl-S1-9", "intl", "S1", "One", "2"),   // names another number
+		*card("intl-SV-P-3", "intl", "S1", "One", "3"), // names another set
+		*card("a card of no shape", "intl", "S1", "One", "4"),
+		*card("intl-SV-P-007", "intl", "SV-P", "Promos", "007"),
+	}
+	db := buildCatalogue(t, sets, cards, 0)
+	ids := []string{"intl-S1-1", "intl-S1-9", "intl-SV-P-3", "a card of no shape", "intl-SV-P-007", "intl-S1-2", "intl-SV-P-7", "intl-S1-99", "nope"}
+	var found, missing []string
+	if err := db.Cards(ids, func(c []byte) { found = append(found, cardIDOf(t, c)) }, func(id string) { missing = append(missing, id) }); err != nil {
+		t.Fatal(err)
+	}
+	// "intl-S1-2" is the key of the card numbered 2 but not its id, and
+	// "intl-SV-P-7" names the number of "intl-SV-P-007" in another form.
+	if want := ids[:5]; !slices.Equal(found, want) {
+		t.Errorf("found %q, want %q", found, want)
+	}
+	if want := ids[5:]; !slices.Equal(missing, want) {
+		t.Errorf("missing %q, want %q", missing, want)
+	}
+	for _, id := range ids[:5] {
+		if c, err := db.AppendCard(nil, id); err != nil || cardIDOf(t, c) != id {
+			t.Errorf("AppendCard(%q) = %s, %v", id, c, err)
+		}
 	}
 }

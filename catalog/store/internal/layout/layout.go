@@ -2,6 +2,7 @@ package layout
 
 import (
 	"encoding/binary"
+	"strings"
 	"time"
 
 	"github.com/catalogd/catalogd/catalog"
@@ -200,4 +201,21 @@ func AppendCardIDKey[S ~string | ~[]byte](dst []byte, id S) []byte {
 // maps to.
 func AppendLocatedCardKey(dst, locator []byte, id string) []byte {
 	return append(append(dst, locator...), id...)
+}
+
+// AppendGuessedCardKey appends the key the card with id has in the cards
+// bucket if id is its zone, its set's code and its printed number joined
+// by hyphens, as the ids of nearly every card of the real catalogue are
+// (a code may hold hyphens, a number none), and reports whether id has
+// that shape. The key a guess gives is only ever the card's: a key names
+// its zone, set, number and id, so a seek that finds it exactly has
+// found the card, and one that does not says nothing. Ids stay opaque
+// (docs/CONTRACT.md): a card whose id is not so is found by its locator.
+func AppendGuessedCardKey(dst []byte, id string) ([]byte, bool) {
+	zone, rest, ok := strings.Cut(id, "-")
+	at := strings.LastIndexByte(rest, '-')
+	if !ok || at <= 0 || at == len(rest)-1 || catalog.ZoneIndex(zone) < 0 {
+		return dst, false
+	}
+	return AppendCardKey(dst, ZoneByte(zone), rest[:at], catalog.NumberKey(rest[at+1:]), id), true
 }
