@@ -217,5 +217,6 @@ func AppendGuessedCardKey(dst []byte, id string) ([]byte, bool) {
 	if !ok || at <= 0 || at == len(rest)-1 || catalog.ZoneIndex(zone) < 0 {
 		return dst, false
 	}
-	return AppendCardKey(dst, ZoneByte(zone), rest[:at], catalog.NumberKey(rest[at+1:]), id), true
+	dst = AppendSetPrefix(dst, ZoneByte(zone), rest[:at])
+	return append(catalog.AppendNumberKey(dst, rest[at+1:]), id...), true
 }
