@@ -9,7 +9,8 @@ import (
 
 // Cards calls found with the canonical JSON of each card of ids that the
 // catalogue has, and missing with each id it has not, in the order of ids:
-// one lookup per id (AppendCard's two seeks), all in one read transaction.
+// one lookup per id (AppendCard's one seek or two), all in one read
+// transaction.
 // (Looking them up in key order instead, for neighbours to share the pages
 // the seeks descend, took longer on a million cards: what it saves is
 // little against random ids, and the cards must then be copied to be given

@@ -80,8 +80,10 @@ import (
 //
 // Each card's JSON is stored once, grouped by set and in printed-number
 // order within its set: a page of a set is one contiguous range of
-// ready-to-send JSON, and a card by id is two lookups with one cursor, its
-// locator and then its JSON. The set prefix delimits itself, so the range of
+// ready-to-send JSON, and a card by id is one lookup of the key its id
+// names (AppendGuessedCardKey) or, for an id of another shape, two with
+// one cursor, its locator and then its JSON. The set prefix delimits
+// itself, so the range of
 // one set never holds a card of another; it starts with a zone byte, below
 // KeyCardID, so no set's range holds a locator either.
 var (
