@@ -21,9 +21,11 @@ import (
 )
 
 // damageCardPage damages, in the catalogue file at path, the page that
-// holds the key that finds card id (its locator, in the cards bucket): its
-// header is made to say it is no kind of page, as a bad sector or a bad
-// copy may. Open reads no such page. It returns the page's number.
+// holds card id's JSON (under its key in the cards bucket, which every
+// lookup of it reads, whether by the key its id names or by its
+// locator): its header is made to say it is no kind of page, as a bad
+// sector or a bad copy may. Open reads no such page. It returns the
+// page's number.
 func damageCardPage(t *testing.T, path, id string) uint64 {
 	t.Helper()
 	bdb, err := bolt.Open(path, 0o600, nil)
@@ -31,11 +33,23 @@ func damageCardPage(t *testing.T, path, id string) uint64 {
 		t.Fatal(err)
 	}
 	var root uint64
+	var key []byte
 	if err := bdb.View(func(tx *bolt.Tx) error {
-		root = uint64(tx.Bucket([]byte("cards")).Root())
-		return nil
+		b := tx.Bucket([]byte("cards"))
+		root = uint64(b.Root())
+		// The card's key: its set, its number, then its id; locators
+		// start with 0xFF.
+		return b.ForEach(func(k, _ []byte) error {
+			if key == nil && k[0] != 0xFF && bytes.HasSuffix(k, []byte(id)) {
+				key = bytes.Clone(k)
+			}
+			return nil
+		})
 	}); err != nil {
 		t.Fatal(err)
+	}
+	if key == nil {
+		t.Fatalf("no card %q in the cards bucket", id)
 	}
 	pageSize := uint64(bdb.Info().PageSize)
 	if err := bdb.Close(); err != nil {
@@ -49,7 +63,6 @@ func damageCardPage(t *testing.T, path, id string) uint64 {
 	// (2), overflow (4), then its elements; a branch element is the
 	// key's offset from the element (4), its length (4) and the child's
 	// page (8). Descend to the leaf whose range holds the key.
-	key := append([]byte{0xFF}, id...)
 	pgid := root
 	for depth := 0; ; depth++ {
 		page := file[pgid*pageSize:]
