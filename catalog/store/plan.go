@@ -38,7 +38,7 @@ type searchPlan struct {
 type termRef struct {
 	term      *term
 	byName    []listRef
-	moreGrams []listRef
+	moreGrams []gramList
 	number    listRef
 	byGroup   []listRef
 	byGrams   bool   // byGroup is intersected, not united
@@ -67,10 +67,11 @@ func (t *termRef) lists(more int) int {
 // nameLists returns the lists of the grams of the term that a walk
 // intersects: byName, and the first more of its others.
 func (t *termRef) nameLists(more int) []listRef {
-	if more = min(more, len(t.moreGrams)); more > 0 {
-		return slices.Concat(t.byName, t.moreGrams[:more])
+	names := slices.Clip(t.byName)
+	for _, g := range t.moreGrams[:min(more, len(t.moreGrams))] {
+		names = append(names, g.listRef)
 	}
-	return t.byName
+	return names
 }
 
 // mostMoreGrams returns the most other grams a term has, at most
@@ -116,7 +117,7 @@ func planSearch(r *reader, sets []layout.StoredSet, terms []term, longestName in
 	for i := range terms {
 		t := &terms[i]
 		from := len(byName)
-		var more []listRef
+		var more []gramList
 		byName, more = appendNameLists(byName, t.text, longestName, ref)
 		p.terms = append(p.terms, termRef{term: t, byName: byName[from:len(byName):len(byName)], moreGrams: more})
 	}
@@ -155,8 +156,8 @@ func planSearch(r *reader, sets []layout.StoredSet, terms []term, longestName in
 
 // appendNameLists appends the lists of the cards whose search texts may
 // hold text: two of its grams, or one empty list when no text holds it.
-// It returns the lists of its other grams too, rarest first.
-func appendNameLists(dst []listRef, text []byte, longestName int, ref func(key []byte) listRef) (_, more []listRef) {
+// It returns its other grams too, rarest first.
+func appendNameLists(dst []listRef, text []byte, longestName int, ref func(key []byte) listRef) (_ []listRef, more []gramList) {
 	n := min(3, utf8.RuneCount(text))
 	if len(text) > longestName { // then it is in no name
 		return append(dst, listRef{}), nil
@@ -208,7 +209,8 @@ type gramList struct {
 
 // appendRarestApart appends to dst the lists of a term's rarest gram and
 // of the gram of n characters that shares the fewest of them with it, the
-// rarest of those. It returns the lists of the other grams, rarest first.
+// rarest of those. It returns the other grams, rarest first: grams
+// itself, reordered, less those two.
 //
 // The two rarest grams alone are often neighbours, and neighbours are found
 // together. On a million generated names the two rarest of "700797" are
@@ -218,28 +220,21 @@ type gramList struct {
 // on a million and on ten million cards; the typical queries of the real
 // catalogue cost the same, within the spread of runs (docs/BENCHMARKS.md,
 // Two trigrams apart).
-func appendRarestApart(dst []listRef, grams []gramList, n int) (_, more []listRef) {
+func appendRarestApart(dst []listRef, grams []gramList, n int) (_ []listRef, others []gramList) {
 	slices.SortStableFunc(grams, func(a, b gramList) int { return cmp.Compare(a.count, b.count) })
 	rarest := grams[0]
 	if len(grams) == 1 {
 		return append(dst, rarest.listRef), nil
 	}
 	shared := func(g gramList) int { return max(0, n-abs(g.at-rarest.at)) }
-	second := grams[1]
-	for _, g := range grams[2:] {
-		if shared(g) < shared(second) {
-			second = g
+	second := 1
+	for i := 2; i < len(grams); i++ {
+		if shared(grams[i]) < shared(grams[second]) {
+			second = i
 		}
 	}
-	if len(grams) > 2 {
-		more = make([]listRef, 0, len(grams)-2)
-		for _, g := range grams[1:] {
-			if g.at != second.at {
-				more = append(more, g.listRef)
-			}
-		}
-	}
-	return append(dst, rarest.listRef, second.listRef), more
+	dst = append(dst, rarest.listRef, grams[second].listRef)
+	return dst, slices.Delete(grams[1:], second-1, second)
 }
 
 // abs returns the distance of n from 0.

@@ -172,7 +172,7 @@ func (db *DB) zoneWalks(r *reader, p searchPlan, zone int, sets []layout.StoredS
 			if moreGrams > 0 {
 				plan := p // held by the walk only when it may need it
 				w.driverWith = func(more int) ordinals { return plan.driver(&r.listCursors, db.denseList, typos, nearOnly, more) }
-				w.moreGramsLeft = moreGrams
+				w.mostMore = moreGrams
 				w.narrow()
 			}
 			ws = append(ws, w)
@@ -206,24 +206,24 @@ type ordinalRange struct{ lo, hi uint32 }
 // the driver of one more of each term's grams, the rarest it lacks
 // (driverWith), from where it stands.
 type zoneWalk struct {
-	driver        ordinals
-	driverWith    func(more int) ordinals // nil when no term has more grams
-	more          int                     // of the terms' other grams, that the driver takes
-	moreGramsLeft int                     // the most other grams a term has, up to maxMoreGrams
-	refused       int
-	entries       indexBlocks
-	next          uint32 // the ordinal to look from
-	hi            uint32
-	entry         layout.IndexEntry // the next result, when ready
-	ready         bool
-	done          bool
+	driver     ordinals
+	driverWith func(more int) ordinals // nil when no term has more grams
+	more       int                     // of the terms' other grams, that the driver takes
+	mostMore   int                     // the most other grams it may take: a term's most, up to maxMoreGrams
+	refused    int
+	entries    indexBlocks
+	next       uint32 // the ordinal to look from
+	hi         uint32
+	entry      layout.IndexEntry // the next result, when ready
+	ready      bool
+	done       bool
 }
 
 // narrow makes the walk's driver take one more gram of each term for
 // each refusalsBeforeMoreGrams cards it has refused, while a term has
 // more.
 func (w *zoneWalk) narrow() {
-	more := w.moreGramsLeft // every gram from the start, for a test
+	more := w.mostMore // every gram from the start, for a test
 	if refusalsBeforeMoreGrams > 0 {
 		more = min(more, w.refused/refusalsBeforeMoreGrams)
 	}
@@ -263,7 +263,7 @@ func (w *zoneWalk) advance(check func(*layout.IndexEntry) bool) error {
 		}
 		w.ready = check(&w.entry)
 		w.next = ord + 1 // below hi, so no wrap
-		if !w.ready && w.more < w.moreGramsLeft {
+		if !w.ready && w.more < w.mostMore {
 			w.refused++
 			w.narrow()
 		}
