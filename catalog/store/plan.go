@@ -32,9 +32,9 @@ type searchPlan struct {
 // appendNameLists), those whose number is the term, and those of the name
 // groups that hold it (see planGroups); in a fuzzy search, the same of
 // each word of the dictionary a few edits from it, or the cards the
-// word's value names (see planTypo). moreGrams is the lists of the term's
-// other grams, rarest first, which a walk takes too, one at a time, as it
-// refuses cards that hold the first without the term (see zoneWalk).
+// word's value names (see planTypo). moreGrams is the term's other
+// grams, rarest first, whose lists a walk takes too, one at a time, as it
+// refuses cards that hold the first two without the term (see zoneWalk).
 type termRef struct {
 	term      *term
 	byName    []listRef
