@@ -134,6 +134,11 @@ func FuzzNumberKey(f *testing.F) {
 			if again := NumberKey(n); !bytes.Equal(again, keys[i]) {
 				t.Fatalf("NumberKey(%q) is not deterministic: %x then %x", n, keys[i], again)
 			}
+			// The number normalized on the stack, when it is plain, is
+			// the number normalized the general way.
+			if general := AppendNormalizedNumberKey(nil, NormalizeFoldedNumber(Fold(n))); !bytes.Equal(keys[i], general) {
+				t.Fatalf("NumberKey(%q) = %x, but the key of its number normalized the general way is %x", n, keys[i], general)
+			}
 			prefix := []byte("prefix")
 			if got := AppendNumberKey(prefix, n); !bytes.Equal(got, append([]byte("prefix"), keys[i]...)) {
 				t.Fatalf("AppendNumberKey(%q, %q) = %x, want the prefix then %x", prefix, n, got, keys[i])

@@ -68,9 +68,52 @@ const (
 	keyEndMark   byte = 0x00
 )
 
-// AppendNumberKey appends the sort key of a printed number to dst.
+// AppendNumberKey appends the sort key of a printed number to dst. A
+// number of printable ASCII without white space, as nearly every printed
+// number is, is normalized in a buffer on the stack: a card by id appends
+// the key of the number its id names on every lookup.
 func AppendNumberKey(dst []byte, printed string) []byte {
+	var buf [32]byte
+	if norm, ok := appendNormalizedPlainNumber(buf[:0], printed); ok {
+		return AppendNormalizedNumberKey(dst, norm)
+	}
 	return AppendNormalizedNumberKey(dst, NormalizeNumber(printed))
+}
+
+// appendNormalizedPlainNumber appends NormalizeNumber(printed) to dst when
+// every byte of printed is printable ASCII other than the space. Fold of
+// such a number only lowers its case, and trimming finds no space to
+// trim: what is left is the cut at "/" and the leading zeros of its digit
+// runs. ok is false, and dst as it was, for any other number.
+func appendNormalizedPlainNumber(dst []byte, printed string) (norm []byte, ok bool) {
+	for i := 0; i < len(printed); i++ {
+		if c := printed[i]; c <= ' ' || c > '~' {
+			return dst, false
+		}
+	}
+	before, _, _ := strings.Cut(printed, "/")
+	for i := 0; i < len(before); {
+		c := before[i]
+		if !isDigit(c) {
+			if 'A' <= c && c <= 'Z' {
+				c += 'a' - 'A'
+			}
+			dst = append(dst, c)
+			i++
+			continue
+		}
+		j := i
+		for j < len(before) && isDigit(before[j]) {
+			j++
+		}
+		run := strings.TrimLeft(before[i:j], "0")
+		if run == "" {
+			run = "0"
+		}
+		dst = append(dst, run...)
+		i = j
+	}
+	return dst, true
 }
 
 // NumberKey returns the sort key of a printed number.
@@ -81,7 +124,7 @@ func NumberKey(printed string) []byte { return AppendNumberKey(nil, printed) }
 // numbers with digits, the first digit run as a length-prefixed value; then
 // the whole normalized form with every digit run length-prefixed, so that
 // runs compare by value whatever their width; then the end mark.
-func AppendNormalizedNumberKey(dst []byte, norm string) []byte {
+func AppendNormalizedNumberKey[S ~string | ~[]byte](dst []byte, norm S) []byte {
 	first, ok := firstDigitRun(norm)
 	if ok {
 		dst = append(dst, keyHasDigits)
@@ -114,7 +157,7 @@ func AppendNormalizedNumberKey(dst []byte, norm string) []byte {
 // appendDigitRun encodes a run of digits without leading zeros so that byte
 // order is numeric order: its length, then the digits. A length under 255 is
 // one byte; a longer one is 0xFF and four bytes, which sorts after.
-func appendDigitRun(dst []byte, run string) []byte {
+func appendDigitRun[S ~string | ~[]byte](dst []byte, run S) []byte {
 	if n := len(run); n < 0xFF {
 		dst = append(dst, byte(n))
 	} else {
@@ -124,10 +167,13 @@ func appendDigitRun(dst []byte, run string) []byte {
 	return append(dst, run...)
 }
 
-func firstDigitRun(s string) (string, bool) {
-	i := strings.IndexAny(s, "0123456789")
-	if i < 0 {
-		return "", false
+func firstDigitRun[S ~string | ~[]byte](s S) (S, bool) {
+	i := 0
+	for i < len(s) && !isDigit(s[i]) {
+		i++
+	}
+	if i == len(s) {
+		return s[:0], false
 	}
 	j := i
 	for j < len(s) && isDigit(s[j]) {

@@ -50,6 +50,28 @@ func TestNumberKeyEquality(t *testing.T) {
 	}
 }
 
+// TestNumberKeyOfPlainNumbers: a number of printable ASCII without white
+// space is normalized apart, on the stack; its key is the one the general
+// way gives, at the edges of what is plain too.
+func TestNumberKeyOfPlainNumbers(t *testing.T) {
+	numbers := []string{
+		"025/073", "25", "0", "000", "0/0", "/5", "TG02", "SV-P", "sv-p", "A1-01a007",
+		"!~", "0~0", "1234567890123456789012345678901234567890/2", "AbC" + string(bytes.Repeat([]byte("0"), 40)) + "9",
+		// Not plain: the general way alone.
+		"25 /73", " 25", "25\t", "ＴＧ０２", "é1", "a\x00", "a\x7f1", "",
+	}
+	for _, n := range numbers {
+		general := AppendNormalizedNumberKey(nil, NormalizeFoldedNumber(Fold(n)))
+		if got := NumberKey(n); !bytes.Equal(got, general) {
+			t.Errorf("NumberKey(%q) = %x, want %x, the key of %q", n, got, general, NormalizeNumber(n))
+		}
+	}
+	dst := make([]byte, 0, 64)
+	if allocs := testing.AllocsPerRun(100, func() { dst = AppendNumberKey(dst[:0], "TG025/TG030") }); allocs != 0 {
+		t.Errorf("AppendNumberKey of a plain number allocates %v times, want none", allocs)
+	}
+}
+
 // TestNumberKeyIsSelfDelimiting: a card id appended to the key must not
 // change the order of two different numbers.
 func TestNumberKeyIsSelfDelimiting(t *testing.T) {
