@@ -51,6 +51,7 @@ func ParseGetCards(p Params) (GetCardsRequest, error) {
 		return req, r.err()
 	}
 	seen := make(map[string]bool, len(ids))
+	req.IDs = make([]string, 0, len(ids))
 	for i, id := range ids {
 		switch {
 		case id == "":
