@@ -46,6 +46,40 @@ func TestEveryOperationRejectsBadInputAlike(t *testing.T) {
 		t.Errorf("%d catalogue routes in openapi.yaml, want 9", routes)
 	}
 
+	// A path parameter that is not UTF-8 once unescaped is one rule on
+	// every route that has one, whichever parameter it is.
+	params := map[string]string{"{code}": "SV2a", "{cardId}": "jp-SV2a-025", "{number}": "25"}
+	checked := 0
+	for path, item := range doc.Paths.Map() {
+		if item.Get == nil || !strings.HasPrefix(path, "/catalog/") {
+			continue
+		}
+		for bad := range params {
+			if !strings.Contains(path, bad) {
+				continue
+			}
+			checked++
+			target := path
+			for name, value := range params {
+				if name == bad {
+					value = "%FF"
+				}
+				target = strings.ReplaceAll(target, name, value)
+			}
+			r := f.get(target)
+			r.wantStatus(t, http.StatusBadRequest)
+			var p problem
+			r.json(t, &p)
+			name := strings.Trim(bad, "{}")
+			if len(p.Errors) != 1 || p.Errors[0].Parameter != name || p.Errors[0].Detail != "must be valid UTF-8" {
+				t.Errorf("%s (%s): errors %+v, want one saying %s must be valid UTF-8", target, item.Get.OperationID, p.Errors, name)
+			}
+		}
+	}
+	if checked != 4 {
+		t.Errorf("%d path parameters of catalogue routes checked, want 4", checked)
+	}
+
 	// Every tool with an argument that breaks a rule its REST twin has.
 	cases := []struct {
 		tool string

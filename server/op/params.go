@@ -111,6 +111,8 @@ func (r *reader) required(name string) string {
 		r.fail(name, "is required")
 	case ok && v == "":
 		r.fail(name, "must not be empty")
+	case ok && !utf8.ValidString(v):
+		r.fail(name, "must be valid UTF-8")
 	}
 	return v
 }
