@@ -254,12 +254,12 @@ func decodeToolArgs(raw json.RawMessage, input *jsonschema.Schema) (toolArgs, er
 			}
 			a.values[name] = []string{str}
 		case prop.Type == "array" && v[0] == '[':
-			var strs []string
-			if err := json.Unmarshal(v, &strs); err != nil {
-				a.fail(name, "must be an array of strings")
+			strs, err := stringArray(v)
+			if err != nil {
+				a.fail(name, "must be an array of strings, %v", err)
 				continue
 			}
-			a.values[name] = append([]string{}, strs...)
+			a.values[name] = strs
 		case prop.Type == "boolean" && (string(v) == "true" || string(v) == "false"):
 			a.values[name] = []string{string(v)}
 		case prop.Type == "boolean":
@@ -300,6 +300,26 @@ func isJSONNumber(v []byte) bool { return v[0] == '-' || ('0' <= v[0] && v[0] <=
 
 // jsonKind names a JSON value that has the wrong type, with the value when
 // it is short.
+// stringArray decodes a JSON array of strings; a null in it is an empty
+// string, which the operation then refuses by its position. The error
+// names the first value that is not a string.
+func stringArray(v []byte) ([]string, error) {
+	var raw []json.RawMessage
+	if err := json.Unmarshal(v, &raw); err != nil {
+		return nil, err
+	}
+	strs := make([]string, len(raw))
+	for i, r := range raw {
+		if string(r) == "null" {
+			continue
+		}
+		if r[0] != '"' || json.Unmarshal(r, &strs[i]) != nil {
+			return nil, fmt.Errorf("got %s as value %d of %d", jsonKind(r), i+1, len(raw))
+		}
+	}
+	return strs, nil
+}
+
 func jsonKind(v []byte) string {
 	switch v[0] {
 	case '"':

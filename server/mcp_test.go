@@ -463,6 +463,19 @@ func TestMCPListSetsByZone(t *testing.T) {
 	}
 }
 
+// TestMCPGetCardsSummary: the summary of get_cards counts the ids as the
+// answer does, each once.
+func TestMCPGetCardsSummary(t *testing.T) {
+	f := newFixture(t)
+	cs := f.mcp(t, "")
+	res := callTool(t, cs, "get_cards", map[string]any{"id": []string{"jp-SV2a-025", "nope", "jp-SV2a-025", "nope"}})
+	text := toolTexts(t, res)
+	want := "1 card of the 2 distinct ids asked for found, in the order asked; 1 id in notFound"
+	if res.IsError || len(text) != 2 || !strings.HasPrefix(text[0], want) {
+		t.Errorf("summary %q, want it to begin %q", text, want)
+	}
+}
+
 // TestMCPBadArguments: bad arguments and unknown records are tool errors
 // that name the argument, never protocol errors, and a REST request with
 // the same values gets a 400 (or 404) with the same details.
@@ -512,7 +525,7 @@ func TestMCPBadArguments(t *testing.T) {
 		{"IDEmpty", "get_cards", map[string]any{"id": []string{"intl-base1-4", ""}}, []string{"id", "value 2 of 2 is empty"}, "/catalog/cards?id=intl-base1-4&id=", 400},
 		{"IDsTooMany", "get_cards", map[string]any{"id": make([]string, 101)}, []string{"id", "given 101 times"}, "/catalog/cards?" + strings.Repeat("id=x&", 100) + "id=y", 400},
 		{"IDsString", "get_cards", map[string]any{"id": "intl-base1-4"}, []string{"id", "must be an array of strings"}, "", 0},
-		{"IDsOfNumbers", "get_cards", map[string]any{"id": []int{1, 2}}, []string{"id", "must be an array of strings"}, "", 0},
+		{"IDsOfNumbers", "get_cards", map[string]any{"id": []any{"a", 2}}, []string{"id", "must be an array of strings, got the number 2 as value 2 of 2"}, "", 0},
 		{"NumberMissing", "get_set_cards_by_number", map[string]any{"code": "SV2a"}, []string{"number", "is required"}, "", 0},
 		{"NumberBlank", "get_set_cards_by_number", map[string]any{"code": "SV2a", "number": " "}, []string{"number"}, "/catalog/sets/SV2a/cards/%20", 400},
 		{"NumberTooLong", "get_set_cards_by_number", map[string]any{"code": "SV2a", "number": strings.Repeat("1", 65)}, []string{"number"}, "/catalog/sets/SV2a/cards/" + strings.Repeat("1", 65), 400},

@@ -143,7 +143,7 @@ func getCardsTool() catalogTool {
 			"notFound", withItems(&jsonschema.Schema{Type: "array", Items: &jsonschema.Schema{Type: "string"}}, 0, op.MaxIDs)),
 		Annotations: readOnlyHints("Get many cards"),
 	}, op.GetCards, func(_ *store.DB, req op.GetCardsRequest, a op.Answer) (string, error) {
-		summary := fmt.Sprintf("%s of the %s asked for found, in the order asked", counted(int64(a.N), "card"), counted(int64(len(req.IDs)), "id"))
+		summary := fmt.Sprintf("%s of the %s asked for found, in the order asked", counted(int64(a.N), "card"), counted(int64(len(req.IDs)), "distinct id"))
 		if a.Missing > 0 {
 			summary += fmt.Sprintf("; %s in notFound%s", counted(int64(a.Missing), "id"), cardNotFound)
 		}
