@@ -236,7 +236,7 @@ func (e *reportedError) Unwrap() error { return e.err }
 func minArgs(n int, what string) cobra.PositionalArgs {
 	return func(cmd *cobra.Command, args []string) error {
 		if len(args) < n {
-			return usageErrorf("%s: missing %s", cmd.CommandPath(), what)
+			return usageErrorf("%s: missing %s", cmd.Name(), what)
 		}
 		return nil
 	}
@@ -244,7 +244,7 @@ func minArgs(n int, what string) cobra.PositionalArgs {
 
 func noArgs(cmd *cobra.Command, args []string) error {
 	if len(args) > 0 {
-		return usageErrorf("%s: unexpected argument %q", cmd.CommandPath(), args[0])
+		return usageErrorf("%s: unexpected argument %q", cmd.Name(), args[0])
 	}
 	return nil
 }

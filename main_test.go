@@ -212,9 +212,9 @@ func TestExitStatuses(t *testing.T) {
 		message string
 	}{
 		{[]string{"bogus"}, nil, exitUsage, `unknown command "bogus"`},
-		{[]string{"import"}, nil, exitUsage, "missing snapshot"},
+		{[]string{"import"}, nil, exitUsage, "catalogd: import: missing snapshot"},
 		{[]string{"import", "--no-such-flag", "x"}, nil, exitUsage, "unknown flag"},
-		{[]string{"info", "extra"}, nil, exitUsage, "unexpected argument"},
+		{[]string{"info", "extra"}, nil, exitUsage, "catalogd: info: unexpected argument"},
 		{[]string{"serve"}, nil, exitUsage, "--issuer"},
 		{[]string{"serve", "--dev", "--issuer", "https://idp.example"}, nil, exitUsage, "--dev"},
 		{[]string{"serve", "--dev", "--addr", "0.0.0.0:0"}, nil, exitUsage, "loopback"},
