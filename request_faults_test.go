@@ -6,6 +6,7 @@ import (
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -284,6 +285,38 @@ func TestURLTooLong(t *testing.T) {
 			t.Fatalf("the server logged the long URL: a %d-byte line: %.300s", len(line), line)
 		}
 	}
+}
+
+// TestHundredIDsWithinTheLimit: the budget docs/CONTRACT.md (Errors)
+// states for getCards: 100 ids of 150 bytes each, percent-encoded, fit in
+// the request line; of 300 bytes each they do not, and are answered 431.
+func TestHundredIDsWithinTheLimit(t *testing.T) {
+	s := newFaultServer(t, defaultLimits)
+	query := func(size int) string {
+		var q strings.Builder
+		for i := range 100 {
+			if i > 0 {
+				q.WriteByte('&')
+			}
+			// "%E7%9A%AE" is one Han character, 9 bytes once encoded.
+			id := fmt.Sprintf("chn-%03d-", i) + strings.Repeat("%E7%9A%AE", (size-8)/9)
+			q.WriteString("id=" + id + strings.Repeat("x", size-len(id)))
+		}
+		return "/catalog/cards?" + q.String()
+	}
+	status, body, err := s.get(query(150))
+	if err != nil || status != http.StatusOK {
+		t.Fatalf("100 ids of 150 bytes: %d %v %.200s", status, err, body)
+	}
+	var answer struct{ NotFound []string }
+	if err := json.Unmarshal(body, &answer); err != nil || len(answer.NotFound) != 100 {
+		t.Fatalf("100 ids of 150 bytes: %d ids not found (%v), want 100", len(answer.NotFound), err)
+	}
+	// The body the OpenAPI document gives as the 431's example.
+	if status, body, err := s.get(query(300)); err != nil || status != http.StatusRequestHeaderFieldsTooLarge || string(body) != "431 Request Header Fields Too Large" {
+		t.Fatalf("100 ids of 300 bytes: %d %v %q, want 431", status, err, body)
+	}
+	s.wantServing(t, "after the 431")
 }
 
 // TestSlowHeadersCutOff: clients that send their headers a byte at a time
