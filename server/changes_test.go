@@ -393,6 +393,7 @@ func TestChangesParameters(t *testing.T) {
 	for target, param := range map[string]string{
 		"/catalog/changes":                                  "since",
 		"/catalog/changes?since=":                           "since",
+		"/catalog/changes?since=%FF":                        "since",
 		"/catalog/changes?since=" + first + "&limit=0":      "limit",
 		"/catalog/changes?since=" + first + "&limit=1001":   "limit",
 		"/catalog/changes?since=" + first + "&after=%21%21": "after",

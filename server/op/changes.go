@@ -1,6 +1,8 @@
 package op
 
 import (
+	"unicode/utf8"
+
 	"github.com/catalogd/catalogd/catalog"
 	"github.com/catalogd/catalogd/catalog/store"
 )
@@ -20,6 +22,9 @@ func ParseChanges(p Params) (ChangesRequest, error) {
 	since, ok := r.one("since")
 	if !ok && !r.given("since") || ok && since == "" {
 		r.fail("since", "is required: the generation the copy holds, from the Catalog-Generation of its export or the meta.to of its last sync")
+	}
+	if ok && !utf8.ValidString(since) {
+		r.fail("since", "must be valid UTF-8")
 	}
 	req := ChangesRequest{
 		Since: since,
