@@ -35,26 +35,36 @@ func NormalizeFoldedNumber(s string) string {
 	if !strings.ContainsAny(folded, "0123456789") {
 		return folded
 	}
-	var b strings.Builder
-	b.Grow(len(folded))
-	for i := 0; i < len(folded); {
-		if !isDigit(folded[i]) {
-			b.WriteByte(folded[i])
+	var buf [64]byte
+	return string(appendNumberForm(buf[:0], folded))
+}
+
+// appendNumberForm appends s with the zeros before each digit run dropped
+// ("0" stays) and ASCII letters in lower case, as Fold leaves them: the
+// lowering does nothing to a folded number, and is all that Fold does to a
+// plain one (appendNormalizedPlainNumber).
+func appendNumberForm(dst []byte, s string) []byte {
+	for i := 0; i < len(s); {
+		if c := s[i]; !isDigit(c) {
+			if 'A' <= c && c <= 'Z' {
+				c += 'a' - 'A'
+			}
+			dst = append(dst, c)
 			i++
 			continue
 		}
 		j := i
-		for j < len(folded) && isDigit(folded[j]) {
+		for j < len(s) && isDigit(s[j]) {
 			j++
 		}
-		run := strings.TrimLeft(folded[i:j], "0")
+		run := strings.TrimLeft(s[i:j], "0")
 		if run == "" {
 			run = "0"
 		}
-		b.WriteString(run)
+		dst = append(dst, run...)
 		i = j
 	}
-	return b.String()
+	return dst
 }
 
 // Key bytes. The escape keeps a 0x00 inside a number from ending the key.
@@ -92,28 +102,7 @@ func appendNormalizedPlainNumber(dst []byte, printed string) (norm []byte, ok bo
 		}
 	}
 	before, _, _ := strings.Cut(printed, "/")
-	for i := 0; i < len(before); {
-		c := before[i]
-		if !isDigit(c) {
-			if 'A' <= c && c <= 'Z' {
-				c += 'a' - 'A'
-			}
-			dst = append(dst, c)
-			i++
-			continue
-		}
-		j := i
-		for j < len(before) && isDigit(before[j]) {
-			j++
-		}
-		run := strings.TrimLeft(before[i:j], "0")
-		if run == "" {
-			run = "0"
-		}
-		dst = append(dst, run...)
-		i = j
-	}
-	return dst, true
+	return appendNumberForm(dst, before), true
 }
 
 // NumberKey returns the sort key of a printed number.
