@@ -265,4 +265,33 @@ func TestRateLimitCountsABatch(t *testing.T) {
 	}
 	f.get(idsQuery(ids...)).wantStatus(t, http.StatusTooManyRequests)
 	f.get("/catalog/cards/intl-base1-4").wantStatus(t, http.StatusOK)
+
+	// The MCP tool get_cards costs what getCards of as many ids does; any
+	// other call, or a call the tool refuses, 1.
+	f = rateLimitedFixture(t, RateLimit{PerSecond: 0.001, Burst: 40})
+	for _, c := range []struct {
+		tool string
+		args any
+		left int
+	}{
+		{"get_cards", map[string]any{"id": ids}, 19},
+		{"get_cards", map[string]any{"id": ids[:4]}, 18},
+		{"get_cards", map[string]any{"id": ids[:5]}, 16},
+		{"search_cards", map[string]any{"q": "pikachu"}, 15},
+		{"get_cards", map[string]any{"id": "id-1"}, 14},
+	} {
+		body, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": map[string]any{"name": c.tool, "arguments": c.args}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := f.mcpCall(t, body)
+		r.wantStatus(t, http.StatusOK)
+		if got := remaining(r); got != c.left {
+			t.Errorf("%s %.60v: %d left, want %d", c.tool, c.args, got, c.left)
+		}
+	}
+	// 101 ids cost what 100 do, 21, more than is left: the budget is
+	// counted before the arguments are read, as over REST.
+	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": map[string]any{"name": "get_cards", "arguments": map[string]any{"id": append(ids, "id-100")}}})
+	f.mcpCall(t, body).wantStatus(t, http.StatusTooManyRequests)
 }

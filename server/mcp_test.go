@@ -583,10 +583,21 @@ func TestMCPBadArguments(t *testing.T) {
 	}
 }
 
-// mcpPost sends one JSON-RPC message to the MCP endpoint over plain HTTP.
+// mcpCall posts one JSON-RPC message to the MCP endpoint, with the
+// fixture's token.
+func (f *fixture) mcpCall(t *testing.T, body []byte) *response {
+	t.Helper()
+	return f.mcpSend(t, http.MethodPost, string(body), "Bearer "+f.token, "")
+}
+
+// mcpPost sends tools/list to the MCP endpoint over plain HTTP.
 func (f *fixture) mcpPost(t *testing.T, method, authorization, host string) *response {
 	t.Helper()
-	body := `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}`
+	return f.mcpSend(t, method, `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}`, authorization, host)
+}
+
+func (f *fixture) mcpSend(t *testing.T, method, body, authorization, host string) *response {
+	t.Helper()
 	req, err := http.NewRequest(method, f.base+"/mcp", strings.NewReader(body))
 	if err != nil {
 		t.Fatal(err)

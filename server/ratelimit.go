@@ -1,7 +1,10 @@
 package server
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
+	"io"
 	"math"
 	"net/http"
 	"net/url"
@@ -79,21 +82,25 @@ func (ls *limiters) allow(w http.ResponseWriter, clientID string, cost int) bool
 	h.Set("RateLimit-Policy", ls.policy)
 	h.Set("RateLimit-Limit", strconv.Itoa(ls.limit.Burst))
 	res := lim.ReserveN(now, min(cost, ls.limit.Burst))
-	if delay := res.DelayFrom(now); delay > 0 {
+	delay := res.DelayFrom(now)
+	if delay > 0 {
 		res.CancelAt(now)
+	}
+	// Reset is when the bucket is full again (docs/CONTRACT.md, Rate
+	// limits), on a 429 too; Retry-After is when this request would fit.
+	left := lim.TokensAt(now)
+	full := (float64(ls.limit.Burst) - left) / ls.limit.PerSecond
+	h.Set("RateLimit-Reset", strconv.FormatInt(ceilSeconds(time.Duration(full*float64(time.Second))), 10))
+	if delay > 0 {
 		retry := strconv.FormatInt(ceilSeconds(delay), 10)
 		h.Set("RateLimit-Remaining", "0")
-		h.Set("RateLimit-Reset", retry)
 		h.Set("Retry-After", retry)
 		writeProblem(w, http.StatusTooManyRequests, fmt.Sprintf(
 			"client %q is over its limit of %s requests per second (bursts of %d); retry after %s s",
 			clientID, strconv.FormatFloat(ls.limit.PerSecond, 'f', -1, 64), ls.limit.Burst, retry))
 		return false
 	}
-	left := lim.TokensAt(now)
 	h.Set("RateLimit-Remaining", strconv.Itoa(int(math.Max(0, math.Floor(left)))))
-	full := (float64(ls.limit.Burst) - left) / ls.limit.PerSecond
-	h.Set("RateLimit-Reset", strconv.FormatInt(ceilSeconds(time.Duration(full*float64(time.Second))), 10))
 	return true
 }
 
@@ -102,22 +109,28 @@ func ceilSeconds(d time.Duration) int64 {
 }
 
 // requestCost is what a request to the route named name takes from its
-// client's budget: one request, but for getCards, whose answer costs a
-// lookup per id (idsCost).
+// client's budget: one request, but for getCards and the MCP tool
+// get_cards, whose answers cost a lookup per id (idsCost).
 func requestCost(name string) func(*http.Request) int {
-	if name == "getCards" {
-		return idsCost
+	switch name {
+	case "getCards":
+		return queryIDsCost
+	case "mcp":
+		return mcpCost
 	}
 	return nil
 }
 
-// idsCost is what a getCards request costs: 1, and 1 more for each 5 ids
-// it asks for (docs/CONTRACT.md, Rate limits), so 100 ids cost 21: the
-// server spends on a hundred lookups about what it spends on twenty
-// requests of one card over HTTP (docs/BENCHMARKS.md, Lookups). The ids
-// are counted as the query names them, encoded or not; past op.MaxIDs the
-// request is a 400.
-func idsCost(r *http.Request) int {
+// idsCost is what a request of n ids costs: 1, and 1 more for each 5 ids
+// (docs/CONTRACT.md, Rate limits), so 100 ids cost 21: the server spends
+// on a hundred lookups about what it spends on twenty requests of one
+// card over HTTP (docs/BENCHMARKS.md, Lookups). Past op.MaxIDs the
+// request is refused, and costs what op.MaxIDs ids do.
+func idsCost(n int) int { return 1 + min(n, op.MaxIDs)/5 }
+
+// queryIDsCost is what a getCards request costs, its ids counted as the
+// query names them, encoded or not.
+func queryIDsCost(r *http.Request) int {
 	n := 0
 	for q := r.URL.RawQuery; q != "" && n < op.MaxIDs; {
 		var param string
@@ -127,7 +140,38 @@ func idsCost(r *http.Request) int {
 			n++
 		}
 	}
-	return 1 + n/5
+	return idsCost(n)
+}
+
+// mcpCost is what a request to the MCP endpoint costs: a call of the tool
+// get_cards what getCards of as many ids does, anything else 1. It reads
+// the body (at most one byte past what the endpoint takes, mcpMaxBody)
+// and puts back what it read, for the SDK to read again.
+func mcpCost(r *http.Request) int {
+	if r.Body == nil || r.Body == http.NoBody {
+		return 1
+	}
+	b, err := io.ReadAll(io.LimitReader(r.Body, mcpMaxBody+1))
+	r.Body = struct {
+		io.Reader
+		io.Closer
+	}{io.MultiReader(bytes.NewReader(b), r.Body), r.Body}
+	if err != nil || len(b) > mcpMaxBody {
+		return 1 // the SDK refuses it
+	}
+	var call struct {
+		Method string `json:"method"`
+		Params struct {
+			Name      string `json:"name"`
+			Arguments struct {
+				ID []json.RawMessage `json:"id"`
+			} `json:"arguments"`
+		} `json:"params"`
+	}
+	if json.Unmarshal(b, &call) != nil || call.Method != "tools/call" || call.Params.Name != "get_cards" {
+		return 1
+	}
+	return idsCost(len(call.Params.Arguments.ID))
 }
 
 func unescapedIs(key, name string) bool {
