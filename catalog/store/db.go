@@ -180,8 +180,17 @@ func Open(path string) (*DB, error) {
 	var file *os.File
 	openFile := func(name string, flag int, perm os.FileMode) (*os.File, error) {
 		f, err := os.OpenFile(name, flag, perm)
+		if err != nil {
+			return nil, err
+		}
+		// bbolt would write a new database into an empty file, and fail
+		// to, read-only, with "bad file descriptor".
+		if info, err := f.Stat(); err == nil && info.Size() == 0 {
+			f.Close()
+			return nil, errors.New("the file is empty, not a catalogue: import one into it")
+		}
 		file = f
-		return f, err
+		return f, nil
 	}
 	bdb, err := bolt.Open(path, 0o444, &bolt.Options{ReadOnly: true, Timeout: 2 * time.Second, OpenFile: openFile})
 	if err != nil {

@@ -128,6 +128,11 @@ func TestOpenRejectsOtherFiles(t *testing.T) {
 	if _, err := Open(junk); err == nil || !strings.Contains(err.Error(), junk) {
 		t.Errorf("junk file: %v", err)
 	}
+	empty := filepath.Join(dir, "empty.db")
+	os.WriteFile(empty, nil, 0o644)
+	if _, err := Open(empty); err == nil || !strings.Contains(err.Error(), empty+": the file is empty") {
+		t.Errorf("empty file: %v", err)
+	}
 }
 
 // TestSearchScansToTheEnd: a query that every card matches (a term of one
