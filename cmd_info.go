@@ -65,7 +65,7 @@ func printInfo(e *env, db string, info store.Info) error {
 	if err := w.Flush(); err != nil {
 		return err
 	}
-	fmt.Fprintf(e.stdout, "name groups:\t%d\n", info.NameGroups)
+	fmt.Fprintf(e.stdout, "name groups:  %d\n", info.NameGroups)
 	return printHistory(e, info)
 }
 

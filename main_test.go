@@ -80,6 +80,7 @@ func TestImportRealCatalogueAndInfo(t *testing.T) {
 		`jp\s+200\s+12781`,
 		`chn\s+146\s+7484`,
 		`total\s+564\s+43811`,
+		`\nname groups:  0\n`,
 		`generation:\s+\d{8}T\d{6}Z-[0-9a-f]{8}`,
 		`catalogue-real\.json\.gz\s+sha256:9cd6f3b0db578d1bbbb1c858ba1a948e68477232125dab197a656fbbe816445f\s+1114504 bytes`,
 	} {
