@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"os"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -199,5 +201,35 @@ func TestAccessLogPolicies(t *testing.T) {
 				`catalogd_http_requests_total{route="search",status="400"} 1`,
 			)
 		})
+	}
+}
+
+// TestOperationsNamesEveryRoute: docs/OPERATIONS.md lists the values of
+// the route field of the access log and the metrics; every route the
+// server registers is among them.
+func TestOperationsNamesEveryRoute(t *testing.T) {
+	doc, err := os.ReadFile("../docs/OPERATIONS.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var documented string
+	for line := range strings.Lines(string(doc)) {
+		if strings.HasPrefix(line, "| `route` |") {
+			documented = line
+		}
+	}
+	if documented == "" {
+		t.Fatal("docs/OPERATIONS.md has no row for the route field")
+	}
+	reg := prometheus.NewRegistry()
+	newFixtureWith(t, func(cfg *Config) { recordMetrics(t, reg, cfg) })
+	routes := regexp.MustCompile(`catalogd_http_requests_total\{route="([^"]+)",status="200"\}`).FindAllStringSubmatch(scrape(t, reg), -1)
+	if len(routes) < 10 {
+		t.Fatalf("%d routes on the metrics page, want every route's series", len(routes))
+	}
+	for _, m := range routes {
+		if !strings.Contains(documented, "`"+m[1]+"`") {
+			t.Errorf("route %s is not in docs/OPERATIONS.md's list of routes", m[1])
+		}
 	}
 }
