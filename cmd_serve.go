@@ -231,7 +231,7 @@ func shutdown(log *slog.Logger, srv, metricsSrv *http.Server) error {
 		defer metricsSrv.Close()
 	}
 	if err := srv.Shutdown(ctx); errors.Is(err, context.DeadlineExceeded) {
-		log.Warn("requests still in flight after the grace period: closing their connections", slog.Duration("grace", shutdownGrace))
+		log.Warn("requests still in flight after the grace period: closing their connections", slog.String("grace", shutdownGrace.String()))
 		if err := srv.Close(); err != nil {
 			return fmt.Errorf("serve: shutdown: %w", err)
 		}

@@ -375,7 +375,10 @@ func TestServeCutsDownloadsPastTheGrace(t *testing.T) {
 	if took := time.Since(stopped); took < shutdownGrace {
 		t.Errorf("serve exited %s after SIGTERM, before the download it held had its %s", took, shutdownGrace)
 	}
-	p.logged(t, "requests still in flight after the grace period: closing their connections", time.Second)
+	// A duration reads as one in the log, not as nanoseconds.
+	if line := p.logged(t, "requests still in flight after the grace period: closing their connections", time.Second); line["grace"] != shutdownGrace.String() {
+		t.Errorf("grace %v, want %q", line["grace"], shutdownGrace.String())
+	}
 	p.logged(t, "stopped", time.Second)
 }
 

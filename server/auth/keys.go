@@ -108,7 +108,7 @@ func (l *keyLoader) run(ctx context.Context, first chan<- struct{}) {
 		// Jitter spreads the retries of many replicas restarted together.
 		wait := delay/2 + rand.N(delay/2+1)
 		l.log.WarnContext(ctx, "auth: JWKS not loaded, requests are rejected until it is; will retry",
-			"issuer", l.cfg.Issuer, "attempt", attempt, "retry_in", wait.Round(time.Millisecond), "error", err)
+			"issuer", l.cfg.Issuer, "attempt", attempt, "retry_in", wait.Round(time.Millisecond).String(), "error", err)
 		delay *= 2 // capped above, before it can overflow
 		t := time.NewTimer(wait)
 		select {
