@@ -206,7 +206,7 @@ func productionBinary(t *testing.T) string {
 func importPeakAnon(t *testing.T, exe, db string, cards int, write func(io.Writer, int) error, wantExit int) int64 {
 	t.Helper()
 	cmd := exec.Command(exe, "import", "--db", db, "-")
-	cmd.Env = append(childEnv(), beCatalogd+"=1")
+	cmd.Env = append(childEnv(t), beCatalogd+"=1")
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		t.Fatal(err)

@@ -40,7 +40,7 @@ func catalogdCommand(t *testing.T, args ...string) *exec.Cmd {
 	cmd := exec.Command(exe, args...)
 	// Without the CATALOGD_ variables of whoever runs the tests: each test
 	// sets its own.
-	cmd.Env = append(childEnv(), beCatalogd+"=1")
+	cmd.Env = append(childEnv(t), beCatalogd+"=1")
 	return cmd
 }
 
@@ -439,7 +439,7 @@ func TestImportWriteErrorLeavesCatalogue(t *testing.T) {
 	}
 	// 4096 blocks of 512 bytes: 2 MiB, well short of the real catalogue.
 	cmd := exec.Command("sh", "-c", `ulimit -f 4096 && exec "$0" "$@"`, exe, "import", "--db", db, realCatalogue)
-	cmd.Env = append(childEnv(), beCatalogd+"=1")
+	cmd.Env = append(childEnv(t), beCatalogd+"=1")
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	err = cmd.Run()

@@ -6,18 +6,22 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"testing"
 )
 
 // childEnv is this process's environment without catalogd's own settings
-// (CATALOGD_*), which would add to the flags a test gives its catalogd.
-func childEnv() []string {
+// (CATALOGD_*), which would add to the flags a test gives its catalogd,
+// and with a temporary directory of the test's own.
+func childEnv(t *testing.T) []string {
 	var env []string
 	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "CATALOGD_") {
+		if !strings.HasPrefix(kv, "CATALOGD_") && !strings.HasPrefix(kv, "TMPDIR=") {
 			env = append(env, kv)
 		}
 	}
-	return env
+	// What the child leaves in its temporary directory (serve --dev's
+	// sample, when a test kills it) goes with the test.
+	return append(env, "TMPDIR="+t.TempDir())
 }
 
 // procMem is the resident memory of a process, in bytes: all of it (VmRSS)
