@@ -40,9 +40,10 @@ func NormalizeFoldedNumber(s string) string {
 }
 
 // appendNumberForm appends s with the zeros before each digit run dropped
-// ("0" stays) and ASCII letters in lower case, as Fold leaves them: the
-// lowering does nothing to a folded number, and is all that Fold does to a
-// plain one (appendNormalizedPlainNumber).
+// ("0" stays) and ASCII letters in lower case. Lowering is all that Fold
+// does to a plain number (appendNormalizedPlainNumber), and nothing to a
+// folded one, which has no capital ASCII letters left: one loop serves
+// both.
 func appendNumberForm(dst []byte, s string) []byte {
 	for i := 0; i < len(s); {
 		if c := s[i]; !isDigit(c) {

@@ -265,33 +265,68 @@ func TestRateLimitCountsABatch(t *testing.T) {
 	}
 	f.get(idsQuery(ids...)).wantStatus(t, http.StatusTooManyRequests)
 	f.get("/catalog/cards/intl-base1-4").wantStatus(t, http.StatusOK)
+}
 
-	// The MCP tool get_cards costs what getCards of as many ids does; any
-	// other call, or a call the tool refuses, 1.
-	f = rateLimitedFixture(t, RateLimit{PerSecond: 0.001, Burst: 40})
-	for _, c := range []struct {
-		tool string
-		args any
-		left int
-	}{
-		{"get_cards", map[string]any{"id": ids}, 19},
-		{"get_cards", map[string]any{"id": ids[:4]}, 18},
-		{"get_cards", map[string]any{"id": ids[:5]}, 16},
-		{"search_cards", map[string]any{"q": "pikachu"}, 15},
-		{"get_cards", map[string]any{"id": "id-1"}, 14},
-	} {
-		body, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": map[string]any{"name": c.tool, "arguments": c.args}})
+// TestRateLimitCountsABatchOverMCP: a call of the MCP tool get_cards costs
+// what getCards of as many ids does, however the JSON-RPC message is
+// written; any other call, or a call the tool refuses, 1.
+func TestRateLimitCountsABatchOverMCP(t *testing.T) {
+	f := rateLimitedFixture(t, RateLimit{PerSecond: 0.001, Burst: 100})
+	ids := make([]string, 100)
+	for i := range ids {
+		ids[i] = "id-" + strconv.Itoa(i)
+	}
+	call := func(tool string, args any) string {
+		b, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": map[string]any{"name": tool, "arguments": args}})
 		if err != nil {
 			t.Fatal(err)
 		}
-		r := f.mcpCall(t, body)
+		return string(b)
+	}
+	hundred := call("get_cards", map[string]any{"id": ids})
+	for _, c := range []struct {
+		name, body string
+		left       int
+	}{
+		{"100 ids", hundred, 79},
+		{"4 ids", call("get_cards", map[string]any{"id": ids[:4]}), 78},
+		{"5 ids", call("get_cards", map[string]any{"id": ids[:5]}), 76},
+		{"a search", call("search_cards", map[string]any{"q": "pikachu"}), 75},
+		{"ids not an array", call("get_cards", map[string]any{"id": "id-1"}), 74},
+		// Written so that a reader of the body other than the SDK's
+		// might price it apart: the tool prices what it answers.
+		{"another Name", strings.Replace(hundred, `"name":"get_cards"`, `"name":"get_cards","Name":"x"`, 1), 53},
+		{"a value after the message", hundred + " {}", 32},
+	} {
+		r := f.mcpCall(t, []byte(c.body))
 		r.wantStatus(t, http.StatusOK)
-		if got := remaining(r); got != c.left {
-			t.Errorf("%s %.60v: %d left, want %d", c.tool, c.args, got, c.left)
+		if got, err := strconv.Atoi(r.header.Get("RateLimit-Remaining")); err != nil || got != c.left {
+			t.Errorf("%s: RateLimit-Remaining %q, want %d", c.name, r.header.Get("RateLimit-Remaining"), c.left)
+		}
+		if strings.Contains(string(r.body), "over its limit") {
+			t.Errorf("%s: refused: %s", c.name, r.body)
 		}
 	}
-	// 101 ids cost what 100 do, 21, more than is left: the budget is
-	// counted before the arguments are read, as over REST.
-	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": map[string]any{"name": "get_cards", "arguments": map[string]any{"id": append(ids, "id-100")}}})
-	f.mcpCall(t, body).wantStatus(t, http.StatusTooManyRequests)
+	// A batch of two, which the SDK takes from a client of the protocol of
+	// 2025-03-26: the first call takes 21, and the second, short of its
+	// 21, is refused with a tool error that says when to retry.
+	req, err := http.NewRequest(http.MethodPost, f.base+"/mcp", strings.NewReader("["+hundred+","+strings.Replace(hundred, `"id":1`, `"id":2`, 1)+"]"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Authorization", "Bearer "+f.token)
+	resp, err := f.http.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	if n := strings.Count(string(body), "over its limit"); resp.StatusCode != http.StatusOK || n != 1 || !strings.Contains(string(body), "retry after") {
+		t.Errorf("a batch of two calls of 100 ids with 31 left: %d, %d refused, want 1: %.300s", resp.StatusCode, n, body)
+	}
+	if got := resp.Header.Get("RateLimit-Remaining"); got != "0" {
+		t.Errorf("after the batch: RateLimit-Remaining %q, want 0", got)
+	}
 }

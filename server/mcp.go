@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/catalogd/catalogd/catalog"
 	"github.com/catalogd/catalogd/catalog/store"
@@ -36,7 +37,7 @@ const mcpInstructions = `A read-only catalogue of trading-card sets and cards in
 // handleMCP serves the MCP interface of docs/CONTRACT.md, MCP: Streamable HTTP,
 // stateless, answering each request with one JSON body.
 func (s *Server) handleMCP() http.Handler {
-	return mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.mcp }, &mcp.StreamableHTTPOptions{
+	sdk := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.mcp }, &mcp.StreamableHTTPOptions{
 		// No session: each POST stands alone, so any replica behind a load
 		// balancer can answer any request (docs/CONTRACT.md, Scaling out).
 		Stateless: true,
@@ -53,6 +54,48 @@ func (s *Server) handleMCP() http.Handler {
 		MaxRequestBodyBytes:        mcpMaxBody,
 		Logger:                     s.sdkLog(),
 	})
+	if s.limits == nil {
+		return sdk
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// The SDK hands the request's context to the tools (so that
+		// middleware may add to it, its docs say): a tool that costs more
+		// than the request route.serve took takes the rest (chargeTool).
+		ctx := context.WithValue(r.Context(), mcpCallerKey{}, &mcpCaller{clientID: clientOf(w), header: w.Header()})
+		sdk.ServeHTTP(w, r.WithContext(ctx))
+	})
+}
+
+// mcpCaller is who sent an MCP request, and the header of its answer,
+// for a tool to charge its price to (chargeTool).
+type mcpCaller struct {
+	clientID string
+	mu       sync.Mutex // the calls of a JSON-RPC batch run at once
+	header   http.Header
+}
+
+type mcpCallerKey struct{}
+
+// chargeTool takes from the caller's budget what a call of t costs beyond
+// the one request route.serve took for the HTTP request: get_cards prices
+// its ids as getCards does (docs/CONTRACT.md, Rate limits). It sets the
+// answer's RateLimit headers anew, which the SDK writes once the call is
+// answered, and returns the refusal's detail when the budget is short.
+func (s *Server) chargeTool(ctx context.Context, t catalogTool, args toolArgs) (refused string) {
+	caller, _ := ctx.Value(mcpCallerKey{}).(*mcpCaller)
+	if s.limits == nil || t.cost == nil || caller == nil {
+		return ""
+	}
+	extra := min(t.cost(args), s.limits.limit.Burst) - 1
+	if extra <= 0 {
+		return ""
+	}
+	caller.mu.Lock()
+	defer caller.mu.Unlock()
+	if retry, ok := s.limits.take(caller.header, caller.clientID, extra); !ok {
+		return s.limits.overLimit(caller.clientID, retry)
+	}
+	return ""
 }
 
 // sdkLog is the logger the SDK gets: warnings and errors only, because it
@@ -110,6 +153,7 @@ type catalogTool struct {
 	tool     *mcp.Tool
 	answer   func(args toolArgs, db *store.DB) (body []byte, summary string, err error)
 	notFound string
+	cost     func(args toolArgs) int // what a call takes from the rate limit; nil: 1
 }
 
 // toolOf makes the tool that answers the operation o: the arguments, one
@@ -145,6 +189,9 @@ func (s *Server) toolHandler(t catalogTool) mcp.ToolHandler {
 		args, err := decodeToolArgs(req.Params.Arguments, input)
 		if err != nil {
 			return s.toolError(ctx, t, err), nil
+		}
+		if refused := s.chargeTool(ctx, t, args); refused != "" {
+			return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: refused}}}, nil
 		}
 		db, release := s.catalog.Acquire()
 		defer release()
@@ -298,8 +345,6 @@ func memberCounts(object []byte) map[string]int {
 
 func isJSONNumber(v []byte) bool { return v[0] == '-' || ('0' <= v[0] && v[0] <= '9') }
 
-// jsonKind names a JSON value that has the wrong type, with the value when
-// it is short.
 // stringArray decodes a JSON array of strings; a null in it is an empty
 // string, which the operation then refuses by its position. The error
 // names the first value that is not a string.
@@ -320,6 +365,8 @@ func stringArray(v []byte) ([]string, error) {
 	return strs, nil
 }
 
+// jsonKind names a JSON value that has the wrong type, with the value when
+// it is short.
 func jsonKind(v []byte) string {
 	switch v[0] {
 	case '"':

@@ -127,7 +127,7 @@ func getCardTool() catalogTool {
 }
 
 func getCardsTool() catalogTool {
-	return toolOf(&mcp.Tool{
+	t := toolOf(&mcp.Tool{
 		Name:  "get_cards",
 		Title: "Get many cards",
 		Description: fmt.Sprintf("Returns the cards of up to %d ids at once (a deck list, a binder page), in the order asked, "+
@@ -149,6 +149,9 @@ func getCardsTool() catalogTool {
 		}
 		return summary + ".", nil
 	})
+	// A call of n ids costs what getCards of n ids does.
+	t.cost = func(a toolArgs) int { return idsCost(len(a.values["id"])) }
+	return t
 }
 
 func getSetCardsByNumberTool() catalogTool {

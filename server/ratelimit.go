@@ -1,10 +1,7 @@
 package server
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
-	"io"
 	"math"
 	"net/http"
 	"net/url"
@@ -76,9 +73,20 @@ func (ls *limiters) get(clientID string, now time.Time) *rate.Limiter {
 // and when it is whole again. When the budget is spent it answers 429 with
 // Retry-After and reports false.
 func (ls *limiters) allow(w http.ResponseWriter, clientID string, cost int) bool {
+	retry, ok := ls.take(w.Header(), clientID, cost)
+	if !ok {
+		w.Header().Set("Retry-After", strconv.FormatInt(retry, 10))
+		writeProblem(w, http.StatusTooManyRequests, ls.overLimit(clientID, retry))
+	}
+	return ok
+}
+
+// take takes cost from the client's budget, at most the burst, and sets
+// the RateLimit headers in h. When the budget is short it takes nothing
+// and reports in how many seconds the request would fit.
+func (ls *limiters) take(h http.Header, clientID string, cost int) (retry int64, ok bool) {
 	now := time.Now()
 	lim := ls.get(clientID, now)
-	h := w.Header()
 	h.Set("RateLimit-Policy", ls.policy)
 	h.Set("RateLimit-Limit", strconv.Itoa(ls.limit.Burst))
 	res := lim.ReserveN(now, min(cost, ls.limit.Burst))
@@ -87,21 +95,22 @@ func (ls *limiters) allow(w http.ResponseWriter, clientID string, cost int) bool
 		res.CancelAt(now)
 	}
 	// Reset is when the bucket is full again (docs/CONTRACT.md, Rate
-	// limits), on a 429 too; Retry-After is when this request would fit.
+	// limits), when the request is refused too.
 	left := lim.TokensAt(now)
 	full := (float64(ls.limit.Burst) - left) / ls.limit.PerSecond
 	h.Set("RateLimit-Reset", strconv.FormatInt(ceilSeconds(time.Duration(full*float64(time.Second))), 10))
 	if delay > 0 {
-		retry := strconv.FormatInt(ceilSeconds(delay), 10)
 		h.Set("RateLimit-Remaining", "0")
-		h.Set("Retry-After", retry)
-		writeProblem(w, http.StatusTooManyRequests, fmt.Sprintf(
-			"client %q is over its limit of %s requests per second (bursts of %d); retry after %s s",
-			clientID, strconv.FormatFloat(ls.limit.PerSecond, 'f', -1, 64), ls.limit.Burst, retry))
-		return false
+		return ceilSeconds(delay), false
 	}
 	h.Set("RateLimit-Remaining", strconv.Itoa(int(math.Max(0, math.Floor(left)))))
-	return true
+	return 0, true
+}
+
+// overLimit is the detail of a request refused for the client's budget.
+func (ls *limiters) overLimit(clientID string, retry int64) string {
+	return fmt.Sprintf("client %q is over its limit of %s requests per second (bursts of %d); retry after %d s",
+		clientID, strconv.FormatFloat(ls.limit.PerSecond, 'f', -1, 64), ls.limit.Burst, retry)
 }
 
 func ceilSeconds(d time.Duration) int64 {
@@ -109,14 +118,12 @@ func ceilSeconds(d time.Duration) int64 {
 }
 
 // requestCost is what a request to the route named name takes from its
-// client's budget: one request, but for getCards and the MCP tool
-// get_cards, whose answers cost a lookup per id (idsCost).
+// client's budget: one request, but for getCards, whose answer costs a
+// lookup per id (idsCost). A call of the MCP tool get_cards takes the
+// rest of its price when it runs (Server.chargeTool).
 func requestCost(name string) func(*http.Request) int {
-	switch name {
-	case "getCards":
+	if name == "getCards" {
 		return queryIDsCost
-	case "mcp":
-		return mcpCost
 	}
 	return nil
 }
@@ -141,37 +148,6 @@ func queryIDsCost(r *http.Request) int {
 		}
 	}
 	return idsCost(n)
-}
-
-// mcpCost is what a request to the MCP endpoint costs: a call of the tool
-// get_cards what getCards of as many ids does, anything else 1. It reads
-// the body (at most one byte past what the endpoint takes, mcpMaxBody)
-// and puts back what it read, for the SDK to read again.
-func mcpCost(r *http.Request) int {
-	if r.Body == nil || r.Body == http.NoBody {
-		return 1
-	}
-	b, err := io.ReadAll(io.LimitReader(r.Body, mcpMaxBody+1))
-	r.Body = struct {
-		io.Reader
-		io.Closer
-	}{io.MultiReader(bytes.NewReader(b), r.Body), r.Body}
-	if err != nil || len(b) > mcpMaxBody {
-		return 1 // the SDK refuses it
-	}
-	var call struct {
-		Method string `json:"method"`
-		Params struct {
-			Name      string `json:"name"`
-			Arguments struct {
-				ID []json.RawMessage `json:"id"`
-			} `json:"arguments"`
-		} `json:"params"`
-	}
-	if json.Unmarshal(b, &call) != nil || call.Method != "tools/call" || call.Params.Name != "get_cards" {
-		return 1
-	}
-	return idsCost(len(call.Params.Arguments.ID))
 }
 
 func unescapedIs(key, name string) bool {
