@@ -298,7 +298,7 @@ func TestRateLimitCountsABatchOverMCP(t *testing.T) {
 		{"another Name", strings.Replace(hundred, `"name":"get_cards"`, `"name":"get_cards","Name":"x"`, 1), 53},
 		{"a value after the message", hundred + " {}", 32},
 	} {
-		r := f.mcpCall(t, []byte(c.body))
+		r := f.mcpCall(t, []byte(c.body), mcpProtocol)
 		r.wantStatus(t, http.StatusOK)
 		if got, err := strconv.Atoi(r.header.Get("RateLimit-Remaining")); err != nil || got != c.left {
 			t.Errorf("%s: RateLimit-Remaining %q, want %d", c.name, r.header.Get("RateLimit-Remaining"), c.left)
@@ -310,23 +310,11 @@ func TestRateLimitCountsABatchOverMCP(t *testing.T) {
 	// A batch of two, which the SDK takes from a client of the protocol of
 	// 2025-03-26: the first call takes 21, and the second, short of its
 	// 21, is refused with a tool error that says when to retry.
-	req, err := http.NewRequest(http.MethodPost, f.base+"/mcp", strings.NewReader("["+hundred+","+strings.Replace(hundred, `"id":1`, `"id":2`, 1)+"]"))
-	if err != nil {
-		t.Fatal(err)
+	r := f.mcpCall(t, []byte("["+hundred+","+strings.Replace(hundred, `"id":1`, `"id":2`, 1)+"]"), "")
+	if n := strings.Count(string(r.body), "over its limit"); r.status != http.StatusOK || n != 1 || !strings.Contains(string(r.body), "retry after") {
+		t.Errorf("a batch of two calls of 100 ids with 31 left: %d, %d refused, want 1: %.300s", r.status, n, r.body)
 	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	req.Header.Set("Authorization", "Bearer "+f.token)
-	resp, err := f.http.Client().Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	body, _ := io.ReadAll(resp.Body)
-	if n := strings.Count(string(body), "over its limit"); resp.StatusCode != http.StatusOK || n != 1 || !strings.Contains(string(body), "retry after") {
-		t.Errorf("a batch of two calls of 100 ids with 31 left: %d, %d refused, want 1: %.300s", resp.StatusCode, n, body)
-	}
-	if got := resp.Header.Get("RateLimit-Remaining"); got != "0" {
+	if got := r.header.Get("RateLimit-Remaining"); got != "0" {
 		t.Errorf("after the batch: RateLimit-Remaining %q, want 0", got)
 	}
 }

@@ -583,20 +583,24 @@ func TestMCPBadArguments(t *testing.T) {
 	}
 }
 
-// mcpCall posts one JSON-RPC message to the MCP endpoint, with the
-// fixture's token.
-func (f *fixture) mcpCall(t *testing.T, body []byte) *response {
+// mcpCall posts one JSON-RPC message, or a batch of them, to the MCP
+// endpoint with the fixture's token, saying the protocol version given
+// (none when it is "").
+func (f *fixture) mcpCall(t *testing.T, body []byte, protocol string) *response {
 	t.Helper()
-	return f.mcpSend(t, http.MethodPost, string(body), "Bearer "+f.token, "")
+	return f.mcpSend(t, http.MethodPost, string(body), protocol, "Bearer "+f.token, "")
 }
 
 // mcpPost sends tools/list to the MCP endpoint over plain HTTP.
 func (f *fixture) mcpPost(t *testing.T, method, authorization, host string) *response {
 	t.Helper()
-	return f.mcpSend(t, method, `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}`, authorization, host)
+	return f.mcpSend(t, method, `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}`, mcpProtocol, authorization, host)
 }
 
-func (f *fixture) mcpSend(t *testing.T, method, body, authorization, host string) *response {
+// mcpProtocol is the protocol version the raw requests of these tests say.
+const mcpProtocol = "2025-11-25"
+
+func (f *fixture) mcpSend(t *testing.T, method, body, protocol, authorization, host string) *response {
 	t.Helper()
 	req, err := http.NewRequest(method, f.base+"/mcp", strings.NewReader(body))
 	if err != nil {
@@ -604,7 +608,9 @@ func (f *fixture) mcpSend(t *testing.T, method, body, authorization, host string
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
-	req.Header.Set("MCP-Protocol-Version", "2025-11-25")
+	if protocol != "" {
+		req.Header.Set("MCP-Protocol-Version", protocol)
+	}
 	if authorization != "" {
 		req.Header.Set("Authorization", authorization)
 	}
