@@ -11,11 +11,14 @@ import (
 // the checks of a query cut texts alike, through these.
 
 // EachWord calls fn with each word of a folded text: the runs between
-// word boundaries (isBoundary: white space, punctuation, symbols and
-// changes of script), without the separators. "リザードンex" holds
-// "リザードン" and "ex".
+// word boundaries (white space, punctuation, symbols and changes of
+// script), without the separators. "リザードンex" holds "リザードン" and
+// "ex"; "ミュウツーgx" holds "ミュウツー" and "gx": a change of script is one
+// between two letters, whatever digits or signs of no script (the long
+// mark ー) lie between them, and the new word starts at the first letter
+// of the new script.
 func EachWord(text []byte, fn func(word []byte)) {
-	start, prev := -1, rune(-1)
+	start, script := -1, 0 // script: of the word's letters so far
 	for i := 0; i < len(text); {
 		r, w := rune(text[i]), 1
 		var sep bool
@@ -25,21 +28,49 @@ func EachWord(text []byte, fn func(word []byte)) {
 			r, w = utf8.DecodeRune(text[i:])
 			sep = IsNameSeparator(r)
 		}
-		// Within a word, the last character was no separator: a change
-		// of script is the only other boundary (isBoundary).
-		if start >= 0 && (sep || ScriptChange(prev, r)) {
+		s := 0
+		if !sep {
+			s = ScriptOf(r)
+		}
+		if start >= 0 && (sep || scriptChange(script, s)) {
 			fn(text[start:i])
 			start = -1
 		}
 		if start < 0 && !sep {
-			start = i
+			start, script = i, 0
 		}
-		prev = r
+		if s != 0 {
+			script = s
+		}
 		i += w
 	}
 	if start >= 0 {
 		fn(text[start:])
 	}
+}
+
+// WordStartsAt reports whether a word of text (EachWord) starts at byte
+// i, the start of a character.
+func WordStartsAt(text []byte, i int) bool {
+	r, _ := utf8.DecodeRune(text[i:])
+	if IsNameSeparator(r) {
+		return false
+	}
+	if i == 0 {
+		return true
+	}
+	s := ScriptOf(r)
+	for j := i; j > 0; {
+		prev, w := utf8.DecodeLastRune(text[:j])
+		if IsNameSeparator(prev) {
+			return j == i
+		}
+		if p := ScriptOf(prev); p != 0 {
+			return scriptChange(p, s)
+		}
+		j -= w
+	}
+	return false
 }
 
 // asciiSeparators is IsNameSeparator of each ASCII character, for the
@@ -63,14 +94,25 @@ func EachWholeWords(folded []byte, maxLen int, fn func(words []byte)) {
 	// runs are the pairs of those.
 	var startsBuf, endsBuf [32]int
 	starts, ends := startsBuf[:0], endsBuf[:0]
-	prev := rune(-1)
+	prev, script := rune(-1), 0 // script: as EachWord's
 	for i, r := range string(folded) {
-		bound := prev < 0 || isBoundary(prev, r)
+		sep := IsNameSeparator(r)
+		s := 0
+		if !sep {
+			s = ScriptOf(r)
+		}
+		bound := prev < 0 || sep || IsNameSeparator(prev) || scriptChange(script, s)
 		if bound && prev >= 0 && !unicode.IsSpace(prev) {
 			ends = append(ends, i)
 		}
 		if bound && !unicode.IsSpace(r) {
 			starts = append(starts, i)
+		}
+		switch {
+		case sep:
+			script = 0
+		case s != 0:
+			script = s
 		}
 		prev = r
 	}
@@ -89,12 +131,6 @@ func EachWholeWords(folded []byte, maxLen int, fn func(words []byte)) {
 	}
 }
 
-// isBoundary reports whether a word ends between a and b, neighbours in a
-// name.
-func isBoundary(a, b rune) bool {
-	return IsNameSeparator(a) || IsNameSeparator(b) || ScriptChange(a, b)
-}
-
 // IsNameSeparator reports whether r separates words: white space,
 // punctuation or a symbol.
 func IsNameSeparator(r rune) bool {
@@ -104,12 +140,23 @@ func IsNameSeparator(r rune) bool {
 	return unicode.IsSpace(r) || unicode.IsPunct(r) || unicode.IsSymbol(r)
 }
 
-// ScriptChange reports whether a and b, neighbours in a name, are letters
-// of two scripts. Digits, marks and the signs every script uses (the long
-// mark ー among them) belong to none, so they change nothing.
-func ScriptChange(a, b rune) bool {
-	sa, sb := ScriptOf(a), ScriptOf(b)
-	return sa != 0 && sb != 0 && sa != sb
+// WrittenUnspaced reports whether word, a word of EachWord, is of a
+// script written without spaces between words, as Japanese and Chinese
+// are: kana or Han.
+func WrittenUnspaced(word []byte) bool {
+	for _, r := range string(word) {
+		if s := ScriptOf(r); s != 0 {
+			return s == 2 || s == 4 // kana, Han (letterBlock)
+		}
+	}
+	return false
+}
+
+// scriptChange reports whether a letter of script b, after letters of
+// script a in a word (ScriptOf; 0 for none yet, or for a character of no
+// script), starts a word of its own.
+func scriptChange(a, b int) bool {
+	return a != 0 && b != 0 && a != b
 }
 
 // scripts are the scripts of the names of the catalogue, told apart; a

@@ -1,7 +1,9 @@
 package catalog
 
 import (
+	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 	"unicode"
 )
@@ -63,4 +65,44 @@ func TestLetterBlockAgreesWithUnicode(t *testing.T) {
 
 func isNameSeparatorByTables(r rune) bool {
 	return unicode.IsSpace(r) || unicode.IsPunct(r) || unicode.IsSymbol(r)
+}
+
+// Every word EachWord finds starts where WordStartsAt says one does, and
+// nowhere else; "ミュウツーgx" and its like end a word at the change of
+// script behind the long mark.
+func TestWordStartsAtAgreesWithEachWord(t *testing.T) {
+	for _, c := range []struct {
+		text  string
+		words []string
+	}{
+		{"ミュウツーgx", []string{"ミュウツー", "gx"}},
+		{"ゲンガーex", []string{"ゲンガー", "ex"}},
+		{"ピカチュウ25ex", []string{"ピカチュウ25", "ex"}},
+		{"25gx", []string{"25gx"}},
+		{"ex ーピカ", []string{"ex", "ーピカ"}},
+		{"porygon2", []string{"porygon2"}},
+		{"皮卡丘vmax", []string{"皮卡丘", "vmax"}},
+	} {
+		var got []string
+		EachWord([]byte(c.text), func(w []byte) { got = append(got, string(w)) })
+		if !slices.Equal(got, c.words) {
+			t.Errorf("words of %q: %q, want %q", c.text, got, c.words)
+		}
+	}
+	alphabet := []rune("aZ9 -.ーピカぴ皮丘ー0ж♀")
+	rng := rand.New(rand.NewPCG(1, 2))
+	for range 20000 {
+		var b strings.Builder
+		for range 1 + rng.IntN(10) {
+			b.WriteRune(alphabet[rng.IntN(len(alphabet))])
+		}
+		text := []byte(b.String())
+		starts := map[int]bool{}
+		EachWord(text, func(w []byte) { starts[cap(text)-cap(w)] = true })
+		for i := range string(text) {
+			if got := WordStartsAt(text, i); got != starts[i] {
+				t.Fatalf("%q at %d: WordStartsAt %v, EachWord's words start at %v", text, i, got, starts)
+			}
+		}
+	}
 }

@@ -410,17 +410,14 @@ func (ws *wordStarts) text(text []byte) bool {
 		return found
 	}
 	// A prefix of one word starts a word where it stands at a boundary
-	// (catalog.EachWord): at the start, after a separator or after a
-	// letter of another script. Nothing within it can end that word.
+	// (catalog.WordStartsAt). Nothing within it can end that word: a
+	// word's boundaries within it are those of the prefix alone.
 	for i := 0; ; i++ {
 		at := bytes.Index(text[i:], ws.prefix)
 		if at < 0 {
 			return false
 		}
-		if i += at; i == 0 {
-			return true
-		}
-		if prev, _ := utf8.DecodeLastRune(text[:i]); catalog.IsNameSeparator(prev) || catalog.ScriptChange(prev, ws.first) {
+		if i += at; catalog.WordStartsAt(text, i) {
 			return true
 		}
 	}

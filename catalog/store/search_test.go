@@ -204,16 +204,21 @@ func scanOrder(cards []catalog.Card, groups [][]string) []scanCard {
 
 // holdsWholeWords reports whether name stands in folded as whole words:
 // at some place where it starts and ends at a boundary (an end of folded,
-// a separator on either side, or a change of script), and neither starts
-// nor ends with white space.
+// a separator on either side, or the start of a word at a change of
+// script), and neither starts nor ends with white space.
 func holdsWholeWords(folded, name string) bool {
 	first, _ := utf8.DecodeRuneInString(name)
 	last, _ := utf8.DecodeLastRuneInString(name)
 	if name == "" || unicode.IsSpace(first) || unicode.IsSpace(last) {
 		return false
 	}
-	bounded := func(outside, inside rune) bool {
-		return catalog.IsNameSeparator(outside) || catalog.IsNameSeparator(inside) || catalog.ScriptChange(outside, inside)
+	bounded := func(at int) bool {
+		if at == 0 || at == len(folded) {
+			return true
+		}
+		before, _ := utf8.DecodeLastRuneInString(folded[:at])
+		after, _ := utf8.DecodeRuneInString(folded[at:])
+		return catalog.IsNameSeparator(before) || catalog.IsNameSeparator(after) || catalog.WordStartsAt([]byte(folded), at)
 	}
 	for at := 0; ; {
 		i := strings.Index(folded[at:], name)
@@ -221,9 +226,7 @@ func holdsWholeWords(folded, name string) bool {
 			return false
 		}
 		i += at
-		before, _ := utf8.DecodeLastRuneInString(folded[:i])
-		after, _ := utf8.DecodeRuneInString(folded[i+len(name):])
-		if (i == 0 || bounded(before, first)) && (i+len(name) == len(folded) || bounded(after, last)) {
+		if bounded(i) && bounded(i+len(name)) {
 			return true
 		}
 		_, w := utf8.DecodeRuneInString(folded[i:])

@@ -136,8 +136,10 @@ const IndexBlockSize = 16
 // rankings of names one order of places (completions.go); catalogd/12
 // stores a long run's first names of each zone as a prefix's are;
 // catalogd/13 adds the places of each card's name (completions.go);
-// catalogd/14 the starts of its words beside them.
-const FormatVersion = "catalogd/14"
+// catalogd/14 the starts of its words beside them; catalogd/15 ends a
+// word at a change of script behind the long mark or a digit
+// (catalog.EachWord).
+const FormatVersion = "catalogd/15"
 
 // Info describes one generation of the catalogue.
 type Info struct {
