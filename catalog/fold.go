@@ -53,7 +53,16 @@ func Fold(s string) string {
 // text is decomposed at this point, the voicing marks apart, and the NFKC
 // after it composes them with the katakana, some of which compose where
 // their hiragana do not (ワ and U+3099 are ヷ; わ and U+3099 stay two runes).
+// The typographic apostrophes and hyphens, which names are printed with
+// and phones type, become the ASCII ones that keyboards type:
+// Professor’s Research is Professor's Research.
 func foldScript(r rune) rune {
+	switch r {
+	case '\u2018', '\u2019', '\u201B', '\u02BC':
+		return '\''
+	case '\u2010', '\u2011':
+		return '-'
+	}
 	switch {
 	case r >= '\uAB70' && r <= '\uABBF':
 		return r - 0xAB70 + 0x13A0

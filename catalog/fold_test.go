@@ -25,6 +25,9 @@ func TestFold(t *testing.T) {
 		{"Straße", "strasse"},
 		{"Ⅳ", "iv"},
 		{"Nidoran♀", "nidoran♀"},
+		{"Professor’s Research", "professor's research"}, // the apostrophes phones type
+		{"Giovanni‘s ʼ‛", "giovanni's ''"},
+		{"Porygon‐Z Ho‑Oh", "porygon-z ho-oh"}, // hyphens, U+2010 and U+2011
 		{"", ""},
 		{"   ", ""},
 	}

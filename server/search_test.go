@@ -324,6 +324,23 @@ func TestSearchFindsNamesInsideUnspacedWords(t *testing.T) {
 	}
 }
 
+// TestSearchFoldsTypographicApostrophes searches the real catalogue,
+// whose names are printed with both apostrophes, with each: one answer
+// (docs/CONTRACT.md, Search, Folding).
+func TestSearchFoldsTypographicApostrophes(t *testing.T) {
+	f := newFixtureAt(t, realCatalogue(t), nil)
+	for _, name := range []string{"brock's grit", "giovanni's exile", "erika's hospitality"} {
+		ascii := f.search(t, "q="+url.QueryEscape(name)+"&limit=100")
+		typographic := f.search(t, "q="+url.QueryEscape(strings.ReplaceAll(name, "'", "’"))+"&limit=100")
+		if !slices.EqualFunc(ascii, typographic, func(a, b cardJSON) bool { return a.ID == b.ID }) {
+			t.Errorf("%s: %d cards typed with ', %d with ’; want the same", name, len(ascii), len(typographic))
+		}
+		if !slices.ContainsFunc(ascii, func(c cardJSON) bool { return strings.Contains(c.Name, "’") }) {
+			t.Errorf("?q=%s: no card printed with ’ among %d", name, len(ascii))
+		}
+	}
+}
+
 // TestSearchAgreesWithPlainScan compares the index's answers with a plain
 // scan of every card of the snapshots, on random queries made of pieces of
 // real names, of their romanized forms, and of numbers.
