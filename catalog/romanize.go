@@ -181,8 +181,8 @@ func isSmallKana(r rune) bool {
 }
 
 // joinSmall writes the small kana r into the syllable b ends with, as
-// Hepburn writes it: キャ kya, シャ sha, チュ chu, ジョ jo; ファ fa, ティ ti,
-// ウィ wi, シェ she. With no syllable of the right shape before it, the
+// Hepburn writes it: キャ kya, シャ sha, チュ chu, ジョ jo, デュ dyu, フュ fyu;
+// ファ fa, ティ ti, ウィ wi, シェ she. With no syllable of the right shape before it, the
 // small kana is read as its full-size self.
 func joinSmall(b *strings.Builder, r rune) {
 	s := b.String()
@@ -204,6 +204,9 @@ func joinSmall(b *strings.Builder, r rune) {
 		if !isLatinConsonant(stem[len(stem)-1]) {
 			stem = ""
 		}
+	case small[0] == 'y' && (last == 'e' || last == 'u') && n >= 2 && isLatinConsonant(s[n-2]):
+		// デ de, テ te, フ fu, ヴ vu + a small ya, yu, yo: dyu, tyu, fyu, vyu.
+		stem = s[:n-1]
 	case small[0] != 'y' && (last == 'u' || last == 'i' || last == 'e' || last == 'o') && n >= 2 && isLatinConsonant(s[n-2]):
 		// フ fu, テ te, ト to, シ shi + a small vowel: fa, ti, tu, she.
 		stem = s[:n-1]

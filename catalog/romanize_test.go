@@ -22,6 +22,10 @@ func TestRomanize(t *testing.T) {
 		{"ウィンディ", "ja", "windi"},
 		{"ヴィクティニ", "ja", "vikutini"},
 		{"シェイミ", "ja", "sheimi"},
+		{"デューゴン", "ja", "dyugon"},
+		{"パフュートン", "ja", "pafyuton"},
+		{"デュアルボール", "ja", "dyuaruboru"},
+		{"テュ ヴュ フョ", "ja", "tyu vyu fyo"},
 		{"ﾋﾟｶﾁｭｳ", "ja", "pikachuu"},
 		{"博士の研究", "ja", "博士no研究"},
 		// Toneless pinyin, syllables joined, for a Chinese name only.
