@@ -120,15 +120,23 @@ func pinyinOf(r rune) string {
 	if p, ok := pinyinFound.Load(r); ok {
 		return p.(string)
 	}
-	p := ""
-	if all := pinyin.SinglePinyin(r, pinyinArgs); len(all) > 0 {
-		p = all[0]
+	p, ok := commonReadings[r]
+	if !ok {
+		if all := pinyin.SinglePinyin(r, pinyinArgs); len(all) > 0 {
+			p = all[0]
+		}
 	}
 	pinyinFound.Store(r, p)
 	return p
 }
 
 var pinyinFound sync.Map // rune -> string
+
+// commonReadings are the characters whose first reading in go-pinyin's
+// table is not the one names read them by: 長 is zhǎng (to grow) there,
+// but cháng (long) in 長毛豬, 長尾怪手, 長耳兔 and the other names of the
+// catalogue.
+var commonReadings = map[rune]string{'長': "chang", '长': "chang"}
 
 // pinyinArgs asks for the first (most common) reading of a character,
 // without tones: a toneless syllable is what a Latin keyboard types.

@@ -34,6 +34,7 @@ func TestRomanize(t *testing.T) {
 		{"飛天螳螂", "zh-tw", "feitiantanglang"},
 		{"妙蛙種子", "zh-tw", "miaowazhongzi"},
 		{"妙蛙种子", "ZH-CN", "miaowazhongzi"},
+		{"長毛豬 长尾怪手", "zh-tw", "changmaozhu changweiguaishou"}, // cháng, not zhǎng
 		{"皮卡丘", "ja", ""},
 		// Nothing to romanize.
 		{"pikachu", "en", ""},
