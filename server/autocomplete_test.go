@@ -197,6 +197,32 @@ func TestAutocompleteParameterRules(t *testing.T) {
 	}
 }
 
+// TestAutocompleteRunsOnPastAWord types names on the real catalogue up to
+// and past a word's end, through punctuation: what is typed keeps its
+// suggestions (docs/CONTRACT.md, As you type).
+func TestAutocompleteRunsOnPastAWord(t *testing.T) {
+	f := newFixtureAt(t, realCatalogue(t), nil)
+	for _, c := range []struct{ query, name string }{
+		{"gx mr", "Mr. Mime GX"},
+		{"gx mr.", "Mr. Mime GX"},
+		{"jr.", "Mime Jr."},
+		{"mr. ri", "Galarian Mr. Rime"},
+		{"lele-gx", "Tapu Lele-GX"},
+		{"tapu lele-", "Tapu Lele-GX"},
+		{"ex ho-oh", "Ho-Oh ex"},
+		{"ex larry's", "Larry's Dudunsparce ex"},
+	} {
+		q := "q=" + url.QueryEscape(c.query) + "&limit=20"
+		if names := f.autocomplete(t, q); !slices.ContainsFunc(names, func(n nameCount) bool { return n.Name == c.name }) {
+			t.Errorf("?%s: %v, want %s", q, names, c.name)
+		}
+	}
+	// Still the start of a word: "-gx" starts none.
+	if names := f.autocomplete(t, "q="+url.QueryEscape("-gx")+"&limit=20"); slices.ContainsFunc(names, func(n nameCount) bool { return strings.Contains(n.Name, "-GX") }) {
+		t.Errorf("?q=-gx: %v, want no name of -GX", names)
+	}
+}
+
 // TestMCPAgentFindsTheJapaneseCharizard is an agent told "the Japanese
 // Charizard": it asks autocomplete_names for charizard in zone jp, then
 // search_cards for the name it is given, and gets リザードン's cards.

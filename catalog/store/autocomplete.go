@@ -65,14 +65,24 @@ func (db *DB) Autocomplete(q AutocompleteQuery) ([]NameCount, error) {
 			return err
 		}
 		last := []byte(fields[len(fields)-1])
+		head := firstWord(last)
 		var words []uint32
-		if len(firstOfTiers(a.limit, equal, starting)) == a.limit {
+		switch others := fields[:len(fields)-1]; {
+		case len(firstOfTiers(a.limit, equal, starting)) == a.limit:
 			// The names with a form that starts with what was typed are
 			// enough: none with a word that does comes before them.
-		} else if len(fields) == 1 {
+		case head == nil:
+			// A last term that starts with a separator starts no word.
+		case len(fields) == 1 && len(head) == len(last):
 			words, err = a.prefix(layout.CompleteWord, last)
-		} else {
-			words, err = db.wordsWithOthers(r, &a, searchTerms(strings.Join(fields[:len(fields)-1], " ")), last)
+		default:
+			if len(head) < len(last) {
+				// The last term runs on past its first word (mr., ho-oh):
+				// the names of words that start with that word are the
+				// ones to check, and the whole term stands in them.
+				others = append(slices.Clone(others), string(last))
+			}
+			words, err = db.wordsWithOthers(r, &a, searchTerms(strings.Join(others, " ")), head, last)
 		}
 		if err != nil {
 			return err
@@ -84,6 +94,18 @@ func (db *DB) Autocomplete(q AutocompleteQuery) ([]NameCount, error) {
 		return nil, fmt.Errorf("autocomplete %q: %w", q.Q, err)
 	}
 	return names, nil
+}
+
+// firstWord returns the first word of a term (catalog.EachWord) when
+// the term starts with it, and nil when the term starts with a separator.
+func firstWord(term []byte) []byte {
+	var first []byte
+	catalog.EachWord(term, func(w []byte) {
+		if first == nil && cap(w) == cap(term) {
+			first = w
+		}
+	})
+	return first
 }
 
 // firstOfTiers returns the first limit names of the tiers, in order, each
@@ -399,19 +421,10 @@ func newWordStarts(prefix []byte, groups *groupTexts) wordStarts {
 	return wordStarts{prefix: prefix, groups: groups, oneWord: whole == 1, first: first}
 }
 
-// text reports whether a word of text starts with the prefix.
+// text reports whether the prefix starts where a word of text does
+// (catalog.WordStartsAt). It may run on past that word's end, across
+// punctuation and spaces: mr. completes Mr. Mime, lele-gx Tapu Lele-GX.
 func (ws *wordStarts) text(text []byte) bool {
-	if !ws.oneWord {
-		if !bytes.Contains(text, ws.prefix) {
-			return false // the cheap test first: no word can
-		}
-		found := false
-		catalog.EachWord(text, func(w []byte) { found = found || bytes.HasPrefix(w, ws.prefix) })
-		return found
-	}
-	// A prefix of one word starts a word where it stands at a boundary
-	// (catalog.WordStartsAt). Nothing within it can end that word: a
-	// word's boundaries within it are those of the prefix alone.
 	for i := 0; ; i++ {
 		at := bytes.Index(text[i:], ws.prefix)
 		if at < 0 {
@@ -505,8 +518,9 @@ type othersWay interface {
 	progress() (work int, best []uint32)
 }
 
-// wordsWithOthers returns the first names of the namespace with a word
-// that starts with last and that hold every one of others. Two ways find
+// wordsWithOthers returns the first names of the namespace in which last
+// starts where a word does, and that hold every one of others; head is
+// the first word of last, or all of it. Two ways find
 // them, and they take turns until one is done: the last term's names in
 // rank order, each checked against the others (done once limit of them
 // hold the others, or none is left), and the others' way (othersWay),
@@ -516,8 +530,8 @@ type othersWay interface {
 // the others' way ends once its work passes the names' (see nameWork)
 // or its time passes othersTimeShare times theirs: where the lists are
 // many or rarely meet, a step costs far more than its work says.
-func (db *DB) wordsWithOthers(r *reader, a *completer, others []term, last []byte) ([]uint32, error) {
-	stream, err := newNameStream(a, layout.CompleteWord, last)
+func (db *DB) wordsWithOthers(r *reader, a *completer, others []term, head, last []byte) ([]uint32, error) {
+	stream, err := newNameStream(a, layout.CompleteWord, head)
 	if err != nil {
 		return nil, err
 	}

@@ -148,15 +148,19 @@ func scanTier(all []string, whole, last string, others []string) int {
 	holds := !slices.ContainsFunc(others, func(t string) bool {
 		return !slices.ContainsFunc(all, func(f string) bool { return strings.Contains(f, t) })
 	})
-	word := slices.ContainsFunc(all, func(f string) bool {
-		starts := false
-		catalog.EachWord([]byte(f), func(w []byte) { starts = starts || strings.HasPrefix(string(w), last) })
-		return starts
-	})
+	word := slices.ContainsFunc(all, func(f string) bool { return startsAtAWord(f, last) })
 	if holds && word {
 		return 2
 	}
 	return 3
+}
+
+// startsAtAWord reports whether prefix starts in text where a word of it
+// (catalog.EachWord) does, running on past that word or not.
+func startsAtAWord(text, prefix string) bool {
+	b, starts := []byte(text), false
+	catalog.EachWord(b, func(w []byte) { starts = starts || strings.HasPrefix(text[cap(b)-cap(w):], prefix) })
+	return starts
 }
 
 // autocompleteQuery returns what a person may type: the start of a name,
@@ -170,18 +174,28 @@ func autocompleteQuery(rng *rand.Rand, names []scanName) string {
 		all = append(all, forms...)
 	}
 	form := []rune(all[rng.IntN(len(all))])
-	var words []string
-	catalog.EachWord([]byte(string(form)), func(w []byte) { words = append(words, string(w)) })
+	var words, through []string // each word, and it with what follows it to a space
+	b := []byte(string(form))
+	catalog.EachWord(b, func(w []byte) {
+		words = append(words, string(w))
+		rest := string(b[cap(b)-cap(w):])
+		through = append(through, strings.Fields(rest)[0])
+	})
 	var q string
 	switch rng.IntN(4) {
 	case 0: // the start of the whole form
 		q = string(form[:1+rng.IntN(len(form))])
-	case 1, 2: // the start of a word
+	case 1, 2: // the start of a word; a whole word runs on to a space (mr., ho-oh)
 		if len(words) == 0 {
 			return string(form)
 		}
-		w := []rune(words[rng.IntN(len(words))])
-		q = string(w[:1+rng.IntN(len(w))])
+		i := rng.IntN(len(words))
+		w := []rune(words[i])
+		if k := 1 + rng.IntN(len(w)); k < len(w) {
+			q = string(w[:k])
+		} else {
+			q = through[i]
+		}
 	default: // one character of anything
 		q = string(form[rng.IntN(len(form))])
 	}
@@ -374,7 +388,7 @@ func TestAutocompleteOfADamagedIndex(t *testing.T) {
 	names := scanNames(c.cards, c.groups)
 	rng := rand.New(rand.NewPCG(5, 6))
 	var queries []string
-	for range 40 {
+	for range 100 {
 		queries = append(queries, autocompleteQuery(rng, names))
 	}
 	limits := build.DefaultLimits()
@@ -470,9 +484,7 @@ func TestWordStartsAgreesWithEachWord(t *testing.T) {
 	for range 20000 {
 		prefix, text := random(1+rng.IntN(3)), random(rng.IntN(12))
 		ws := newWordStarts(prefix, nil)
-		want := false
-		catalog.EachWord(text, func(w []byte) { want = want || bytes.HasPrefix(w, prefix) })
-		if got := ws.text(text); got != want {
+		if got, want := ws.text(text), startsAtAWord(string(text), string(prefix)); got != want {
 			t.Fatalf("%q in %q: %v, want %v", prefix, text, got, want)
 		}
 		if ws.oneWord {

@@ -14,7 +14,7 @@ import (
 // autocompleteCases are what a search box sends as a person types: one
 // character, a common prefix, a name, in each script, with a zone, and
 // the hostile ones: a hundred terms, terms whose names rarely meet, the
-// longest prefix.
+// longest prefix, a last term that runs on past a common word.
 var autocompleteCases = []struct {
 	name string
 	q    store.AutocompleteQuery
@@ -38,6 +38,9 @@ var autocompleteCases = []struct {
 	{"hostile-kana-then-latin", store.AutocompleteQuery{Q: "ピ a"}},
 	{"hostile-200-character-prefix", store.AutocompleteQuery{Q: strings.Repeat("a", 200)}},
 	{"hostile-repeated-digit", store.AutocompleteQuery{Q: "11111"}},
+	{"hostile-common-word-then-a-stop", store.AutocompleteQuery{Q: "a."}},
+	{"hostile-two-terms-hyphened", store.AutocompleteQuery{Q: "e a-e"}},
+	{"hostile-hyphens", store.AutocompleteQuery{Q: "a-e-a-e-a-e"}},
 }
 
 func benchmarkAutocomplete(b *testing.B, db *store.DB) {
