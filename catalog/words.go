@@ -49,6 +49,18 @@ func EachWord(text []byte, fn func(word []byte)) {
 	}
 }
 
+// LeadingWord returns the first word of text (EachWord) when text starts
+// with it, and nil when text starts with a separator.
+func LeadingWord(text []byte) []byte {
+	var first []byte
+	EachWord(text, func(w []byte) {
+		if first == nil && cap(w) == cap(text) {
+			first = w
+		}
+	})
+	return first
+}
+
 // WordStartsAt reports whether a word of text (EachWord) starts at byte
 // i, the start of a character.
 func WordStartsAt(text []byte, i int) bool {

@@ -106,3 +106,13 @@ func TestWordStartsAtAgreesWithEachWord(t *testing.T) {
 		}
 	}
 }
+
+func TestLeadingWord(t *testing.T) {
+	for _, c := range []struct{ text, want string }{
+		{"mr.", "mr"}, {"ho-oh", "ho"}, {"ミュウツーgx", "ミュウツー"}, {"pika", "pika"}, {"-gx", ""}, {"", ""}, {".", ""},
+	} {
+		if got := LeadingWord([]byte(c.text)); string(got) != c.want || (c.want == "") != (got == nil) {
+			t.Errorf("LeadingWord(%q) = %q, want %q", c.text, got, c.want)
+		}
+	}
+}

@@ -65,7 +65,7 @@ func (db *DB) Autocomplete(q AutocompleteQuery) ([]NameCount, error) {
 			return err
 		}
 		last := []byte(fields[len(fields)-1])
-		head := firstWord(last)
+		head := catalog.LeadingWord(last)
 		var words []uint32
 		switch others := fields[:len(fields)-1]; {
 		case len(firstOfTiers(a.limit, equal, starting)) == a.limit:
@@ -94,18 +94,6 @@ func (db *DB) Autocomplete(q AutocompleteQuery) ([]NameCount, error) {
 		return nil, fmt.Errorf("autocomplete %q: %w", q.Q, err)
 	}
 	return names, nil
-}
-
-// firstWord returns the first word of a term (catalog.EachWord) when
-// the term starts with it, and nil when the term starts with a separator.
-func firstWord(term []byte) []byte {
-	var first []byte
-	catalog.EachWord(term, func(w []byte) {
-		if first == nil && cap(w) == cap(term) {
-			first = w
-		}
-	})
-	return first
 }
 
 // firstOfTiers returns the first limit names of the tiers, in order, each
