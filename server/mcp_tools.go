@@ -258,12 +258,13 @@ func autocompleteNamesTool() catalogTool {
 		Name:  "autocomplete_names",
 		Title: "Autocomplete card names",
 		Description: "Suggests the card names that complete what a person has typed so far, in any script or language, " +
-			"with how many cards bear each. The last term of q is the start of a word of the name, of its romanized form " +
-			"(Hepburn romaji for kana, toneless pinyin for a Chinese name) or of its name in another language (the " +
-			"catalogue's name groups); every other term must be part of one of these, as in search_cards. So pika suggests " +
-			"Pikachu and ピカチュウ, and charizard with zone jp suggests リザードン. Names equal to q come first, then those " +
-			"that start with q, then those with a word that starts with its last term; within each, more cards first, then " +
-			"by name. Pass a name it suggests to search_cards to find its cards.",
+			"with how many cards bear each. The last term of q starts where a word does in the name, its romanized form " +
+			"(Hepburn romaji for kana, toneless pinyin for a Chinese name) or its name in another language (the " +
+			"catalogue's name groups), and may run on past that word (mr. suggests Mr. Mime); every other term must be " +
+			"part of one of these, as in search_cards. So pika suggests Pikachu and ピカチュウ, and charizard with zone jp " +
+			"suggests リザードン. Names equal to q come first, then those that start with q, then those in which its last " +
+			"term starts where a word does; within each, more cards first, then by name. Pass a name it suggests to " +
+			"search_cards to find its cards (but for a name of one character, such as N: search_cards takes two or more).",
 		InputSchema: objectSchema([]string{"q"},
 			"q", &jsonschema.Schema{
 				Type: "string", MinLength: intPtr(op.MinPrefixLen), MaxLength: intPtr(op.MaxQueryLen),
