@@ -290,40 +290,6 @@ func TestFuzzySearch(t *testing.T) {
 	}
 }
 
-// TestSearchFindsNamesInsideUnspacedWords searches the real catalogue
-// across languages for the cards whose Japanese or Chinese names hold a
-// species' name with more written before or after it, without a space
-// (docs/CONTRACT.md, Name groups): わるいリザードン (Dark Charizard),
-// ミュウツーGX, カツラのリザードン and 衝浪皮卡丘V are Charizard, Mewtwo,
-// Charizard and Pikachu.
-func TestSearchFindsNamesInsideUnspacedWords(t *testing.T) {
-	f := newFixtureAt(t, realCatalogue(t), nil)
-	ids := func(query string) []string {
-		var out []string
-		for _, c := range f.search(t, query+"&limit=100") {
-			out = append(out, c.ID+" "+c.Name)
-		}
-		return out
-	}
-	for _, c := range []struct{ zone, name, native string }{
-		{"jp", "mewtwo", "ミュウツー"},
-		{"jp", "charizard", "リザードン"},
-		{"jp", "gengar", "ゲンガー"},
-		{"chn", "pikachu", "皮卡丘"},
-	} {
-		native := ids("q=" + url.QueryEscape(c.native) + "&zone=" + c.zone)
-		if len(native) < 5 {
-			t.Fatalf("?q=%s&zone=%s: %d cards, want several", c.native, c.zone, len(native))
-		}
-		if got := ids("q=" + c.name + "&zone=" + c.zone); !slices.Equal(got, native) {
-			t.Errorf("?q=%s&zone=%s:\n %q\nwant the cards of ?q=%s:\n %q", c.name, c.zone, got, c.native, native)
-		}
-	}
-	if got := ids("q=charizard&zone=jp"); !slices.ContainsFunc(got, func(s string) bool { return strings.HasPrefix(s, "jp-PMCG4-017 ") }) {
-		t.Errorf("?q=charizard&zone=jp: %q, want jp-PMCG4-017 わるいリザードン", got)
-	}
-}
-
 // TestSearchFoldsTypographicApostrophes searches the real catalogue,
 // whose names are printed with both apostrophes, with each: one answer
 // (docs/CONTRACT.md, Search, Folding).

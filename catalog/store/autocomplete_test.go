@@ -54,19 +54,12 @@ func scanNames(cards []catalog.Card, groups [][]string) []scanName {
 		if !ok {
 			f := catalog.Fold(c.Name)
 			n = &scanName{printed: c.Name, folded: f}
-			var all []string
-			for _, g := range groups {
-				for _, name := range g {
-					all = append(all, catalog.Fold(name))
-				}
-			}
-			within := namesWithin(f, all)
 			for g := range groups {
 				folded := make([]string, 0, len(groups[g]))
 				for _, name := range groups[g] {
 					folded = append(folded, catalog.Fold(name))
 				}
-				if slices.ContainsFunc(folded, func(name string) bool { return holdsWholeWords(f, name) || slices.Contains(within, name) }) {
+				if slices.ContainsFunc(folded, func(name string) bool { return holdsWholeWords(f, name) }) {
 					for _, name := range folded {
 						n.groupForms = append(n.groupForms, name)
 						if r := catalog.Romanize(name, "zh"); r != "" {

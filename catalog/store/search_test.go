@@ -193,9 +193,8 @@ func scanOrder(cards []catalog.Card, groups [][]string) []scanCard {
 			out[i].forms = append(out[i].forms, r)
 		}
 		name := catalog.Fold(c.Name)
-		within := namesWithin(name, slices.Concat(folded...))
 		for g := range groups {
-			if slices.ContainsFunc(folded[g], func(n string) bool { return holdsWholeWords(name, n) || slices.Contains(within, n) }) {
+			if slices.ContainsFunc(folded[g], func(n string) bool { return holdsWholeWords(name, n) }) {
 				out[i].forms = append(out[i].forms, forms[g]...)
 			}
 		}
@@ -233,32 +232,6 @@ func holdsWholeWords(folded, name string) bool {
 		_, w := utf8.DecodeRuneInString(folded[i:])
 		at = i + w
 	}
-}
-
-// namesWithin returns the names that stand inside the words of folded
-// written without spaces (kana, Han): at each character, the longest of
-// two characters or more that starts there, unless it lies within one
-// found before it.
-func namesWithin(folded string, names []string) []string {
-	var out []string
-	catalog.EachWord([]byte(folded), func(w []byte) {
-		if !catalog.WrittenUnspaced(w) {
-			return
-		}
-		word, reach := string(w), 0
-		for i := range word {
-			best := ""
-			for _, n := range names {
-				if len(n) > len(best) && utf8.RuneCountInString(n) >= 2 && strings.HasPrefix(word[i:], n) {
-					best = n
-				}
-			}
-			if best != "" && i+len(best) > reach {
-				out, reach = append(out, best), i+len(best)
-			}
-		}
-	})
-	return out
 }
 
 // scanSearch is what Search must answer, by a plain scan of every card.

@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 	"fmt"
 	"slices"
-	"unicode/utf8"
 
 	"github.com/catalogd/catalogd/catalog"
 	"github.com/catalogd/catalogd/catalog/store/internal/layout"
@@ -94,19 +93,16 @@ func (g *nameGroups) appendGroupIDs(dst, folded []byte) []byte {
 	var found [8]uint32
 	groups := found[:0]
 	if len(g.texts) > 0 {
-		add := func(name []byte) {
-			for _, id := range g.byName[string(name)] {
+		catalog.EachWholeWords(folded, g.longest, func(words []byte) {
+			if !g.lengths[len(words)] {
+				return // a cheaper miss than the map's
+			}
+			for _, id := range g.byName[string(words)] {
 				if !slices.Contains(groups, id) {
 					groups = append(groups, id)
 				}
 			}
-		}
-		catalog.EachWholeWords(folded, g.longest, func(words []byte) {
-			if g.lengths[len(words)] { // a cheaper miss than the map's
-				add(words)
-			}
 		})
-		g.eachNameWithin(folded, add)
 	}
 	var scratch [8 * binary.MaxVarintLen32]byte
 	ids := scratch[:0]
@@ -115,42 +111,4 @@ func (g *nameGroups) appendGroupIDs(dst, folded []byte) []byte {
 	}
 	dst = binary.AppendUvarint(dst, uint64(len(ids)))
 	return append(dst, ids...)
-}
-
-// eachNameWithin calls fn with the groups' names that stand inside the
-// words of folded written without spaces (catalog.WrittenUnspaced: kana
-// and Han), where whole words cannot tell a name from what is written
-// before or after it (ワルイリザードン, カツラノリザードン, 光輝噴火龍): at each
-// character, the longest name of two characters or more that starts
-// there, unless it lies within a name found before it, as ミュウ within
-// ミュウツー.
-func (g *nameGroups) eachNameWithin(folded []byte, fn func(name []byte)) {
-	catalog.EachWord(folded, func(word []byte) {
-		if !catalog.WrittenUnspaced(word) {
-			return
-		}
-		reach := 0
-		for i := 0; i < len(word); {
-			if n := g.longestAt(word[i:]); n > 0 && i+n > reach {
-				fn(word[i : i+n])
-				reach = i + n
-			}
-			_, w := utf8.DecodeRune(word[i:])
-			i += w
-		}
-	})
-}
-
-// longestAt returns the bytes of the longest name of two characters or
-// more that text starts with, 0 when there is none.
-func (g *nameGroups) longestAt(text []byte) int {
-	for n := min(len(text), g.longest); n > 0; n-- {
-		if !g.lengths[n] || n < len(text) && !utf8.RuneStart(text[n]) {
-			continue
-		}
-		if _, ok := g.byName[string(text[:n])]; ok && utf8.RuneCount(text[:n]) >= 2 {
-			return n
-		}
-	}
-	return 0
 }

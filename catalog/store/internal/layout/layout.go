@@ -138,8 +138,7 @@ const IndexBlockSize = 16
 // catalogd/13 adds the places of each card's name (completions.go);
 // catalogd/14 the starts of its words beside them; catalogd/15 ends a
 // word at a change of script behind the long mark or a digit
-// (catalog.EachWord), and finds a group's name inside a word of kana or
-// Han (build.nameGroups.eachNameWithin).
+// (catalog.EachWord).
 const FormatVersion = "catalogd/15"
 
 // Info describes one generation of the catalogue.
