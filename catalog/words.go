@@ -152,16 +152,45 @@ func IsNameSeparator(r rune) bool {
 	return unicode.IsSpace(r) || unicode.IsPunct(r) || unicode.IsSymbol(r)
 }
 
-// WrittenUnspaced reports whether word, a word of EachWord, is of a
-// script written without spaces between words, as Japanese and Chinese
-// are: kana or Han.
-func WrittenUnspaced(word []byte) bool {
-	for _, r := range string(word) {
-		if s := ScriptOf(r); s != 0 {
-			return s == 2 || s == 4 // kana, Han (letterBlock)
+// SplitUnspacedWords returns a printed name with a space at each change
+// between hiragana and katakana (the long mark ー counted with katakana)
+// and on either side of each 的, and whether it added any. Japanese and
+// Chinese write no space between words, but a name of katakana stands
+// apart from the hiragana beside it (わるいリザードン, カツラのリザードン:
+// Dark Charizard, Blaine's Charizard), and a Chinese name from the
+// possessive 的 (N的索羅亞, N's Zorua). Folding makes hiragana katakana,
+// so the changes are found in the name as printed; the name's groups are
+// found in both its folded name and this one, folded (docs/CONTRACT.md,
+// Name groups).
+func SplitUnspacedWords(name string) (string, bool) {
+	var b []byte
+	prev := 0 // of the last rune: 1 hiragana, 2 katakana, 0 neither
+	for i, r := range name {
+		kind := 0
+		switch {
+		case isHiragana(r):
+			kind = 1
+		case r == 'ー' || r == 'ｰ' || unicode.Is(unicode.Katakana, r):
+			kind = 2
+		}
+		if r == '的' || prev == 3 || kind != 0 && prev != 0 && kind != prev {
+			if b == nil {
+				b = append(make([]byte, 0, len(name)+8), name[:i]...)
+			}
+			b = append(b, ' ')
+		}
+		if b != nil {
+			b = utf8.AppendRune(b, r)
+		}
+		prev = kind
+		if r == '的' {
+			prev = 3 // a space after it too
 		}
 	}
-	return false
+	if b == nil {
+		return name, false
+	}
+	return string(b), true
 }
 
 // scriptChange reports whether a letter of script b, after letters of

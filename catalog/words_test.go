@@ -116,3 +116,24 @@ func TestLeadingWord(t *testing.T) {
 		}
 	}
 }
+
+func TestSplitUnspacedWords(t *testing.T) {
+	for _, c := range []struct{ name, want string }{
+		{"わるいリザードン", "わるい リザードン"},
+		{"カツラのリザードン", "カツラ の リザードン"},
+		{"ロケット団のミュウツーex", "ロケット団の ミュウツーex"},
+		{"ブルーノの探索", "ブルーノ の探索"},
+		{"かがやくデンヂムシ", "かがやく デンヂムシ"},
+		{"N的索羅亞", "N 的 索羅亞"},
+		{"<火箭隊的>沙基拉斯", "<火箭隊 的 >沙基拉斯"},
+		{"ルアーボール", "ルアーボール"},
+		{"ピカチュウ", "ピカチュウ"},
+		{"Pikachu", "Pikachu"},
+		{"", ""},
+	} {
+		got, changed := SplitUnspacedWords(c.name)
+		if got != c.want || changed != (c.want != c.name) {
+			t.Errorf("SplitUnspacedWords(%q) = %q, %v; want %q", c.name, got, changed, c.want)
+		}
+	}
+}

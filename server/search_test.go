@@ -290,6 +290,39 @@ func TestFuzzySearch(t *testing.T) {
 	}
 }
 
+// TestSearchFindsNamesBesideParticles searches the real catalogue across
+// languages for cards whose Japanese or Chinese names hold a species' name
+// beside hiragana or 的, with no space (docs/CONTRACT.md, Name groups),
+// and checks that a name inside a katakana or Han word is not taken for
+// the species it holds.
+func TestSearchFindsNamesBesideParticles(t *testing.T) {
+	f := newFixtureAt(t, realCatalogue(t), nil)
+	for _, c := range []struct{ query, id, name string }{
+		{"charizard&zone=jp", "jp-PMCG4-017", "わるいリザードン"},
+		{"charizard&zone=jp", "jp-PMCG6-032", "カツラのリザードン"},
+		{"mewtwo&zone=jp", "jp-SV10-039", "ロケット団のミュウツーex"},
+		{"mewtwo&zone=jp", "jp-SM3p-040", "ミュウツーGX"},
+		{"zorua&zone=chn", "chn-SV9-060", "N的索羅亞"},
+	} {
+		got := f.search(t, "q="+c.query+"&limit=100")
+		if !slices.ContainsFunc(got, func(card cardJSON) bool { return card.ID == c.id && card.Name == c.name }) {
+			t.Errorf("?q=%s: %d cards, none %s %s", c.query, len(got), c.id, c.name)
+		}
+	}
+	for _, c := range []struct{ query, inside string }{
+		{"snubbull&zone=jp", "ブルーノ"},     // ブルー, inside Bruno
+		{"chansey&zone=jp", "ラッキーエネルギー"}, // ラッキー, inside Lucky Energy
+		{"ekans&zone=jp", "ルアーボール"},      // アーボ, inside Lure Ball
+		{"eevee&zone=chn", "仙子伊布"},       // 伊布, inside Sylveon
+	} {
+		for _, card := range f.search(t, "q="+c.query+"&limit=100") {
+			if strings.Contains(card.Name, c.inside) {
+				t.Errorf("?q=%s: %s %q, whose name holds the species only inside a word", c.query, card.ID, card.Name)
+			}
+		}
+	}
+}
+
 // TestSearchFoldsTypographicApostrophes searches the real catalogue,
 // whose names are printed with both apostrophes, with each: one answer
 // (docs/CONTRACT.md, Search, Folding).

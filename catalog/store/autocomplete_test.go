@@ -54,12 +54,13 @@ func scanNames(cards []catalog.Card, groups [][]string) []scanName {
 		if !ok {
 			f := catalog.Fold(c.Name)
 			n = &scanName{printed: c.Name, folded: f}
+			spellings := groupSpellings(c.Name)
 			for g := range groups {
 				folded := make([]string, 0, len(groups[g]))
 				for _, name := range groups[g] {
 					folded = append(folded, catalog.Fold(name))
 				}
-				if slices.ContainsFunc(folded, func(name string) bool { return holdsWholeWords(f, name) }) {
+				if slices.ContainsFunc(folded, func(name string) bool { return holdsGroupName(spellings, name) }) {
 					for _, name := range folded {
 						n.groupForms = append(n.groupForms, name)
 						if r := catalog.Romanize(name, "zh"); r != "" {

@@ -192,14 +192,32 @@ func scanOrder(cards []catalog.Card, groups [][]string) []scanCard {
 		if r := catalog.Romanize(catalog.Fold(c.Name), c.Language); r != "" {
 			out[i].forms = append(out[i].forms, r)
 		}
-		name := catalog.Fold(c.Name)
+		spellings := groupSpellings(c.Name)
 		for g := range groups {
-			if slices.ContainsFunc(folded[g], func(n string) bool { return holdsWholeWords(name, n) }) {
+			if slices.ContainsFunc(folded[g], func(n string) bool { return holdsGroupName(spellings, n) }) {
 				out[i].forms = append(out[i].forms, forms[g]...)
 			}
 		}
 	}
 	return out
+}
+
+// groupSpellings returns the texts a card printed so holds its groups'
+// names in as whole words: its folded name, and the name printed with its
+// Japanese and Chinese words apart, folded (docs/CONTRACT.md, Name
+// groups).
+func groupSpellings(printed string) []string {
+	texts := []string{catalog.Fold(printed)}
+	if apart, ok := catalog.SplitUnspacedWords(printed); ok {
+		texts = append(texts, catalog.Fold(apart))
+	}
+	return texts
+}
+
+// holdsGroupName reports whether a group's folded name stands as whole
+// words in one of a card's groupSpellings.
+func holdsGroupName(spellings []string, name string) bool {
+	return slices.ContainsFunc(spellings, func(s string) bool { return holdsWholeWords(s, name) })
 }
 
 // holdsWholeWords reports whether name stands in folded as whole words:

@@ -86,23 +86,29 @@ func gramLength(kind byte) int {
 	return 3
 }
 
-// appendGroupIDs appends the groups of a card whose folded name is folded, as
-// its index entry holds them: a uvarint-length-prefixed run of uvarint
-// group indexes, each once.
-func (g *nameGroups) appendGroupIDs(dst, folded []byte) []byte {
+// appendGroupIDs appends the groups of a card whose folded name is folded,
+// and printed as printed, as its index entry holds them: a
+// uvarint-length-prefixed run of uvarint group indexes, each once. A name
+// of the groups stands in the folded name as whole words, or in the
+// printed name's words apart (catalog.SplitUnspacedWords), folded.
+func (g *nameGroups) appendGroupIDs(dst, folded, printed []byte) []byte {
 	var found [8]uint32
 	groups := found[:0]
+	add := func(words []byte) {
+		if !g.lengths[len(words)] {
+			return // a cheaper miss than the map's
+		}
+		for _, id := range g.byName[string(words)] {
+			if !slices.Contains(groups, id) {
+				groups = append(groups, id)
+			}
+		}
+	}
 	if len(g.texts) > 0 {
-		catalog.EachWholeWords(folded, g.longest, func(words []byte) {
-			if !g.lengths[len(words)] {
-				return // a cheaper miss than the map's
-			}
-			for _, id := range g.byName[string(words)] {
-				if !slices.Contains(groups, id) {
-					groups = append(groups, id)
-				}
-			}
-		})
+		catalog.EachWholeWords(folded, g.longest, add)
+		if apart, ok := catalog.SplitUnspacedWords(string(printed)); ok {
+			catalog.EachWholeWords([]byte(catalog.Fold(apart)), g.longest, add)
+		}
 	}
 	var scratch [8 * binary.MaxVarintLen32]byte
 	ids := scratch[:0]

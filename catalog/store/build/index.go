@@ -181,7 +181,7 @@ func (w *Writer) appendStoredEntry(dst, sorted []byte) (entry, name []byte, clas
 		return dst, nil, 0, layout.ErrBadEntry
 	}
 	text := fields[w8:]
-	dst = w.groups.appendGroupIDs(append(dst, head...), text[:folded])
+	dst = w.groups.appendGroupIDs(append(dst, head...), text[:folded], name)
 	dst = binary.AppendUvarint(dst, folded)
 	return append(dst, text...), name, class, nil
 }

@@ -138,7 +138,8 @@ const IndexBlockSize = 16
 // catalogd/13 adds the places of each card's name (completions.go);
 // catalogd/14 the starts of its words beside them; catalogd/15 ends a
 // word at a change of script behind the long mark or a digit
-// (catalog.EachWord).
+// (catalog.EachWord), and finds a card's groups in its name printed
+// with its Japanese and Chinese words apart (catalog.SplitUnspacedWords).
 const FormatVersion = "catalogd/15"
 
 // Info describes one generation of the catalogue.

@@ -1,0 +1,63 @@
+package build
+
+import (
+	"encoding/binary"
+	"slices"
+	"testing"
+
+	"github.com/catalogd/catalogd/catalog"
+)
+
+// The groups of a card: the whole words of its folded name, and of its
+// name printed with its Japanese and Chinese words apart; never a name
+// inside another word (docs/CONTRACT.md, Name groups).
+func TestGroupsOfAName(t *testing.T) {
+	var g nameGroups
+	for _, names := range [][]string{
+		{"Mew", "ミュウ", "夢幻"},          // 0
+		{"Mewtwo", "ミュウツー", "超夢"},     // 1
+		{"Charmeleon", "リザード", "火恐龍"}, // 2
+		{"Charizard", "リザードン", "噴火龍"}, // 3
+		{"Snubbull", "ブルー", "布魯"},     // 4
+		{"Chansey", "ラッキー", "吉利蛋"},    // 5
+		{"Eevee", "イーブイ", "伊布"},       // 6
+		{"Zorua", "ゾロア", "索羅亞"},       // 7
+		{"Charjabug", "デンヂムシ", "蟲電寶"}, // 8
+	} {
+		if _, err := g.add(names); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, c := range []struct {
+		name string
+		want []uint32
+	}{
+		{"ミュウツーGX", []uint32{1}},
+		{"ミュウ&ミュウツーGX", []uint32{0, 1}},
+		{"わるいリザードン", []uint32{3}},
+		{"カツラのリザードン", []uint32{3}},
+		{"ロケット団のミュウツーex", []uint32{1}},
+		{"かがやくデンヂムシ", []uint32{8}},
+		{"N的索羅亞", []uint32{7}},
+		{"リザードン", []uint32{3}},
+		{"Dark Charizard", []uint32{3}},
+		// A name inside a word is not the word's.
+		{"ブルーノのカイリキー", nil},
+		{"ラッキーエネルギー", nil},
+		{"メガリザードンXex", nil},
+		{"仙子伊布", nil},
+		{"Charizardite", nil},
+	} {
+		entry := g.appendGroupIDs(nil, []byte(catalog.Fold(c.name)), []byte(c.name))
+		n, w := binary.Uvarint(entry)
+		var got []uint32
+		for rest := entry[w : w+int(n)]; len(rest) > 0; {
+			id, w := binary.Uvarint(rest)
+			got, rest = append(got, uint32(id)), rest[w:]
+		}
+		slices.Sort(got)
+		if !slices.Equal(got, c.want) {
+			t.Errorf("%s: groups %v, want %v", c.name, got, c.want)
+		}
+	}
+}
