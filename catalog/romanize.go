@@ -4,6 +4,7 @@ import (
 	"strings"
 	"sync"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/mozillazg/go-pinyin"
 )
@@ -25,8 +26,10 @@ func Romanize(folded, language string) string {
 	var b strings.Builder
 	b.Grow(2 * len(folded))
 	double := false // a small ッ: the next syllable's consonant doubles
-	for _, r := range folded {
+	for i, r := range folded {
 		switch {
+		case chinese && (r == '長' || r == '长'):
+			b.WriteString(readingOfChang(folded, i))
 		case r == 'ッ':
 			double = true
 			continue
@@ -120,11 +123,9 @@ func pinyinOf(r rune) string {
 	if p, ok := pinyinFound.Load(r); ok {
 		return p.(string)
 	}
-	p, ok := commonReadings[r]
-	if !ok {
-		if all := pinyin.SinglePinyin(r, pinyinArgs); len(all) > 0 {
-			p = all[0]
-		}
+	p := ""
+	if all := pinyin.SinglePinyin(r, pinyinArgs); len(all) > 0 {
+		p = all[0]
 	}
 	pinyinFound.Store(r, p)
 	return p
@@ -132,11 +133,19 @@ func pinyinOf(r rune) string {
 
 var pinyinFound sync.Map // rune -> string
 
-// commonReadings are the characters whose first reading in go-pinyin's
-// table is not the one names read them by: 長 is zhǎng (to grow) there,
-// but cháng (long) in 長毛豬, 長尾怪手, 長耳兔 and the other names of the
-// catalogue.
-var commonReadings = map[rune]string{'長': "chang", '长': "chang"}
+// readingOfChang returns the reading of 長 (or 长) at byte i of a folded
+// Chinese name: zhǎng, chief, at the end of a word after another Han
+// character (貓鼬探長, 隊長), and otherwise cháng, long (長毛豬, 長尾怪手,
+// 長耳兔). go-pinyin reads it zhǎng everywhere; names read it cháng but
+// for the chiefs.
+func readingOfChang(folded string, i int) string {
+	before, _ := utf8.DecodeLastRuneInString(folded[:i])
+	after, _ := utf8.DecodeRuneInString(folded[i+len("長"):])
+	if unicode.Is(unicode.Han, before) && !unicode.Is(unicode.Han, after) {
+		return "zhang"
+	}
+	return "chang"
+}
 
 // pinyinArgs asks for the first (most common) reading of a character,
 // without tones: a toneless syllable is what a Latin keyboard types.
