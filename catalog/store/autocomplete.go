@@ -64,7 +64,9 @@ func (db *DB) Autocomplete(q AutocompleteQuery) ([]NameCount, error) {
 		if err != nil {
 			return err
 		}
-		last := []byte(fields[len(fields)-1])
+		// The last term's word start needs no stop, hyphen or
+		// apostrophe typed after it: mr. completes what mr does.
+		last := bytes.TrimRightFunc([]byte(fields[len(fields)-1]), catalog.IsNameSeparator)
 		head := catalog.LeadingWord(last)
 		var words []uint32
 		switch others := fields[:len(fields)-1]; {

@@ -94,6 +94,7 @@ func scanAutocomplete(names []scanName, q AutocompleteQuery) []NameCount {
 		return nil
 	}
 	whole, last, others := strings.Join(fields, " "), fields[len(fields)-1], fields[:len(fields)-1]
+	last = strings.TrimRightFunc(last, catalog.IsNameSeparator) // its word start needs no stop after it
 	type ranked struct {
 		tier  int
 		count uint64
@@ -142,7 +143,7 @@ func scanTier(all []string, whole, last string, others []string) int {
 	holds := !slices.ContainsFunc(others, func(t string) bool {
 		return !slices.ContainsFunc(all, func(f string) bool { return strings.Contains(f, t) })
 	})
-	word := slices.ContainsFunc(all, func(f string) bool { return startsAtAWord(f, last) })
+	word := last != "" && slices.ContainsFunc(all, func(f string) bool { return startsAtAWord(f, last) })
 	if holds && word {
 		return 2
 	}

@@ -38,9 +38,12 @@ var autocompleteCases = []struct {
 	{"hostile-kana-then-latin", store.AutocompleteQuery{Q: "ピ a"}},
 	{"hostile-200-character-prefix", store.AutocompleteQuery{Q: strings.Repeat("a", 200)}},
 	{"hostile-repeated-digit", store.AutocompleteQuery{Q: "11111"}},
-	{"hostile-common-word-then-a-stop", store.AutocompleteQuery{Q: "a."}},
+	{"hostile-common-word-then-a-stop", store.AutocompleteQuery{Q: "v."}},
+	{"hostile-common-word-then-a-hyphen", store.AutocompleteQuery{Q: "e-"}},
+	{"hostile-hyphened-common-grams", store.AutocompleteQuery{Q: "n-ex"}},
 	{"hostile-two-terms-hyphened", store.AutocompleteQuery{Q: "e a-e"}},
 	{"hostile-hyphens", store.AutocompleteQuery{Q: "a-e-a-e-a-e"}},
+	{"hostile-stops", store.AutocompleteQuery{Q: "v.v.v"}},
 }
 
 func benchmarkAutocomplete(b *testing.B, db *store.DB) {
