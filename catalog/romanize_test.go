@@ -34,7 +34,7 @@ func TestRomanize(t *testing.T) {
 		{"飛天螳螂", "zh-tw", "feitiantanglang"},
 		{"妙蛙種子", "zh-tw", "miaowazhongzi"},
 		{"妙蛙种子", "ZH-CN", "miaowazhongzi"},
-		{"長毛豬 长尾怪手", "zh-tw", "changmaozhu changweiguaishou"}, // cháng, long
+		{"長毛豬 长尾怪手", "zh-tw", "changmaozhu changweiguaishou"},     // cháng, long
 		{"貓鼬探長 隊長v 長", "zh-tw", "maoyoutanzhang duizhangv chang"}, // zhǎng, chief
 		{"皮卡丘", "ja", ""},
 		// Nothing to romanize.
