@@ -172,6 +172,8 @@ func SplitUnspacedWords(name string) (string, bool) {
 			kind = 1
 		case r == 'ー' || r == 'ｰ' || unicode.Is(unicode.Katakana, r):
 			kind = 2
+		case isVoicingMark(r) && (prev == 1 || prev == 2):
+			kind = prev // of the kana it voices, precomposed or not
 		}
 		if r == '的' || prev == 3 || kind != 0 && prev != 0 && kind != prev {
 			if b == nil {
@@ -191,6 +193,17 @@ func SplitUnspacedWords(name string) (string, bool) {
 		return name, false
 	}
 	return string(b), true
+}
+
+// isVoicingMark reports whether r is a kana voicing mark, combining or
+// not, full-width or half: what a name not composed (NFD) or of half-width
+// katakana writes after the kana it voices.
+func isVoicingMark(r rune) bool {
+	switch r {
+	case '\u3099', '\u309A', '\u309B', '\u309C', '\uFF9E', '\uFF9F':
+		return true
+	}
+	return false
 }
 
 // scriptChange reports whether a letter of script b, after letters of

@@ -217,6 +217,18 @@ func TestAutocompleteRunsOnPastAWord(t *testing.T) {
 			t.Errorf("?%s: %v, want %s", q, names, c.name)
 		}
 	}
+	// Punctuation at the end asks nothing more; a symbol does.
+	for typed, as := range map[string]string{"n.": "n", "mew.": "mew", "charizard .": "charizard", "mr.": "mr"} {
+		got := f.autocomplete(t, "q="+url.QueryEscape(typed)+"&limit=20")
+		if want := f.autocomplete(t, "q="+url.QueryEscape(as)+"&limit=20"); !slices.Equal(got, want) {
+			t.Errorf("?q=%s: %v, want what %s answers: %v", typed, got, as, want)
+		}
+	}
+	for _, n := range f.autocomplete(t, "q="+url.QueryEscape("ニドラン♀")+"&zone=jp&limit=20") {
+		if strings.Contains(n.Name, "♂") {
+			t.Errorf("?q=ニドラン♀: %s", n.Name)
+		}
+	}
 	// Still the start of a word: "-gx" starts none.
 	if names := f.autocomplete(t, "q="+url.QueryEscape("-gx")+"&limit=20"); slices.ContainsFunc(names, func(n nameCount) bool { return strings.Contains(n.Name, "-GX") }) {
 		t.Errorf("?q=-gx: %v, want no name of -GX", names)

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/catalogd/catalogd/catalog"
@@ -40,7 +41,7 @@ type NameCount struct {
 // with it, then those with a word that starts with its last term; within
 // each, more cards first, then the folded name.
 func (db *DB) Autocomplete(q AutocompleteQuery) ([]NameCount, error) {
-	fields := Terms(q.Q)
+	fields := completionTerms(q.Q)
 	if len(fields) == 0 || q.Limit <= 0 {
 		return nil, nil
 	}
@@ -64,9 +65,7 @@ func (db *DB) Autocomplete(q AutocompleteQuery) ([]NameCount, error) {
 		if err != nil {
 			return err
 		}
-		// The last term's word start needs no stop, hyphen or
-		// apostrophe typed after it: mr. completes what mr does.
-		last := bytes.TrimRightFunc([]byte(fields[len(fields)-1]), catalog.IsNameSeparator)
+		last := []byte(fields[len(fields)-1])
 		head := catalog.LeadingWord(last)
 		var words []uint32
 		switch others := fields[:len(fields)-1]; {
@@ -96,6 +95,21 @@ func (db *DB) Autocomplete(q AutocompleteQuery) ([]NameCount, error) {
 		return nil, fmt.Errorf("autocomplete %q: %w", q.Q, err)
 	}
 	return names, nil
+}
+
+// completionTerms returns the terms of what was typed (Terms) without
+// the punctuation at its end, which asks nothing more: mr. completes what
+// mr does, charizard . what charizard does.
+func completionTerms(q string) []string {
+	fields := Terms(q)
+	for len(fields) > 0 {
+		if last := strings.TrimRightFunc(fields[len(fields)-1], unicode.IsPunct); last != "" {
+			fields[len(fields)-1] = last
+			break
+		}
+		fields = fields[:len(fields)-1]
+	}
+	return fields
 }
 
 // firstOfTiers returns the first limit names of the tiers, in order, each

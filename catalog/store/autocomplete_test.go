@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode"
 
 	"github.com/catalogd/catalogd/catalog"
 	"github.com/catalogd/catalogd/catalog/store/build"
@@ -90,11 +91,15 @@ func scanNames(cards []catalog.Card, groups [][]string) []scanName {
 // in every zone), each card by its own forms.
 func scanAutocomplete(names []scanName, q AutocompleteQuery) []NameCount {
 	fields := Terms(q.Q)
+	// Punctuation at the end of what was typed asks nothing more.
+	for len(fields) > 0 && strings.TrimRightFunc(fields[len(fields)-1], unicode.IsPunct) == "" {
+		fields = fields[:len(fields)-1]
+	}
 	if len(fields) == 0 {
 		return nil
 	}
+	fields[len(fields)-1] = strings.TrimRightFunc(fields[len(fields)-1], unicode.IsPunct)
 	whole, last, others := strings.Join(fields, " "), fields[len(fields)-1], fields[:len(fields)-1]
-	last = strings.TrimRightFunc(last, catalog.IsNameSeparator) // its word start needs no stop after it
 	type ranked struct {
 		tier  int
 		count uint64
