@@ -162,37 +162,37 @@ func IsNameSeparator(r rune) bool {
 // so the changes are found in the name as printed; the name's groups are
 // found in both its folded name and this one, folded (docs/CONTRACT.md,
 // Name groups).
-func SplitUnspacedWords(name string) (string, bool) {
-	var b []byte
-	prev := 0 // of the last rune: 1 hiragana, 2 katakana, 0 neither
-	for i, r := range name {
+func SplitUnspacedWords(name []byte) ([]byte, bool) {
+	var b []byte // nil until a space is added
+	prev := 0    // of the last rune: 1 hiragana, 2 katakana, 0 neither
+	for i := 0; i < len(name); {
+		r, w := utf8.DecodeRune(name[i:])
 		kind := 0
 		switch {
 		case isHiragana(r):
 			kind = 1
 		case r == 'ー' || r == 'ｰ' || unicode.Is(unicode.Katakana, r):
 			kind = 2
-		case isVoicingMark(r) && (prev == 1 || prev == 2):
+		case isVoicingMark(r) && prev != 0:
 			kind = prev // of the kana it voices, precomposed or not
 		}
-		if r == '的' || prev == 3 || kind != 0 && prev != 0 && kind != prev {
-			if b == nil {
-				b = append(make([]byte, 0, len(name)+8), name[:i]...)
-			}
-			b = append(b, ' ')
+		if apart := r == '的' || kind != 0 && prev != 0 && kind != prev; apart && b == nil {
+			b = append(make([]byte, 0, len(name)+8), name[:i]...)
 		}
-		if b != nil {
-			b = utf8.AppendRune(b, r)
+		switch {
+		case r == '的':
+			b = append(b, " 的 "...)
+		case kind != 0 && prev != 0 && kind != prev:
+			b = append(append(b, ' '), name[i:i+w]...)
+		case b != nil:
+			b = append(b, name[i:i+w]...)
 		}
-		prev = kind
-		if r == '的' {
-			prev = 3 // a space after it too
-		}
+		prev, i = kind, i+w
 	}
 	if b == nil {
 		return name, false
 	}
-	return string(b), true
+	return b, true
 }
 
 // isVoicingMark reports whether r is a kana voicing mark, combining or

@@ -135,8 +135,8 @@ func TestSplitUnspacedWords(t *testing.T) {
 		{"Pikachu", "Pikachu"},
 		{"", ""},
 	} {
-		got, changed := SplitUnspacedWords(c.name)
-		if got != c.want || changed != (c.want != c.name) {
+		got, changed := SplitUnspacedWords([]byte(c.name))
+		if string(got) != c.want || changed != (c.want != c.name) {
 			t.Errorf("SplitUnspacedWords(%q) = %q, %v; want %q", c.name, got, changed, c.want)
 		}
 	}

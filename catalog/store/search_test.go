@@ -208,8 +208,8 @@ func scanOrder(cards []catalog.Card, groups [][]string) []scanCard {
 // groups).
 func groupSpellings(printed string) []string {
 	texts := []string{catalog.Fold(printed)}
-	if apart, ok := catalog.SplitUnspacedWords(printed); ok {
-		texts = append(texts, catalog.Fold(apart))
+	if apart, ok := catalog.SplitUnspacedWords([]byte(printed)); ok {
+		texts = append(texts, catalog.Fold(string(apart)))
 	}
 	return texts
 }

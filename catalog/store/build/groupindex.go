@@ -106,8 +106,8 @@ func (g *nameGroups) appendGroupIDs(dst, folded, printed []byte) []byte {
 	}
 	if len(g.texts) > 0 {
 		catalog.EachWholeWords(folded, g.longest, add)
-		if apart, ok := catalog.SplitUnspacedWords(string(printed)); ok {
-			catalog.EachWholeWords([]byte(catalog.Fold(apart)), g.longest, add)
+		if apart, ok := catalog.SplitUnspacedWords(printed); ok {
+			catalog.EachWholeWords([]byte(catalog.Fold(string(apart))), g.longest, add)
 		}
 	}
 	var scratch [8 * binary.MaxVarintLen32]byte
