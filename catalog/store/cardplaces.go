@@ -46,7 +46,10 @@ type cardPlaces struct {
 }
 
 func (db *DB) newCardPlaces(r *reader, a *completer, others []term, last []byte, starts *wordStarts) (*cardPlaces, error) {
-	terms := append(slices.Clone(others), term{text: last})
+	terms := slices.Clone(others)
+	if !slices.ContainsFunc(terms, func(t term) bool { return bytes.Equal(t.text, last) }) {
+		terms = append(terms, term{text: last}) // unless it runs on past a word: one of others then
+	}
 	for i := range terms {
 		terms[i].number = "\x00" // a name has no number
 	}
