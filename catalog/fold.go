@@ -1,6 +1,7 @@
 package catalog
 
 import (
+	_ "embed"
 	"strings"
 	"sync"
 	"unicode"
@@ -16,7 +17,8 @@ import (
 // Search): Unicode NFKC, which also unifies full-width and half-width
 // forms; case folding; diacritics removed from letters, but not the kana
 // voicing marks, so that ガ stays distinct from カ; hiragana folded to
-// katakana; runs of white space collapsed to one space and the ends trimmed.
+// katakana; traditional Chinese characters folded to simplified ones;
+// runs of white space collapsed to one space and the ends trimmed.
 //
 // Fold is idempotent: Fold(Fold(s)) == Fold(s).
 func Fold(s string) string {
@@ -55,7 +57,9 @@ func Fold(s string) string {
 // their hiragana do not (ワ and U+3099 are ヷ; わ and U+3099 stay two runes).
 // The typographic apostrophes and hyphens, which names are printed with
 // and phones type, become the ASCII ones that keyboards type:
-// Professor’s Research is Professor's Research.
+// Professor’s Research is Professor's Research. A traditional Chinese
+// character becomes its simplified form, so that a name printed in either
+// is found by a query typed in the other (寶可夢 and 宝可梦).
 func foldScript(r rune) rune {
 	switch r {
 	case '\u2018', '\u2019', '\u201B', '\u02BC':
@@ -70,9 +74,41 @@ func foldScript(r rune) rune {
 		return r - 8
 	case isHiragana(r):
 		return r + 0x60
+	case r >= firstTraditional:
+		if s, ok := simplifiedOf()[r]; ok {
+			return s
+		}
 	}
 	return r
 }
+
+// simplifiedText is the simplified form of each traditional Chinese
+// character: one pair a line, tab-separated, after comment lines that
+// start with "#". simplified.sh writes it from OpenCC's table.
+//
+//go:embed simplified.txt
+var simplifiedText string
+
+// firstTraditional is where the blocks of Han characters start, the first
+// of CJK Extension A: no rune below it has a simplified form.
+const firstTraditional = '\u3400'
+
+// simplifiedOf returns simplifiedText as a map, read on first use.
+var simplifiedOf = sync.OnceValue(func() map[rune]rune {
+	m := make(map[rune]rune, 4200)
+	for line := range strings.Lines(simplifiedText) {
+		from, to, ok := strings.Cut(strings.TrimSuffix(line, "\n"), "\t")
+		if !ok || strings.HasPrefix(line, "#") {
+			continue
+		}
+		f, fn := utf8.DecodeRuneInString(from)
+		t, tn := utf8.DecodeRuneInString(to)
+		if fn == len(from) && tn == len(to) && f >= firstTraditional {
+			m[f] = t
+		}
+	}
+	return m
+})
 
 // folders recycles transform chains: building one costs more than folding a
 // name with it, and a chain holds state, so each call needs one of its own.

@@ -60,7 +60,7 @@ func FuzzFold(f *testing.F) {
 	for _, s := range []string{
 		"", " ", "Pokémon  Center\t Lady", "ぴかちゅう", "ﾋﾟｶﾁｭｳ", "がらる", "ゝゞ",
 		"ＰＩＫＡＣＨＵ　２５", "Straße", "Ⅳ", "ǅ", "İ", "\u0345", "\u1FED",
-		"わ\u3099", "か\u3099", "a\u200db", "\xff\xfe", "a\xc0\xafb", "\u00a0x\u0085y\u2028",
+		"わ\u3099", "か\u3099", "a\u200db", "寶可夢", "\uF900薴", "\xff\xfe", "a\xc0\xafb", "\u00a0x\u0085y\u2028",
 	} {
 		f.Add(s)
 	}
@@ -85,6 +85,9 @@ func FuzzFold(f *testing.F) {
 		}
 		if strings.ContainsFunc(got, isHiragana) {
 			t.Fatalf("Fold(%q) = %q: hiragana left", s, got)
+		}
+		if strings.ContainsFunc(got, func(r rune) bool { _, ok := simplifiedOf()[r]; return ok }) {
+			t.Fatalf("Fold(%q) = %q: a traditional Chinese character left", s, got)
 		}
 		if strings.ContainsFunc(got, isDiacritic) {
 			t.Fatalf("Fold(%q) = %q: a diacritic or format character left", s, got)

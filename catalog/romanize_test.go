@@ -55,7 +55,7 @@ func TestSearchText(t *testing.T) {
 		{"ピカチュウ V", "ja", "ピカチュウ v pikachuu"},
 		// Only the words romanizing changes are added.
 		{"Pikachu ピカチュウ 123 皮卡丘", "ja", "pikachu ピカチュウ 123 皮卡丘 pikachuu"},
-		{"皮卡丘 V 噴火龍", "zh-tw", "皮卡丘 v 噴火龍 pikaqiu penhuolong"},
+		{"皮卡丘 V 噴火龍", "zh-tw", "皮卡丘 v 喷火龙 pikaqiu penhuolong"},
 		{"皮卡丘", "zh-tw", "皮卡丘 pikaqiu"},
 	} {
 		if got := SearchText(c.name, c.language); got != c.want {

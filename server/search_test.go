@@ -340,6 +340,48 @@ func TestSearchFoldsTypographicApostrophes(t *testing.T) {
 	}
 }
 
+// TestSearchFoldsTraditionalChinese searches the real catalogue, whose
+// Chinese names are printed in traditional characters but for a few in
+// simplified ones, with each form of a term: one answer, the cards printed
+// in either (docs/CONTRACT.md, Search, Folding). Autocomplete answers the
+// same names to both.
+func TestSearchFoldsTraditionalChinese(t *testing.T) {
+	f := newFixtureAt(t, realCatalogue(t), nil)
+	ids := func(cards []cardJSON) []string {
+		out := make([]string, len(cards))
+		for i, c := range cards {
+			out[i] = c.ID
+		}
+		return out
+	}
+	for _, c := range []struct{ traditional, simplified, printedSimplified string }{
+		{"精靈球", "精灵球", ""},
+		{"寶可夢", "宝可梦", ""},
+		{"惡能量", "恶能量", "chn-CSMPiC-022"}, // 基本恶能量
+		{"古茲馬", "古兹马", "chn-CSMPiC-026"},
+		{"空木博士的指導", "空木博士的指导", "chn-CSMPiC-030"},
+	} {
+		want := f.search(t, "q="+url.QueryEscape(c.traditional)+"&zone=chn&limit=100")
+		got := f.search(t, "q="+url.QueryEscape(c.simplified)+"&zone=chn&limit=100")
+		if !slices.Equal(ids(got), ids(want)) {
+			t.Errorf("%s: %d cards, %s: %d; want the same", c.traditional, len(want), c.simplified, len(got))
+		}
+		if c.printedSimplified == "" && !slices.ContainsFunc(want, func(card cardJSON) bool { return strings.Contains(card.Name, c.traditional) }) {
+			t.Errorf("?q=%s: none of %d cards printed so", c.traditional, len(want))
+		}
+		if c.printedSimplified != "" && !slices.Contains(ids(want), c.printedSimplified) {
+			t.Errorf("?q=%s: %v, want %s, printed in simplified characters", c.traditional, ids(want), c.printedSimplified)
+		}
+	}
+	for _, c := range [][2]string{{"寶可", "宝可"}, {"精靈", "精灵"}, {"基本惡", "基本恶"}, {"古茲", "古兹"}} {
+		traditional := f.autocomplete(t, "q="+url.QueryEscape(c[0])+"&zone=chn&limit=20")
+		simplified := f.autocomplete(t, "q="+url.QueryEscape(c[1])+"&zone=chn&limit=20")
+		if len(traditional) == 0 || !slices.Equal(traditional, simplified) {
+			t.Errorf("autocomplete %s: %v, %s: %v; want the same names", c[0], traditional, c[1], simplified)
+		}
+	}
+}
+
 // TestSearchAgreesWithPlainScan compares the index's answers with a plain
 // scan of every card of the snapshots, on random queries made of pieces of
 // real names, of their romanized forms, and of numbers.

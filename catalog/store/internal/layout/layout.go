@@ -139,8 +139,10 @@ const IndexBlockSize = 16
 // catalogd/14 the starts of its words beside them; catalogd/15 ends a
 // word at a change of script behind the long mark or a digit
 // (catalog.EachWord), and finds a card's groups in its name printed
-// with its Japanese and Chinese words apart (catalog.SplitUnspacedWords).
-const FormatVersion = "catalogd/15"
+// with its Japanese and Chinese words apart (catalog.SplitUnspacedWords);
+// catalogd/16 folds traditional Chinese characters to simplified ones
+// (catalog.Fold).
+const FormatVersion = "catalogd/16"
 
 // Info describes one generation of the catalogue.
 type Info struct {
