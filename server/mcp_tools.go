@@ -188,8 +188,8 @@ func searchCardsTool() catalogTool {
 		Title: "Search cards",
 		Description: "Finds cards by name or printed number, in every zone unless zone is given, in printed-number order " +
 			"then by card id, at most limit of them. Names and queries are folded alike (case, diacritics, " +
-			"full-width and half-width forms, hiragana to katakana; the kana voicing marks are kept), so pokemon " +
-			"finds Pokémon and ぴかちゅう finds ピカチュウ. A name is also found by its romanized form: kana as Hepburn " +
+			"full-width and half-width forms, hiragana to katakana, traditional Chinese to simplified; the kana voicing marks are kept), so pokemon " +
+			"finds Pokémon, ぴかちゅう finds ピカチュウ and 宝可梦 finds 寶可夢. A name is also found by its romanized form: kana as Hepburn " +
 			"romaji, a Chinese name's Han characters as toneless pinyin, so pikachu finds ピカチュウ and pikaqiu finds 皮卡丘; " +
 			"and by its name in other languages (the catalogue's name groups), so charizard with zone jp finds リザードン. " +
 			"The query is split on white space into terms; a card matches " +
