@@ -195,6 +195,43 @@ func SplitUnspacedWords(name []byte) ([]byte, bool) {
 	return b, true
 }
 
+// A word's ending names what the word is when the word is made of at
+// least MinModifierRunes characters and then at least MinEndingRunes
+// (EachWordEnding).
+const (
+	MinModifierRunes = 2
+	MinEndingRunes   = 3
+)
+
+// EachWordEnding calls fn with the endings of a word of katakana or Han
+// (EachWord, of a folded text) that may name what the word is, the
+// longest first, until fn returns true. A Japanese or Chinese compound
+// puts what it names last, after what modifies it: メガリザードン (Mega
+// Charizard), アローラロコン (Alolan Vulpix), 光辉喷火龙 (Radiant
+// Charizard). The ending is at least MinEndingRunes characters, so that
+// 伊布 (Eevee) is not taken out of 仙子伊布 (Sylveon), and follows at
+// least MinModifierRunes, the shortest of the modifiers. A word of any
+// other script has none: its words are written apart.
+func EachWordEnding(word []byte, fn func(ending []byte) bool) {
+	total, script := 0, 0
+	for _, r := range string(word) {
+		if total++; script == 0 {
+			script = ScriptOf(r)
+		}
+	}
+	if script != ScriptOf('カ') && script != ScriptOf('字') {
+		return
+	}
+	runes := 0
+	for i := 0; runes < total-MinEndingRunes; {
+		_, w := utf8.DecodeRune(word[i:])
+		i += w
+		if runes++; runes >= MinModifierRunes && fn(word[i:]) {
+			return
+		}
+	}
+}
+
 // isVoicingMark reports whether r is a kana voicing mark, combining or
 // not, full-width or half: what a name not composed (NFD) or of half-width
 // katakana writes after the kana it voices.

@@ -141,3 +141,38 @@ func TestSplitUnspacedWords(t *testing.T) {
 		}
 	}
 }
+
+// TestEachWordEnding lists the endings of a word that may name what it
+// is: of katakana or Han, the longest first, three characters or more
+// after two or more.
+func TestEachWordEnding(t *testing.T) {
+	for _, c := range []struct {
+		word string
+		want []string
+	}{
+		{"メガリザードン", []string{"リザードン", "ザードン", "ードン"}},
+		{"光辉喷火龙", []string{"喷火龙"}},
+		{"カリザード", []string{"ザード"}}, // リザード would follow one character
+		{"仙子伊布", nil},               // 伊布 is two
+		{"ロトム", nil},
+		{"megacharizard", nil}, // Latin words are written apart
+		{"2ピカチュウ", []string{"カチュウ", "チュウ"}},
+	} {
+		var got []string
+		EachWordEnding([]byte(c.word), func(ending []byte) bool {
+			got = append(got, string(ending))
+			return false
+		})
+		if !slices.Equal(got, c.want) {
+			t.Errorf("EachWordEnding(%q) = %q, want %q", c.word, got, c.want)
+		}
+	}
+	var got []string
+	EachWordEnding([]byte("アローラロコン"), func(ending []byte) bool {
+		got = append(got, string(ending))
+		return string(ending) == "ラロコン"
+	})
+	if !slices.Equal(got, []string{"ーラロコン", "ラロコン"}) {
+		t.Errorf("EachWordEnding goes on after fn returns true: %q", got)
+	}
+}

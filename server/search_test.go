@@ -292,9 +292,9 @@ func TestFuzzySearch(t *testing.T) {
 
 // TestSearchFindsNamesBesideParticles searches the real catalogue across
 // languages for cards whose Japanese or Chinese names hold a species' name
-// beside hiragana or 的, with no space (docs/CONTRACT.md, Name groups),
-// and checks that a name inside a katakana or Han word is not taken for
-// the species it holds.
+// beside hiragana or 的, or at the end of a word after what modifies it,
+// with no space (docs/CONTRACT.md, Name groups), and checks that a name
+// inside a katakana or Han word is not taken for the species it holds.
 func TestSearchFindsNamesBesideParticles(t *testing.T) {
 	f := newFixtureAt(t, realCatalogue(t), nil)
 	for _, c := range []struct{ query, id, name string }{
@@ -303,6 +303,11 @@ func TestSearchFindsNamesBesideParticles(t *testing.T) {
 		{"mewtwo&zone=jp", "jp-SV10-039", "ロケット団のミュウツーex"},
 		{"mewtwo&zone=jp", "jp-SM3p-040", "ミュウツーGX"},
 		{"zorua&zone=chn", "chn-SV9-060", "N的索羅亞"},
+		{"charizard&zone=jp", "jp-M2-013", "メガリザードンXex"}, // Mega Charizard X ex
+		{"vulpix&zone=jp", "jp-SM2K-012", "アローラロコン"},     // Alolan Vulpix
+		{"rotom&zone=jp", "jp-SM5S-021", "ヒートロトム"},       // Heat Rotom
+		{"charizard&zone=chn", "chn-S10b-011", "光輝噴火龍"},  // Radiant Charizard
+		{"calyrex&zone=chn", "chn-S6H-027", "白馬蕾冠王V"},    // Ice Rider Calyrex
 	} {
 		got := f.search(t, "q="+c.query+"&limit=100")
 		if !slices.ContainsFunc(got, func(card cardJSON) bool { return card.ID == c.id && card.Name == c.name }) {

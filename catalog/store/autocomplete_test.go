@@ -50,6 +50,12 @@ func (n *scanName) cardForms(zones []int) [][]string {
 func scanNames(cards []catalog.Card, groups [][]string) []scanName {
 	byName := map[string]*scanName{}
 	var out []*scanName
+	groupNames := map[string]bool{}
+	for _, g := range groups {
+		for _, name := range g {
+			groupNames[catalog.Fold(name)] = true
+		}
+	}
 	for _, c := range cards {
 		n, ok := byName[c.Name]
 		if !ok {
@@ -61,7 +67,7 @@ func scanNames(cards []catalog.Card, groups [][]string) []scanName {
 				for _, name := range groups[g] {
 					folded = append(folded, catalog.Fold(name))
 				}
-				if slices.ContainsFunc(folded, func(name string) bool { return holdsGroupName(spellings, name) }) {
+				if slices.ContainsFunc(folded, func(name string) bool { return holdsGroupName(spellings, name, groupNames) }) {
 					for _, name := range folded {
 						n.groupForms = append(n.groupForms, name)
 						if r := catalog.Romanize(name, "zh"); r != "" {

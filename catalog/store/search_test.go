@@ -186,6 +186,12 @@ func scanOrder(cards []catalog.Card, groups [][]string) []scanCard {
 			forms[i] = append(forms[i], catalog.Fold(name), catalog.Romanize(catalog.Fold(name), "zh"))
 		}
 	}
+	names := map[string]bool{}
+	for _, g := range folded {
+		for _, n := range g {
+			names[n] = true
+		}
+	}
 	out := make([]scanCard, len(sorted))
 	for i, c := range sorted {
 		out[i] = scanCard{id: c.ID, zone: c.Zone, setCode: c.SetCode, number: catalog.NormalizeNumber(c.Number), forms: []string{catalog.Fold(c.Name)}}
@@ -194,7 +200,7 @@ func scanOrder(cards []catalog.Card, groups [][]string) []scanCard {
 		}
 		spellings := groupSpellings(c.Name)
 		for g := range groups {
-			if slices.ContainsFunc(folded[g], func(n string) bool { return holdsGroupName(spellings, n) }) {
+			if slices.ContainsFunc(folded[g], func(n string) bool { return holdsGroupName(spellings, n, names) }) {
 				out[i].forms = append(out[i].forms, forms[g]...)
 			}
 		}
@@ -215,9 +221,34 @@ func groupSpellings(printed string) []string {
 }
 
 // holdsGroupName reports whether a group's folded name stands as whole
-// words in one of a card's groupSpellings.
-func holdsGroupName(spellings []string, name string) bool {
-	return slices.ContainsFunc(spellings, func(s string) bool { return holdsWholeWords(s, name) })
+// words in one of a card's groupSpellings, or is the longest name that
+// ends a word of katakana or Han of the last, after two characters or
+// more, when the word is no name itself; names holds every group's
+// folded names.
+func holdsGroupName(spellings []string, name string, names map[string]bool) bool {
+	return slices.ContainsFunc(spellings, func(s string) bool { return holdsWholeWords(s, name) }) ||
+		endsAWord(spellings[len(spellings)-1], name, names)
+}
+
+// endsAWord reports whether name is the longest of names that ends a word
+// of folded written in katakana or Han, three characters or more after
+// two or more, where the word is not itself one of names.
+func endsAWord(folded, name string, names map[string]bool) bool {
+	held := false
+	catalog.EachWord([]byte(folded), func(w []byte) {
+		word := []rune(string(w))
+		first := slices.IndexFunc(word, func(r rune) bool { return catalog.ScriptOf(r) != 0 })
+		if held || names[string(word)] || first < 0 || !unicode.In(word[first], unicode.Katakana, unicode.Hiragana, unicode.Han) {
+			return
+		}
+		for i := 2; len(word)-i >= 3; i++ {
+			if ending := string(word[i:]); names[ending] {
+				held = ending == name
+				return
+			}
+		}
+	})
+	return held
 }
 
 // holdsWholeWords reports whether name stands in folded as whole words:
@@ -473,13 +504,18 @@ func oracleCatalogues(t *testing.T, worstCards int) []oracleCatalogue {
 // sharedNamesSnapshot makes a worst case whose names are drawn from an
 // eighth as many: most names are printed in several zones, some as many
 // times in two of them, and some in languages that romanize them apart;
-// half of them end in one word, whose run holds many places.
+// half of them end in one word, whose run holds many places. A fifth
+// end in the kana word of the name before them after a modifier (メガ),
+// so that a group of that word is held where it ends a longer word.
 func sharedNamesSnapshot(seed uint64, cards int) ([]catalog.Set, []catalog.Card) {
 	sets, out := worstCaseSnapshot(seed, cards)
 	rng := rand.New(rand.NewPCG(seed, 9))
 	names := make([]string, max(1, cards/8))
 	for i := range names {
 		names[i] = out[i].Name
+		if i%5 == 1 {
+			names[i] += " メガ" + strings.Fields(out[i-1].Name)[2]
+		}
 		if i%2 == 0 {
 			names[i] += " ex"
 		}

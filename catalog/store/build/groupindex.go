@@ -90,25 +90,40 @@ func gramLength(kind byte) int {
 // and printed as printed, as its index entry holds them: a
 // uvarint-length-prefixed run of uvarint group indexes, each once. A name
 // of the groups stands in the folded name as whole words, or in the
-// printed name's words apart (catalog.SplitUnspacedWords), folded.
+// printed name's words apart (catalog.SplitUnspacedWords), folded; or it
+// ends a word of katakana or Han of the latter (of the folded name, when
+// nothing is apart) that is no name of a group (catalog.EachWordEnding).
 func (g *nameGroups) appendGroupIDs(dst, folded, printed []byte) []byte {
 	var found [8]uint32
 	groups := found[:0]
-	add := func(words []byte) {
-		if !g.lengths[len(words)] {
-			return // a cheaper miss than the map's
+	add := func(words []byte) bool {
+		if len(words) >= len(g.lengths) || !g.lengths[len(words)] {
+			return false // a cheaper miss than the map's
 		}
-		for _, id := range g.byName[string(words)] {
+		ids := g.byName[string(words)]
+		for _, id := range ids {
 			if !slices.Contains(groups, id) {
 				groups = append(groups, id)
 			}
 		}
+		return len(ids) > 0
+	}
+	addWholeWords := func(words []byte) { add(words) }
+	addEnding := func(word []byte) {
+		if len(word) >= len(g.lengths) || !g.lengths[len(word)] || g.byName[string(word)] == nil {
+			catalog.EachWordEnding(word, add)
+		}
 	}
 	if len(g.texts) > 0 {
-		catalog.EachWholeWords(folded, g.longest, add)
+		catalog.EachWholeWords(folded, g.longest, addWholeWords)
+		words := folded // the words whose endings may be names
 		if apart, ok := catalog.SplitUnspacedWords(printed); ok {
-			catalog.EachWholeWords([]byte(catalog.Fold(string(apart))), g.longest, add)
+			// Folded, a particle is katakana and would run into the word
+			// after it: ロケット団のコラッタ would end in コラッタ's ラッタ.
+			words = []byte(catalog.Fold(string(apart)))
+			catalog.EachWholeWords(words, g.longest, addWholeWords)
 		}
+		catalog.EachWord(words, addEnding)
 	}
 	var scratch [8 * binary.MaxVarintLen32]byte
 	ids := scratch[:0]

@@ -9,8 +9,9 @@ import (
 )
 
 // The groups of a card: the whole words of its folded name, and of its
-// name printed with its Japanese and Chinese words apart; never a name
-// inside another word (docs/CONTRACT.md, Name groups).
+// name printed with its Japanese and Chinese words apart; the name that
+// ends a word of katakana or Han, after what modifies it; never another
+// name inside a word (docs/CONTRACT.md, Name groups).
 func TestGroupsOfAName(t *testing.T) {
 	var g nameGroups
 	for _, names := range [][]string{
@@ -23,6 +24,8 @@ func TestGroupsOfAName(t *testing.T) {
 		{"Eevee", "イーブイ", "伊布"},       // 6
 		{"Zorua", "ゾロア", "索羅亞"},       // 7
 		{"Charjabug", "デンヂムシ", "蟲電寶"}, // 8
+		{"Yanma", "ヤンマ", "蜻蜻蜓"},       // 9
+		{"Yanmega", "メガヤンマ", "遠古巨蜓"},  // 10
 	} {
 		if _, err := g.add(names); err != nil {
 			t.Fatal(err)
@@ -41,12 +44,21 @@ func TestGroupsOfAName(t *testing.T) {
 		{"N的索羅亞", []uint32{7}},
 		{"リザードン", []uint32{3}},
 		{"Dark Charizard", []uint32{3}},
-		// A name inside a word is not the word's.
+		// A name that ends a word of katakana or Han, after two
+		// characters or more: the longest.
+		{"メガリザードンXex", []uint32{3}},
+		{"メガミュウツーGX", []uint32{1}},
+		{"光輝噴火龍", []uint32{3}},
+		// A name inside a word is not the word's: not at its start, not
+		// after one character, not of two, not in a word that is itself
+		// a name, nor in a word of Latin letters.
 		{"ブルーノのカイリキー", nil},
 		{"ラッキーエネルギー", nil},
-		{"メガリザードンXex", nil},
+		{"カリザード", nil},
 		{"仙子伊布", nil},
+		{"メガヤンマ", []uint32{10}},
 		{"Charizardite", nil},
+		{"Megacharizard", nil},
 	} {
 		entry := g.appendGroupIDs(nil, []byte(catalog.Fold(c.name)), []byte(c.name))
 		n, w := binary.Uvarint(entry)

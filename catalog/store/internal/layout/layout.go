@@ -141,7 +141,8 @@ const IndexBlockSize = 16
 // (catalog.EachWord), and finds a card's groups in its name printed
 // with its Japanese and Chinese words apart (catalog.SplitUnspacedWords);
 // catalogd/16 folds traditional Chinese characters to simplified ones
-// (catalog.Fold).
+// (catalog.Fold), and finds a card's groups at the end of its words of
+// katakana or Han too (catalog.EachWordEnding).
 const FormatVersion = "catalogd/16"
 
 // Info describes one generation of the catalogue.
