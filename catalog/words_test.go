@@ -153,7 +153,7 @@ func TestEachWordEnding(t *testing.T) {
 		{"メガリザードン", []string{"リザードン", "ザードン", "ードン"}},
 		{"光辉喷火龙", []string{"喷火龙"}},
 		{"カリザード", []string{"ザード"}}, // リザード would follow one character
-		{"仙子伊布", nil},               // 伊布 is two
+		{"仙子伊布", nil}, // 伊布 is two
 		{"ロトム", nil},
 		{"megacharizard", nil}, // Latin words are written apart
 		{"2ピカチュウ", []string{"カチュウ", "チュウ"}},
