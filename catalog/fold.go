@@ -74,7 +74,7 @@ func foldScript(r rune) rune {
 		return r - 8
 	case isHiragana(r):
 		return r + 0x60
-	case r >= firstTraditional:
+	case inHanBlocks(r):
 		if s, ok := simplifiedOf()[r]; ok {
 			return s
 		}
@@ -89,26 +89,46 @@ func foldScript(r rune) rune {
 //go:embed simplified.txt
 var simplifiedText string
 
-// firstTraditional is where the blocks of Han characters start, the first
-// of CJK Extension A: no rune below it has a simplified form.
-const firstTraditional = '\u3400'
+// inHanBlocks reports whether r lies where every traditional character of
+// simplifiedText does: in CJK Extension A or the unified ideographs, or in
+// the supplementary planes' extensions. Kana and Hangul are not looked up.
+func inHanBlocks(r rune) bool {
+	return '\u3400' <= r && r <= '\u9FFF' || r >= '\U00020000'
+}
 
 // simplifiedOf returns simplifiedText as a map, read on first use.
 var simplifiedOf = sync.OnceValue(func() map[rune]rune {
 	m := make(map[rune]rune, 4200)
+	eachSimplified(func(from, to rune) { m[from] = to })
+	return m
+})
+
+// traditionalOf maps a simplified character to the first traditional
+// one of simplifiedText that folds to it, read on first use.
+var traditionalOf = sync.OnceValue(func() map[rune]rune {
+	m := make(map[rune]rune, 4200)
+	eachSimplified(func(from, to rune) {
+		if _, ok := m[to]; !ok {
+			m[to] = from
+		}
+	})
+	return m
+})
+
+// eachSimplified calls fn with each pair of simplifiedText, in order.
+func eachSimplified(fn func(from, to rune)) {
 	for line := range strings.Lines(simplifiedText) {
 		from, to, ok := strings.Cut(strings.TrimSuffix(line, "\n"), "\t")
 		if !ok || strings.HasPrefix(line, "#") {
 			continue
 		}
-		f, fn := utf8.DecodeRuneInString(from)
+		f, fn1 := utf8.DecodeRuneInString(from)
 		t, tn := utf8.DecodeRuneInString(to)
-		if fn == len(from) && tn == len(to) && f >= firstTraditional {
-			m[f] = t
+		if fn1 == len(from) && tn == len(to) && inHanBlocks(f) {
+			fn(f, t)
 		}
 	}
-	return m
-})
+}
 
 // folders recycles transform chains: building one costs more than folding a
 // name with it, and a chain holds state, so each call needs one of its own.

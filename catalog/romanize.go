@@ -116,9 +116,13 @@ func isChinese(language string) bool {
 }
 
 // pinyinOf returns the toneless pinyin of a Han character, or "" when the
-// dictionary has none. The dictionary's answer costs a few allocations,
-// and an import asks for every character of every Chinese name: each
-// character's is kept once found (there are some 40,000).
+// dictionary has none. A name is romanized once folded, its traditional
+// characters simplified (Fold), and the dictionary reads some simplified
+// forms of rare characters not (𫄶, of 繈, qiang): those are read as the
+// traditional character they come from. The dictionary's answer costs a
+// few allocations, and an import asks for every character of every
+// Chinese name: each character's is kept once found (there are some
+// 40,000).
 func pinyinOf(r rune) string {
 	if p, ok := pinyinFound.Load(r); ok {
 		return p.(string)
@@ -126,6 +130,10 @@ func pinyinOf(r rune) string {
 	p := ""
 	if all := pinyin.SinglePinyin(r, pinyinArgs); len(all) > 0 {
 		p = all[0]
+	} else if t, ok := traditionalOf()[r]; ok {
+		if all := pinyin.SinglePinyin(t, pinyinArgs); len(all) > 0 {
+			p = all[0]
+		}
 	}
 	pinyinFound.Store(r, p)
 	return p

@@ -63,3 +63,17 @@ func TestSearchText(t *testing.T) {
 		}
 	}
 }
+
+// TestSimplifiedCharactersHaveReadings checks that folding a traditional
+// character to its simplified form never loses a reading: where the
+// dictionary reads the traditional one, the simplified one is read too.
+func TestSimplifiedCharactersHaveReadings(t *testing.T) {
+	for from, to := range simplifiedOf() {
+		if pinyinOf(from) != "" && pinyinOf(to) == "" {
+			t.Errorf("%q reads %q, its simplified %q nothing", from, pinyinOf(from), to)
+		}
+	}
+	if got := Romanize(Fold("繈褓"), "zh-tw"); got != "qiangbao" {
+		t.Errorf("Romanize(Fold(繈褓)) = %q, want qiangbao", got)
+	}
+}

@@ -19,7 +19,7 @@ version=v0.3.13
 # Outside any module, so that no go.mod takes the download.
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-dir=$(cd "$work" && go mod download -json "$module@$version" | sed -n 's/^\t"Dir": "\(.*\)",$/\1/p')
+dir=$(cd "$work" && go mod download -json "$module@$version" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')
 table=$dir/dictionary/TSCharacters.txt
 [[ -f $table ]] || { echo "simplified.sh: no $table" >&2; exit 1; }
 

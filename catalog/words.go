@@ -196,37 +196,43 @@ func SplitUnspacedWords(name []byte) ([]byte, bool) {
 }
 
 // A word's ending names what the word is when the word is made of at
-// least MinModifierRunes characters and then at least MinEndingRunes
+// least minModifierRunes characters and then at least minEndingRunes
 // (EachWordEnding).
 const (
-	MinModifierRunes = 2
-	MinEndingRunes   = 3
+	minModifierRunes = 2
+	minEndingRunes   = 3
 )
 
-// EachWordEnding calls fn with the endings of a word of katakana or Han
-// (EachWord, of a folded text) that may name what the word is, the
-// longest first, until fn returns true. A Japanese or Chinese compound
-// puts what it names last, after what modifies it: メガリザードン (Mega
-// Charizard), アローラロコン (Alolan Vulpix), 光辉喷火龙 (Radiant
-// Charizard). The ending is at least MinEndingRunes characters, so that
-// 伊布 (Eevee) is not taken out of 仙子伊布 (Sylveon), and follows at
-// least MinModifierRunes, the shortest of the modifiers. A word of any
+// EachWordEnding calls fn with the endings of a word of kana or Han
+// (EachWord, of a folded text: its kana are katakana) that may name what
+// the word is, the longest first, until fn returns true. A Japanese or
+// Chinese compound puts what it names last, after what modifies it:
+// メガリザードン (Mega Charizard), アローラロコン (Alolan Vulpix), 光辉喷火龙
+// (Radiant Charizard). The ending is at least minEndingRunes characters,
+// so that 伊布 (Eevee) is not taken out of 仙子伊布 (Sylveon), and follows
+// at least minModifierRunes, the shortest of the modifiers. A word of any
 // other script has none: its words are written apart.
 func EachWordEnding(word []byte, fn func(ending []byte) bool) {
-	total, script := 0, 0
+	// The word's script is its first letter's: digits and the long mark
+	// before it have none.
+	total, lettered := 0, false
 	for _, r := range string(word) {
-		if total++; script == 0 {
-			script = ScriptOf(r)
+		if s := ScriptOf(r); !lettered && s != 0 {
+			if s != ScriptOf('カ') && s != ScriptOf('字') {
+				return
+			}
+			lettered = true
 		}
+		total++
 	}
-	if script != ScriptOf('カ') && script != ScriptOf('字') {
+	if !lettered {
 		return
 	}
 	runes := 0
-	for i := 0; runes < total-MinEndingRunes; {
+	for i := 0; runes < total-minEndingRunes; {
 		_, w := utf8.DecodeRune(word[i:])
 		i += w
-		if runes++; runes >= MinModifierRunes && fn(word[i:]) {
+		if runes++; runes >= minModifierRunes && fn(word[i:]) {
 			return
 		}
 	}

@@ -143,7 +143,7 @@ func TestSplitUnspacedWords(t *testing.T) {
 }
 
 // TestEachWordEnding lists the endings of a word that may name what it
-// is: of katakana or Han, the longest first, three characters or more
+// is: of kana or Han, the longest first, three characters or more
 // after two or more.
 func TestEachWordEnding(t *testing.T) {
 	for _, c := range []struct {
@@ -157,6 +157,8 @@ func TestEachWordEnding(t *testing.T) {
 		{"ロトム", nil},
 		{"megacharizard", nil}, // Latin words are written apart
 		{"2ピカチュウ", []string{"カチュウ", "チュウ"}},
+		{"12345", nil}, // no letter, no script
+		{"ab2ピカチュウ", nil},
 	} {
 		var got []string
 		EachWordEnding([]byte(c.word), func(ending []byte) bool {

@@ -319,6 +319,8 @@ func TestSearchFindsNamesBesideParticles(t *testing.T) {
 		{"chansey&zone=jp", "ラッキーエネルギー"}, // ラッキー, inside Lucky Energy
 		{"ekans&zone=jp", "ルアーボール"},      // アーボ, inside Lure Ball
 		{"eevee&zone=chn", "仙子伊布"},       // 伊布, inside Sylveon
+		{"raticate&zone=jp", "コラッタ"},     // ラッタ ends Rattata, the longest name
+		{"charmeleon&zone=jp", "カリザード"},  // リザード, after one character
 	} {
 		for _, card := range f.search(t, "q="+c.query+"&limit=100") {
 			if strings.Contains(card.Name, c.inside) {

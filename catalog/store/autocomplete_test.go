@@ -50,12 +50,7 @@ func (n *scanName) cardForms(zones []int) [][]string {
 func scanNames(cards []catalog.Card, groups [][]string) []scanName {
 	byName := map[string]*scanName{}
 	var out []*scanName
-	groupNames := map[string]bool{}
-	for _, g := range groups {
-		for _, name := range g {
-			groupNames[catalog.Fold(name)] = true
-		}
-	}
+	groupNames := foldedGroupNames(groups)
 	for _, c := range cards {
 		n, ok := byName[c.Name]
 		if !ok {

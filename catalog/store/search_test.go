@@ -186,12 +186,7 @@ func scanOrder(cards []catalog.Card, groups [][]string) []scanCard {
 			forms[i] = append(forms[i], catalog.Fold(name), catalog.Romanize(catalog.Fold(name), "zh"))
 		}
 	}
-	names := map[string]bool{}
-	for _, g := range folded {
-		for _, n := range g {
-			names[n] = true
-		}
-	}
+	names := foldedGroupNames(groups)
 	out := make([]scanCard, len(sorted))
 	for i, c := range sorted {
 		out[i] = scanCard{id: c.ID, zone: c.Zone, setCode: c.SetCode, number: catalog.NormalizeNumber(c.Number), forms: []string{catalog.Fold(c.Name)}}
@@ -222,7 +217,7 @@ func groupSpellings(printed string) []string {
 
 // holdsGroupName reports whether a group's folded name stands as whole
 // words in one of a card's groupSpellings, or is the longest name that
-// ends a word of katakana or Han of the last, after two characters or
+// ends a word of kana or Han of the last, after two characters or
 // more, when the word is no name itself; names holds every group's
 // folded names.
 func holdsGroupName(spellings []string, name string, names map[string]bool) bool {
@@ -230,9 +225,20 @@ func holdsGroupName(spellings []string, name string, names map[string]bool) bool
 		endsAWord(spellings[len(spellings)-1], name, names)
 }
 
+// foldedGroupNames returns the set of every group's names, folded.
+func foldedGroupNames(groups [][]string) map[string]bool {
+	names := map[string]bool{}
+	for _, g := range groups {
+		for _, name := range g {
+			names[catalog.Fold(name)] = true
+		}
+	}
+	return names
+}
+
 // endsAWord reports whether name is the longest of names that ends a word
-// of folded written in katakana or Han, three characters or more after
-// two or more, where the word is not itself one of names.
+// of folded written in kana or Han, three characters or more after two or
+// more, where the word is not itself one of names.
 func endsAWord(folded, name string, names map[string]bool) bool {
 	held := false
 	catalog.EachWord([]byte(folded), func(w []byte) {

@@ -86,21 +86,26 @@ func gramLength(kind byte) int {
 	return 3
 }
 
+// named returns the groups one of whose names, folded, is name.
+func (g *nameGroups) named(name []byte) []uint32 {
+	if len(name) >= len(g.lengths) || !g.lengths[len(name)] {
+		return nil // a cheaper miss than the map's
+	}
+	return g.byName[string(name)]
+}
+
 // appendGroupIDs appends the groups of a card whose folded name is folded,
 // and printed as printed, as its index entry holds them: a
 // uvarint-length-prefixed run of uvarint group indexes, each once. A name
 // of the groups stands in the folded name as whole words, or in the
 // printed name's words apart (catalog.SplitUnspacedWords), folded; or it
-// ends a word of katakana or Han of the latter (of the folded name, when
+// ends a word of kana or Han of the latter (of the folded name, when
 // nothing is apart) that is no name of a group (catalog.EachWordEnding).
 func (g *nameGroups) appendGroupIDs(dst, folded, printed []byte) []byte {
 	var found [8]uint32
 	groups := found[:0]
 	add := func(words []byte) bool {
-		if len(words) >= len(g.lengths) || !g.lengths[len(words)] {
-			return false // a cheaper miss than the map's
-		}
-		ids := g.byName[string(words)]
+		ids := g.named(words)
 		for _, id := range ids {
 			if !slices.Contains(groups, id) {
 				groups = append(groups, id)
@@ -110,8 +115,8 @@ func (g *nameGroups) appendGroupIDs(dst, folded, printed []byte) []byte {
 	}
 	addWholeWords := func(words []byte) { add(words) }
 	addEnding := func(word []byte) {
-		if len(word) >= len(g.lengths) || !g.lengths[len(word)] || g.byName[string(word)] == nil {
-			catalog.EachWordEnding(word, add)
+		if g.named(word) == nil {
+			catalog.EachWordEnding(word, add) // the longest name only
 		}
 	}
 	if len(g.texts) > 0 {

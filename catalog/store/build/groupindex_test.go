@@ -10,22 +10,24 @@ import (
 
 // The groups of a card: the whole words of its folded name, and of its
 // name printed with its Japanese and Chinese words apart; the name that
-// ends a word of katakana or Han, after what modifies it; never another
+// ends a word of kana or Han, after what modifies it; never another
 // name inside a word (docs/CONTRACT.md, Name groups).
 func TestGroupsOfAName(t *testing.T) {
 	var g nameGroups
 	for _, names := range [][]string{
-		{"Mew", "ミュウ", "夢幻"},          // 0
-		{"Mewtwo", "ミュウツー", "超夢"},     // 1
-		{"Charmeleon", "リザード", "火恐龍"}, // 2
-		{"Charizard", "リザードン", "噴火龍"}, // 3
-		{"Snubbull", "ブルー", "布魯"},     // 4
-		{"Chansey", "ラッキー", "吉利蛋"},    // 5
-		{"Eevee", "イーブイ", "伊布"},       // 6
-		{"Zorua", "ゾロア", "索羅亞"},       // 7
-		{"Charjabug", "デンヂムシ", "蟲電寶"}, // 8
-		{"Yanma", "ヤンマ", "蜻蜻蜓"},       // 9
-		{"Yanmega", "メガヤンマ", "遠古巨蜓"},  // 10
+		{"Mew", "ミュウ", "夢幻"},           // 0
+		{"Mewtwo", "ミュウツー", "超夢"},      // 1
+		{"Charmeleon", "リザード", "火恐龍"},  // 2
+		{"Charizard", "リザードン", "噴火龍"},  // 3
+		{"Snubbull", "ブルー", "布魯"},      // 4
+		{"Chansey", "ラッキー", "吉利蛋"},     // 5
+		{"Eevee", "イーブイ", "伊布"},        // 6
+		{"Zorua", "ゾロア", "索羅亞"},        // 7
+		{"Charjabug", "デンヂムシ", "蟲電寶"},  // 8
+		{"Magnemite", "コイル", "小磁怪"},    // 9
+		{"Magneton", "レアコイル", "三合一磁怪"}, // 10
+		{"Rattata", "コラッタ", "小拉達"},     // 11
+		{"Raticate", "ラッタ", "拉達"},      // 12
 	} {
 		if _, err := g.add(names); err != nil {
 			t.Fatal(err)
@@ -44,7 +46,7 @@ func TestGroupsOfAName(t *testing.T) {
 		{"N的索羅亞", []uint32{7}},
 		{"リザードン", []uint32{3}},
 		{"Dark Charizard", []uint32{3}},
-		// A name that ends a word of katakana or Han, after two
+		// A name that ends a word of kana or Han, after two
 		// characters or more: the longest.
 		{"メガリザードンXex", []uint32{3}},
 		{"メガミュウツーGX", []uint32{1}},
@@ -56,7 +58,11 @@ func TestGroupsOfAName(t *testing.T) {
 		{"ラッキーエネルギー", nil},
 		{"カリザード", nil},
 		{"仙子伊布", nil},
-		{"メガヤンマ", []uint32{10}},
+		{"レアコイル", []uint32{10}},      // a name itself
+		{"アローラコラッタ", []uint32{11}},   // the longest name that ends it
+		{"ロケット団のコラッタ", []uint32{11}}, // its particle apart
+		{"おおきなこらった", []uint32{11}},   // hiragana is kana, folded
+		{"アローラレアコイルex", []uint32{10}},
 		{"Charizardite", nil},
 		{"Megacharizard", nil},
 	} {

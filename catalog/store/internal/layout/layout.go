@@ -142,7 +142,7 @@ const IndexBlockSize = 16
 // with its Japanese and Chinese words apart (catalog.SplitUnspacedWords);
 // catalogd/16 folds traditional Chinese characters to simplified ones
 // (catalog.Fold), and finds a card's groups at the end of its words of
-// katakana or Han too (catalog.EachWordEnding).
+// kana or Han too (catalog.EachWordEnding).
 const FormatVersion = "catalogd/16"
 
 // Info describes one generation of the catalogue.
