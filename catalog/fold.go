@@ -115,17 +115,17 @@ var traditionalOf = sync.OnceValue(func() map[rune]rune {
 	return m
 })
 
-// eachSimplified calls fn with each pair of simplifiedText, in order.
-func eachSimplified(fn func(from, to rune)) {
+// eachSimplified calls pair with each pair of simplifiedText, in order.
+func eachSimplified(pair func(from, to rune)) {
 	for line := range strings.Lines(simplifiedText) {
 		from, to, ok := strings.Cut(strings.TrimSuffix(line, "\n"), "\t")
 		if !ok || strings.HasPrefix(line, "#") {
 			continue
 		}
-		f, fn1 := utf8.DecodeRuneInString(from)
-		t, tn := utf8.DecodeRuneInString(to)
-		if fn1 == len(from) && tn == len(to) && inHanBlocks(f) {
-			fn(f, t)
+		f, fw := utf8.DecodeRuneInString(from)
+		t, tw := utf8.DecodeRuneInString(to)
+		if fw == len(from) && tw == len(to) && inHanBlocks(f) {
+			pair(f, t)
 		}
 	}
 }

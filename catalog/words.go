@@ -213,22 +213,10 @@ const (
 // at least minModifierRunes, the shortest of the modifiers. A word of any
 // other script has none: its words are written apart.
 func EachWordEnding(word []byte, fn func(ending []byte) bool) {
-	// The word's script is its first letter's: digits and the long mark
-	// before it have none.
-	total, lettered := 0, false
-	for _, r := range string(word) {
-		if s := ScriptOf(r); !lettered && s != 0 {
-			if s != ScriptOf('カ') && s != ScriptOf('字') {
-				return
-			}
-			lettered = true
-		}
-		total++
-	}
-	if !lettered {
+	if s := firstScript(word); s != ScriptOf('カ') && s != ScriptOf('字') {
 		return
 	}
-	runes := 0
+	total, runes := utf8.RuneCount(word), 0
 	for i := 0; runes < total-minEndingRunes; {
 		_, w := utf8.DecodeRune(word[i:])
 		i += w
@@ -236,6 +224,17 @@ func EachWordEnding(word []byte, fn func(ending []byte) bool) {
 			return
 		}
 	}
+}
+
+// firstScript returns the script of the first letter of word (ScriptOf),
+// or 0 when it has none: digits and the long mark before it have none.
+func firstScript(word []byte) int {
+	for _, r := range string(word) {
+		if s := ScriptOf(r); s != 0 {
+			return s
+		}
+	}
+	return 0
 }
 
 // isVoicingMark reports whether r is a kana voicing mark, combining or
