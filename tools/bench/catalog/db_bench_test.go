@@ -128,6 +128,43 @@ func benchmarkAppendCardOf(b *testing.B, db *store.DB, n int) {
 	report()
 }
 
+// BenchmarkCardsGenerated looks up 100 cards at once (getCards), drawn
+// in turn from every card of the catalogue shuffled, copying each as the
+// server does into its answer; ns/op is a batch:
+//
+//	go test -C tools ./bench/catalog -run '^$' -bench CardsGenerated -benchtime 20000x -args -bench-db FILE
+func BenchmarkCardsGenerated(b *testing.B) {
+	db := openGenerated(b)
+	ids, _ := cardIDs(b, db)
+	ids = slices.Clone(ids)
+	rng := rand.New(rand.NewPCG(1, 2))
+	rng.Shuffle(len(ids), func(i, j int) { ids[i], ids[j] = ids[j], ids[i] })
+	const batch = 100
+	buf := make([]byte, 0, 256<<10)
+	copyCard := func(card []byte) { buf = append(buf, card...) }
+	missing := func(id string) { b.Fatalf("%s not found", id) }
+	for i := 0; i+batch <= len(ids); i += batch { // every page mapped once
+		buf = buf[:0]
+		if err := db.Cards(ids[i:i+batch], copyCard, missing); err != nil {
+			b.Fatal(err)
+		}
+	}
+	i := 0
+	b.ReportAllocs()
+	report := reportCPU(b)
+	for b.Loop() {
+		if i+batch > len(ids) {
+			i = 0
+		}
+		buf = buf[:0]
+		if err := db.Cards(ids[i:i+batch], copyCard, missing); err != nil {
+			b.Fatal(err)
+		}
+		i += batch
+	}
+	report()
+}
+
 // benchmarkSetCards reads the first page of 50 (the default page size) of
 // sets taken at random, copying each card as the server does into its
 // answer.
