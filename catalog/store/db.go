@@ -79,13 +79,6 @@ type reader struct {
 	// texts (see groupindex.go).
 	groupListCursors cursorPool
 	groupTexts       groupTexts
-	// pages views the file's pages, and cardsRoot is the cards' tree's
-	// root page (0 if the tree is so small that bbolt keeps it inline),
-	// for Cards to descend many keys at once (treepages.go); batch is
-	// its scratch.
-	pages     treePages
-	cardsRoot uint64
-	batch     cardBatch
 }
 
 // cursorPool hands out cursors of one bucket, kept from call to call: a
@@ -144,7 +137,6 @@ func (db *DB) getReader() (*reader, error) {
 	for i := range r.entryCursors {
 		r.entryCursors[i] = tx.Bucket(layout.BucketNumbers).Cursor()
 	}
-	r.pages, r.cardsRoot = treePagesOf(db.db, tx), uint64(tx.Bucket(layout.BucketCards).Root())
 	return r, nil
 }
 
@@ -411,19 +403,12 @@ func (db *DB) AppendCard(dst []byte, id string) ([]byte, error) {
 // else two of one cursor, the id's locator and then the card.
 func (r *reader) card(id string) ([]byte, bool, error) {
 	var buf [128]byte
+	c := r.cardCursor
 	if key, ok := layout.AppendGuessedCardKey(buf[:0], id); ok {
-		if k, v := r.cardCursor.Seek(key); bytes.Equal(k, key) {
+		if k, v := c.Seek(key); bytes.Equal(k, key) {
 			return v, true, nil
 		}
 	}
-	return r.locatedCard(id)
-}
-
-// locatedCard finds the card of id by its locator, the key of the id
-// index that says where the card lies.
-func (r *reader) locatedCard(id string) ([]byte, bool, error) {
-	var buf [128]byte
-	c := r.cardCursor
 	key := layout.AppendCardIDKey(buf[:0], id)
 	k, loc := c.Seek(key)
 	if !bytes.Equal(k, key) {

@@ -3,100 +3,36 @@ package store
 import (
 	"bytes"
 	"fmt"
-	"slices"
 
 	"github.com/catalogd/catalogd/catalog"
-	"github.com/catalogd/catalogd/catalog/store/internal/layout"
 )
 
 // Cards calls found with the canonical JSON of each card of ids that the
-// catalogue has, and missing with each id it has not, in the order of ids,
-// all in one read transaction. The ids are looked up a batch at a time by
-// the keys they name (layout.AppendGuessedCardKey), a level of the cards'
-// tree at a time for the batch (treepages.go), and an id whose key finds
-// no card then by its locator, as AppendCard does. The slice passed to
-// found is valid only until found returns.
+// catalogue has, and missing with each id it has not, in the order of ids:
+// one lookup per id (AppendCard's one seek or two), all in one read
+// transaction.
 // (Looking them up in key order instead, for neighbours to share the pages
 // the seeks descend, took longer on a million cards: what it saves is
 // little against random ids, and the cards must then be copied to be given
-// in the order asked. docs/BENCHMARKS.md, Lookups.)
+// in the order asked. docs/BENCHMARKS.md, Lookups.) The slice passed to
+// found is valid only until found returns.
 func (db *DB) Cards(ids []string, found func(card []byte), missing func(id string)) error {
 	err := db.read(func(r *reader) error {
-		for rest := ids; len(rest) > 0; {
-			n := min(len(rest), cardBatchSize)
-			if err := r.cards(rest[:n], found, missing); err != nil {
+		for _, id := range ids {
+			card, ok, err := r.card(id)
+			switch {
+			case err != nil:
 				return err
+			case ok:
+				found(card)
+			default:
+				missing(id)
 			}
-			rest = rest[n:]
 		}
 		return nil
 	})
 	if err != nil {
 		return fmt.Errorf("get %d cards: %w", len(ids), err)
-	}
-	return nil
-}
-
-// cardBatchSize is the most ids descended together: a batch's pages of
-// one level, a few hundred KiB, stay in the processor's caches until its
-// searches read them.
-const cardBatchSize = 128
-
-// cardBatch is the scratch of reader.cards, kept from call to call.
-type cardBatch struct {
-	keyBytes []byte
-	ends     []int // of each id's key in keyBytes, -1 for an id with none
-	keys     [][]byte
-	cards    [][]byte
-	at       []uint64
-}
-
-// cards looks up at most cardBatchSize ids, as Cards says.
-func (r *reader) cards(ids []string, found func(card []byte), missing func(id string)) error {
-	b := &r.batch
-	b.keyBytes, b.ends, b.keys = b.keyBytes[:0], b.ends[:0], b.keys[:0]
-	for _, id := range ids {
-		start := len(b.keyBytes)
-		var ok bool
-		if b.keyBytes, ok = layout.AppendGuessedCardKey(b.keyBytes, id); !ok {
-			b.keyBytes = b.keyBytes[:start]
-			b.ends = append(b.ends, -1)
-			continue
-		}
-		b.ends = append(b.ends, len(b.keyBytes))
-	}
-	start := 0
-	for _, end := range b.ends {
-		if end < 0 {
-			b.keys = append(b.keys, nil)
-			continue
-		}
-		b.keys, start = append(b.keys, b.keyBytes[start:end:end]), end
-	}
-	b.cards, b.at = slices.Grow(b.cards[:0], len(ids))[:len(ids)], slices.Grow(b.at[:0], len(ids))[:len(ids)]
-	// Where the tree is inline, or a page is not as bbolt writes it, each
-	// id takes its own seeks, and bbolt says what is damaged.
-	batched := r.cardsRoot != 0 && r.pages.findAll(r.cardsRoot, b.keys, b.cards, b.at)
-	for i, id := range ids {
-		var card []byte
-		var ok bool
-		var err error
-		switch {
-		case batched && b.cards[i] != nil:
-			card, ok = b.cards[i], true
-		case batched:
-			card, ok, err = r.locatedCard(id)
-		default:
-			card, ok, err = r.card(id)
-		}
-		switch {
-		case err != nil:
-			return err
-		case ok:
-			found(card)
-		default:
-			missing(id)
-		}
 	}
 	return nil
 }
