@@ -330,6 +330,30 @@ func TestSearchFindsNamesBesideParticles(t *testing.T) {
 	}
 }
 
+// TestSearchFindsTheChineseNamesPrinted searches the real catalogue for
+// species whose Chinese names on the cards are newer than those of the
+// npm package the name groups come from (data/names.sh takes them from
+// the cards printed in both jp and chn): each finds its chn cards, and the
+// printed Chinese name finds the intl cards.
+func TestSearchFindsTheChineseNamesPrinted(t *testing.T) {
+	f := newFixtureAt(t, realCatalogue(t), nil)
+	for _, c := range []struct{ query, id, name string }{
+		{"hawlucha&zone=chn", "chn-SC1b-128", "摔角鷹人"},
+		{"sylveon&zone=chn", "chn-S10b-035", "仙子伊布"},
+		{"palkia&zone=chn", "chn-S8a-009", "帕路奇亞"},
+		{"palkia&zone=chn", "chn-S10P-022", "起源帕路奇亞V"}, // Origin Forme Palkia V
+		{"tyranitar&zone=chn", "chn-SC2b-054", "班基拉斯"},
+		{"porygon2&zone=chn", "chn-S6H-053", "多邊獸Ⅱ"},
+		{url.QueryEscape("摔角鹰人") + "&zone=intl", "intl-xy3-63", "Hawlucha"}, // typed in simplified
+		{url.QueryEscape("班基拉斯") + "&zone=intl", "intl-neo2-12", "Tyranitar"},
+	} {
+		got := f.search(t, "q="+c.query+"&limit=100")
+		if !slices.ContainsFunc(got, func(card cardJSON) bool { return card.ID == c.id && card.Name == c.name }) {
+			t.Errorf("?q=%s: %d cards, none %s %s", c.query, len(got), c.id, c.name)
+		}
+	}
+}
+
 // TestSearchFoldsTypographicApostrophes searches the real catalogue,
 // whose names are printed with both apostrophes, with each: one answer
 // (docs/CONTRACT.md, Search, Folding).
