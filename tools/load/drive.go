@@ -64,8 +64,12 @@ type driveResult struct {
 	// Filled in by the harness.
 	Mem       procfs.Mem    // the server's peak during the run
 	ServerCPU time.Duration // the server's processor time during the run
-	DriverCPU time.Duration // the load generator's processor time
-	Wall      time.Duration // the load generator's lifetime
+	// ServerMajorFaults counts the pages the server waited for the disk
+	// to read during the run: none when its catalogue file stayed in the
+	// page cache. A run with many measured the disk as much as catalogd.
+	ServerMajorFaults uint64
+	DriverCPU         time.Duration // the load generator's processor time
+	Wall              time.Duration // the load generator's lifetime
 	// Busy time of the server's and the load generator's CPUs that was
 	// neither the server's nor the load generator's: other processes on a
 	// shared machine.
@@ -100,6 +104,15 @@ func (r *driveResult) cpuPerAnswer() time.Duration {
 	return r.ServerCPU / time.Duration(r.Answered)
 }
 
+// majorFaultsPerAnswer is the server's major faults per answer over the
+// whole run.
+func (r *driveResult) majorFaultsPerAnswer() float64 {
+	if r.Answered <= 0 {
+		return 0
+	}
+	return float64(r.ServerMajorFaults) / float64(r.Answered)
+}
+
 func (r *driveResult) summary() string {
 	s := fmt.Sprintf("%8.0f req/s  p50 %-8s p99 %-8s errors %d  RSS %.1f MB  CPU %s/answer", r.reqPerSec(), fmtDur(r.P50), fmtDur(r.P99), r.Errors, mb(r.Mem.RSS), fmtDur(r.cpuPerAnswer()))
 	if r.FirstError != "" {
@@ -125,7 +138,7 @@ func drive(ctx context.Context, self string, plan drivePlan, server *procfs.Proc
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 
 	pid := server.Pid()
-	cpu0, err := procfs.CPU(pid)
+	use0, err := procfs.ReadUsage(pid)
 	if err != nil {
 		return driveResult{}, fmt.Errorf("server: %w", err)
 	}
@@ -139,7 +152,7 @@ func drive(ctx context.Context, self string, plan drivePlan, server *procfs.Proc
 	err = cmd.Run()
 	wall := time.Since(start)
 	peak := mem.Stop()
-	cpu1, cerr := procfs.CPU(pid)
+	use1, cerr := procfs.ReadUsage(pid)
 	busy1, err1 := procfs.CPUBusy(serverCPU, driverCPU)
 	sink1, err2 := sink.cpuOrZero()
 	if err != nil {
@@ -152,7 +165,8 @@ func drive(ctx context.Context, self string, plan drivePlan, server *procfs.Proc
 	if err := json.Unmarshal(out.Bytes(), &res); err != nil {
 		return driveResult{}, fmt.Errorf("load generator: %w", err)
 	}
-	res.Mem, res.ServerCPU, res.Wall = peak, cpu1-cpu0, wall
+	res.Mem, res.ServerCPU, res.Wall = peak, use1.CPU-use0.CPU, wall
+	res.ServerMajorFaults = use1.MajorFaults - use0.MajorFaults
 	res.DriverCPU = cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime() + sink1 - sink0
 	res.OtherServerCPU = max(0, busy1[0]-busy0[0]-res.ServerCPU)
 	res.OtherDriverCPU = max(0, busy1[1]-busy0[1]-res.DriverCPU)

@@ -129,13 +129,14 @@ func (rep *report) print(w io.Writer) {
 			fmtDur(c.cpuPerAnswer()) + " / " + fmtDur(x.cpuPerAnswer()),
 			pct(c.DriverCPU, c.Wall) + " / " + pct(x.DriverCPU, x.Wall),
 			fmt.Sprintf("%.1f", mb(c.Mem.Anon)), fmt.Sprintf("%.1f", mb(c.Mem.File)),
+			fmt.Sprintf("%.2f", c.majorFaultsPerAnswer()),
 			fmtDur(c.Max) + " / " + fmtDur(x.Max),
 			lag,
 		})
 	}
 	writeTable(w, []string{"route", "traffic", "mode", "body bytes", "others' CPU c / x", "attempts c / x", "catalogd CPU", "ceiling CPU", "server CPU per answer c / x", "load CPU c / x (c: + log sink)",
-		"catalogd RssAnon MB", "catalogd RssFile MB", "max latency c / x", "send lag p99 c / x"},
-		[]bool{false, false, false, true, true, true, true, true, true, true, true, true, true, true}, rows)
+		"catalogd RssAnon MB", "catalogd RssFile MB", "catalogd major faults an answer", "max latency c / x", "send lag p99 c / x"},
+		[]bool{false, false, false, true, true, true, true, true, true, true, true, true, true, true, true}, rows)
 
 	var peak procfs.Mem
 	for _, r := range rep.rows {
@@ -144,6 +145,7 @@ func (rep *report) print(w io.Writer) {
 	fmt.Fprintf(w, "\ncatalogd serve ready in %s; RSS when ready %.1f MB\n", fmtDurs(rep.readies), mb(rep.idle.RSS))
 	fmt.Fprintf(w, "catalogd peak RSS under load %.1f MB (RssAnon %.1f MB, RssFile %.1f MB, each at its own peak)\n",
 		mb(peak.RSS), mb(peak.Anon), mb(peak.File))
+	printDiskWait(w, "this catalogue", rep.rows)
 	if cg := rep.cgroup; cg != nil {
 		fmt.Fprintf(w, "catalogd served in a memory cgroup limited to %.0f MB, started with its binary and catalogue out of the page cache: peak charge %.1f MB (memory and page cache), limit reached %d times, processes killed %d\n",
 			mb(cg.limit), mb(cg.peak), cg.limitHits, cg.oomKills)

@@ -60,6 +60,29 @@ func printSizes(w io.Writer, sizes []sized) {
 	}
 	fmt.Fprintf(w, "\ncatalogd on each catalogue, closed loop; ratios to the smallest (%s cards):\n\n", thousands(int64(sizes[0].cards)))
 	writeTable(w, header, right, rows)
+	for _, s := range sizes {
+		printDiskWait(w, thousands(int64(s.cards))+" cards", s.rows)
+	}
+}
+
+// diskWaitBound is the major faults an answer from which a run is taken to
+// have measured the disk: one page read from it for every hundred answers.
+const diskWaitBound = 0.01
+
+// printDiskWait says so when catalogd waited for the disk in a closed-loop
+// run of rows, on the catalogue named: its page cache did not keep the
+// file, and the figures measure the machine's memory as much as catalogd.
+func printDiskWait(w io.Writer, catalogue string, rows []row) {
+	worst, route := 0.0, ""
+	for _, r := range rows {
+		if f := r.res[catalogd].majorFaultsPerAnswer(); r.closed && f > worst {
+			worst, route = f, r.route+" "+r.traffic
+		}
+	}
+	if worst >= diskWaitBound {
+		fmt.Fprintf(w, "on %s catalogd waited for the disk: up to %.2f major faults an answer (%s); the page cache did not keep the file, so those figures measure the disk as much as catalogd\n",
+			catalogue, worst, route)
+	}
 }
 
 // ratioOf is a/b to two decimals, or "-" when b is 0.

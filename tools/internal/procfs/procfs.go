@@ -54,23 +54,37 @@ func ReadMem(pid int) (Mem, error) {
 // CPU is the processor time process pid has used, user and system
 // (/proc/PID/stat).
 func CPU(pid int) (time.Duration, error) {
-	fs, err := procfs.NewDefaultFS()
-	if err != nil {
-		return 0, err
-	}
-	return cpu(fs, pid)
+	u, err := ReadUsage(pid)
+	return u.CPU, err
 }
 
-func cpu(fs procfs.FS, pid int) (time.Duration, error) {
+// Usage is what a process has used so far: processor time, user and
+// system, and major page faults, each a page it waited for the disk to
+// read. A server whose catalogue file is in the page cache makes none.
+type Usage struct {
+	CPU         time.Duration
+	MajorFaults uint64
+}
+
+// ReadUsage reads the usage of process pid (/proc/PID/stat).
+func ReadUsage(pid int) (Usage, error) {
+	fs, err := procfs.NewDefaultFS()
+	if err != nil {
+		return Usage{}, err
+	}
+	return usage(fs, pid)
+}
+
+func usage(fs procfs.FS, pid int) (Usage, error) {
 	p, err := fs.Proc(pid)
 	if err != nil {
-		return 0, err
+		return Usage{}, err
 	}
 	st, err := p.Stat()
 	if err != nil {
-		return 0, fmt.Errorf("processor time of process %d: %w", pid, err)
+		return Usage{}, fmt.Errorf("usage of process %d: %w", pid, err)
 	}
-	return seconds(st.CPUTime()), nil
+	return Usage{CPU: seconds(st.CPUTime()), MajorFaults: uint64(st.MajFlt)}, nil
 }
 
 // CPUBusy is the time each of the numbered CPUs has spent running tasks

@@ -15,8 +15,8 @@ import (
 
 // TestStatCPU reads a process's processor time from a /proc/PID/stat laid
 // out in a directory of its own.
-func TestStatCPU(t *testing.T) {
-	cpuOf := func(stat string) (time.Duration, error) {
+func TestStatUsage(t *testing.T) {
+	usageOf := func(stat string) (Usage, error) {
 		dir := t.TempDir()
 		if err := os.Mkdir(filepath.Join(dir, "4242"), 0o755); err != nil {
 			t.Fatal(err)
@@ -28,22 +28,22 @@ func TestStatCPU(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		return cpu(fs, 4242)
+		return usage(fs, 4242)
 	}
 	// A whole line as Linux writes it, with a command name holding a space
-	// and a parenthesis; utime 250, stime 50.
-	stat := "4242 (cat (x) y) S 1 4242 4242 0 -1 4194304 100 0 0 0 250 50 0 0 20 0 1 0 1000 1000000 200 18446744073709551615 " +
+	// and a parenthesis; majflt 7, utime 250, stime 50.
+	stat := "4242 (cat (x) y) S 1 4242 4242 0 -1 4194304 100 0 7 0 250 50 0 0 20 0 1 0 1000 1000000 200 18446744073709551615 " +
 		"94643156889600 94643156909481 140723116884208 0 0 0 0 0 0 0 0 0 17 1 0 0 0 0 0 94643156925488 94643156927104 94643167117312 140723116890817 140723116890837 140723116890837 140723116892139 0\n"
-	got, err := cpuOf(stat)
+	got, err := usageOf(stat)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := 3 * time.Second; got != want {
-		t.Fatalf("statCPU = %s, want %s", got, want)
+	if want := (Usage{CPU: 3 * time.Second, MajorFaults: 7}); got != want {
+		t.Fatalf("usage = %+v, want %+v", got, want)
 	}
 	for _, bad := range []string{"", "4242 cat S 1", "4242 (cat) S 1 2 3", "4242 (cat) S 1 4242 4242 0 -1 4194304 100 0 0 0 x 50 0"} {
-		if _, err := cpuOf(bad); err == nil {
-			t.Fatalf("statCPU(%q) did not fail", bad)
+		if _, err := usageOf(bad); err == nil {
+			t.Fatalf("usage(%q) did not fail", bad)
 		}
 	}
 }
