@@ -65,8 +65,9 @@ type driveResult struct {
 	Mem       procfs.Mem    // the server's peak during the run
 	ServerCPU time.Duration // the server's processor time during the run
 	// ServerMajorFaults counts the pages the server waited for the disk
-	// to read during the run: none when its catalogue file stayed in the
-	// page cache. A run with many measured the disk as much as catalogd.
+	// to read during the run: few, none of its catalogue's, when the file
+	// stayed in the page cache. A run with many measured the disk as much
+	// as catalogd.
 	ServerMajorFaults uint64
 	DriverCPU         time.Duration // the load generator's processor time
 	Wall              time.Duration // the load generator's lifetime
@@ -166,6 +167,9 @@ func drive(ctx context.Context, self string, plan drivePlan, server *procfs.Proc
 		return driveResult{}, fmt.Errorf("load generator: %w", err)
 	}
 	res.Mem, res.ServerCPU, res.Wall = peak, use1.CPU-use0.CPU, wall
+	if use1.MajorFaults < use0.MajorFaults {
+		return driveResult{}, fmt.Errorf("server: major faults went from %d to %d during the run: not the same process", use0.MajorFaults, use1.MajorFaults)
+	}
 	res.ServerMajorFaults = use1.MajorFaults - use0.MajorFaults
 	res.DriverCPU = cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime() + sink1 - sink0
 	res.OtherServerCPU = max(0, busy1[0]-busy0[0]-res.ServerCPU)

@@ -103,7 +103,7 @@ func TestReadResponse(t *testing.T) {
 
 // TestPrintSizes: the closed-loop rows measured on every catalogue, side
 // by side, the smallest first and the reference of the ratios; then the
-// catalogues on which catalogd waited for the disk, one major fault in a
+// catalogues on which catalogd read pages from the disk, one major fault in a
 // hundred answers or more.
 func TestPrintSizes(t *testing.T) {
 	at := func(rps int64, p50, p99 time.Duration) [2]driveResult {
@@ -128,7 +128,7 @@ catalogd on each catalogue, closed loop; ratios to the smallest (100,000 cards):
 | route   | traffic   | mode     | 100,000 req/s |     p50 |     p99 | 1,000,000 req/s |     p50 |      p99 | req/s ratio | p99 ratio |
 | ------- | --------- | -------- | ------------: | ------: | ------: | --------------: | ------: | -------: | ----------: | --------: |
 | getCard | long-tail | 64 conns |        40,000 | 1.00 ms | 4.00 ms |          30,000 | 2.00 ms | 22.00 ms |        0.75 |      5.50 |
-on 1,000,000 cards catalogd waited for the disk: up to 0.50 major faults an answer (getCard long-tail); the page cache did not keep the file, so those figures measure the disk as much as catalogd
+on 1,000,000 cards catalogd read pages from the disk: up to 0.500 major faults per answer (getCard long-tail); those figures measure the disk as much as catalogd
 `
 	if got := b.String(); got != want {
 		t.Fatalf("printSizes:\n%s\nwant:\n%s", got, want)

@@ -65,13 +65,15 @@ func printSizes(w io.Writer, sizes []sized) {
 	}
 }
 
-// diskWaitBound is the major faults an answer from which a run is taken to
-// have measured the disk: one page read from it for every hundred answers.
+// diskWaitBound is the major faults per answer from which a run is taken
+// to have measured the disk: one page read from it for every hundred
+// answers.
 const diskWaitBound = 0.01
 
-// printDiskWait says so when catalogd waited for the disk in a closed-loop
-// run of rows, on the catalogue named: its page cache did not keep the
-// file, and the figures measure the machine's memory as much as catalogd.
+// printDiskWait says so when catalogd read pages from the disk in a
+// closed-loop run of rows, on the catalogue named: the file was not in the
+// page cache, or did not stay there (in a memory cgroup it starts out of
+// it), and the figures measure the disk as much as catalogd.
 func printDiskWait(w io.Writer, catalogue string, rows []row) {
 	worst, route := 0.0, ""
 	for _, r := range rows {
@@ -80,7 +82,7 @@ func printDiskWait(w io.Writer, catalogue string, rows []row) {
 		}
 	}
 	if worst >= diskWaitBound {
-		fmt.Fprintf(w, "on %s catalogd waited for the disk: up to %.2f major faults an answer (%s); the page cache did not keep the file, so those figures measure the disk as much as catalogd\n",
+		fmt.Fprintf(w, "on %s catalogd read pages from the disk: up to %.3f major faults per answer (%s); those figures measure the disk as much as catalogd\n",
 			catalogue, worst, route)
 	}
 }

@@ -60,7 +60,8 @@ func CPU(pid int) (time.Duration, error) {
 
 // Usage is what a process has used so far: processor time, user and
 // system, and major page faults, each a page it waited for the disk to
-// read. A server whose catalogue file is in the page cache makes none.
+// read. A server whose catalogue file is in the page cache makes none for
+// the file; its binary's pages, or swap, may still make a few.
 type Usage struct {
 	CPU         time.Duration
 	MajorFaults uint64

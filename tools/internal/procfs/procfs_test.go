@@ -13,8 +13,8 @@ import (
 	"github.com/prometheus/procfs"
 )
 
-// TestStatCPU reads a process's processor time from a /proc/PID/stat laid
-// out in a directory of its own.
+// TestStatUsage reads a process's processor time and major faults from a
+// /proc/PID/stat laid out in a directory of its own.
 func TestStatUsage(t *testing.T) {
 	usageOf := func(stat string) (Usage, error) {
 		dir := t.TempDir()
