@@ -15,6 +15,8 @@
 # in no group joins the group whose Japanese name it is paired with on at
 # least two cards and on more than half of its cards: a single pairing may
 # be two different cards numbered alike (a Poké Ball beside Rotom).
+# A name the real catalogue prints with white space that its group's name
+# has not (`Nidoran ♀` beside `Nidoran♀`) joins that group too.
 #
 #   data/names.sh           # needs node and npm, and the npm registry
 set -euo pipefail
@@ -61,6 +63,17 @@ for (const c of cards.filter(c => c.zone === "chn")) {
 for (const [name, p] of pairings) {
   if (groupOf.has(name.normalize("NFKC"))) continue;
   for (const [g, n] of p.byGroup) if (n >= 2 && 2 * n > p.cards) groups[g].push(name);
+}
+const spaceless = n => n.normalize("NFKC").replace(/\s+/g, "");
+const groupWithoutSpaces = new Map(); // a name, NFKC, without white space, to its group's index; -1 if in several
+groups.forEach((g, i) => g.forEach(n => {
+  const k = spaceless(n);
+  groupWithoutSpaces.set(k, groupWithoutSpaces.has(k) && groupWithoutSpaces.get(k) !== i ? -1 : i);
+}));
+for (const name of new Set(cards.map(c => c.name))) {
+  if (groupOf.has(name.normalize("NFKC")) || spaceless(name) === name.normalize("NFKC")) continue;
+  const g = groupWithoutSpaces.get(spaceless(name)) ?? -1;
+  if (g >= 0) groups[g].push(name);
 }
 process.stdout.write('{"sets":[],"cards":[],"names":[\n' + groups.map(g => JSON.stringify(g)).join(",\n") + "\n]}\n");
 JS

@@ -354,6 +354,27 @@ func TestSearchFindsTheChineseNamesPrinted(t *testing.T) {
 	}
 }
 
+// TestSearchFindsNamesPrintedWithASpace: the real catalogue prints
+// Nidoran ♀ and Nidoran ♂ both with and without a space before the
+// symbol, and data/names.sh puts both spellings in the species' group: a
+// name of the group, in any script, finds the cards of both.
+func TestSearchFindsNamesPrintedWithASpace(t *testing.T) {
+	f := newFixtureAt(t, realCatalogue(t), nil)
+	for _, c := range []struct{ query, unspaced, spaced string }{
+		{"ニドラン♀", "Nidoran♀", "Nidoran ♀"},
+		{"nidoran♀", "Nidoran♀", "Nidoran ♀"},
+		{"尼多朗", "Nidoran♂", "Nidoran ♂"},
+	} {
+		found := map[string]int{}
+		for _, card := range f.search(t, "q="+url.QueryEscape(c.query)+"&zone=intl&limit=100") {
+			found[card.Name]++
+		}
+		if found[c.unspaced] == 0 || found[c.spaced] == 0 {
+			t.Errorf("?q=%s&zone=intl: %d %s and %d %s cards, want some of each", c.query, found[c.unspaced], c.unspaced, found[c.spaced], c.spaced)
+		}
+	}
+}
+
 // TestSearchFoldsTypographicApostrophes searches the real catalogue,
 // whose names are printed with both apostrophes, with each: one answer
 // (docs/CONTRACT.md, Search, Folding).
