@@ -290,6 +290,22 @@ func TestFuzzySearch(t *testing.T) {
 	}
 }
 
+// foundCard is a card a search finds among its first hundred answers: the
+// query string's q and filters, the card's id and its printed name.
+type foundCard struct{ query, id, name string }
+
+// expectFound searches f for each card's query and fails for each card
+// not among the answers.
+func (f *fixture) expectFound(t *testing.T, want []foundCard) {
+	t.Helper()
+	for _, c := range want {
+		got := f.search(t, "q="+c.query+"&limit=100")
+		if !slices.ContainsFunc(got, func(card cardJSON) bool { return card.ID == c.id && card.Name == c.name }) {
+			t.Errorf("?q=%s: %d cards, none %s %s", c.query, len(got), c.id, c.name)
+		}
+	}
+}
+
 // TestSearchFindsNamesBesideParticles searches the real catalogue across
 // languages for cards whose Japanese or Chinese names hold a species' name
 // beside hiragana or 的, or at the end of a word after what modifies it,
@@ -297,7 +313,7 @@ func TestFuzzySearch(t *testing.T) {
 // inside a katakana or Han word is not taken for the species it holds.
 func TestSearchFindsNamesBesideParticles(t *testing.T) {
 	f := newFixtureAt(t, realCatalogue(t), nil)
-	for _, c := range []struct{ query, id, name string }{
+	f.expectFound(t, []foundCard{
 		{"charizard&zone=jp", "jp-PMCG4-017", "わるいリザードン"},
 		{"charizard&zone=jp", "jp-PMCG6-032", "カツラのリザードン"},
 		{"mewtwo&zone=jp", "jp-SV10-039", "ロケット団のミュウツーex"},
@@ -308,12 +324,7 @@ func TestSearchFindsNamesBesideParticles(t *testing.T) {
 		{"rotom&zone=jp", "jp-SM5S-021", "ヒートロトム"},       // Heat Rotom
 		{"charizard&zone=chn", "chn-S10b-011", "光輝噴火龍"},  // Radiant Charizard
 		{"calyrex&zone=chn", "chn-S6H-027", "白馬蕾冠王V"},    // Ice Rider Calyrex
-	} {
-		got := f.search(t, "q="+c.query+"&limit=100")
-		if !slices.ContainsFunc(got, func(card cardJSON) bool { return card.ID == c.id && card.Name == c.name }) {
-			t.Errorf("?q=%s: %d cards, none %s %s", c.query, len(got), c.id, c.name)
-		}
-	}
+	})
 	for _, c := range []struct{ query, inside string }{
 		{"snubbull&zone=jp", "ブルーノ"},     // ブルー, inside Bruno
 		{"chansey&zone=jp", "ラッキーエネルギー"}, // ラッキー, inside Lucky Energy
@@ -337,7 +348,7 @@ func TestSearchFindsNamesBesideParticles(t *testing.T) {
 // printed Chinese name finds the intl cards.
 func TestSearchFindsTheChineseNamesPrinted(t *testing.T) {
 	f := newFixtureAt(t, realCatalogue(t), nil)
-	for _, c := range []struct{ query, id, name string }{
+	f.expectFound(t, []foundCard{
 		{"hawlucha&zone=chn", "chn-SC1b-128", "摔角鷹人"},
 		{"sylveon&zone=chn", "chn-S10b-035", "仙子伊布"},
 		{"palkia&zone=chn", "chn-S8a-009", "帕路奇亞"},
@@ -346,12 +357,7 @@ func TestSearchFindsTheChineseNamesPrinted(t *testing.T) {
 		{"porygon2&zone=chn", "chn-S6H-053", "多邊獸Ⅱ"},
 		{url.QueryEscape("摔角鹰人") + "&zone=intl", "intl-xy3-63", "Hawlucha"}, // typed in simplified
 		{url.QueryEscape("班基拉斯") + "&zone=intl", "intl-neo2-12", "Tyranitar"},
-	} {
-		got := f.search(t, "q="+c.query+"&limit=100")
-		if !slices.ContainsFunc(got, func(card cardJSON) bool { return card.ID == c.id && card.Name == c.name }) {
-			t.Errorf("?q=%s: %d cards, none %s %s", c.query, len(got), c.id, c.name)
-		}
-	}
+	})
 }
 
 // TestSearchFindsNamesPrintedWithASpace: the real catalogue prints
