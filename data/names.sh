@@ -45,11 +45,15 @@ for (let s = 0; s < species; s++) {
 }
 const { cards } = JSON.parse(zlib.gunzipSync(fs.readFileSync(real)));
 const japanese = new Map(cards.filter(c => c.zone === "jp").map(c => [c.setCode + " " + c.number, c.name]));
-const groupOf = new Map(); // a name, NFKC, to its group's index; -1 if in several
-groups.forEach((g, i) => g.forEach(n => {
-  const k = n.normalize("NFKC");
-  groupOf.set(k, groupOf.has(k) && groupOf.get(k) !== i ? -1 : i);
-}));
+// groupsBy maps the key of each name to its group's index; -1 if the key
+// is in several groups.
+const groupsBy = key => {
+  const m = new Map();
+  groups.forEach((g, i) => g.forEach(n => m.set(key(n), m.has(key(n)) && m.get(key(n)) !== i ? -1 : i)));
+  return m;
+};
+const nfkc = n => n.normalize("NFKC");
+const groupOf = groupsBy(nfkc);
 const pairings = new Map(); // a Chinese name to its cards and, by group, those paired with the group
 for (const c of cards.filter(c => c.zone === "chn")) {
   const jp = japanese.get(c.setCode + " " + c.number);
@@ -57,21 +61,17 @@ for (const c of cards.filter(c => c.zone === "chn")) {
   const p = pairings.get(c.name) ?? { cards: 0, byGroup: new Map() };
   pairings.set(c.name, p);
   p.cards++;
-  const g = groupOf.get(jp.normalize("NFKC")) ?? -1;
+  const g = groupOf.get(nfkc(jp)) ?? -1;
   if (g >= 0) p.byGroup.set(g, (p.byGroup.get(g) ?? 0) + 1);
 }
 for (const [name, p] of pairings) {
-  if (groupOf.has(name.normalize("NFKC"))) continue;
+  if (groupOf.has(nfkc(name))) continue;
   for (const [g, n] of p.byGroup) if (n >= 2 && 2 * n > p.cards) groups[g].push(name);
 }
-const spaceless = n => n.normalize("NFKC").replace(/\s+/g, "");
-const groupWithoutSpaces = new Map(); // a name, NFKC, without white space, to its group's index; -1 if in several
-groups.forEach((g, i) => g.forEach(n => {
-  const k = spaceless(n);
-  groupWithoutSpaces.set(k, groupWithoutSpaces.has(k) && groupWithoutSpaces.get(k) !== i ? -1 : i);
-}));
+const spaceless = n => nfkc(n).replace(/\s+/g, "");
+const groupWithoutSpaces = groupsBy(spaceless);
 for (const name of new Set(cards.map(c => c.name))) {
-  if (groupOf.has(name.normalize("NFKC")) || spaceless(name) === name.normalize("NFKC")) continue;
+  if (groupOf.has(nfkc(name)) || spaceless(name) === nfkc(name)) continue;
   const g = groupWithoutSpaces.get(spaceless(name)) ?? -1;
   if (g >= 0) groups[g].push(name);
 }
