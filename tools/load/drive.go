@@ -69,6 +69,10 @@ type driveResult struct {
 	// stayed in the page cache. A run with many measured the disk as much
 	// as catalogd.
 	ServerMajorFaults uint64
+	// ServerMinorFaults counts the pages the server mapped during the run
+	// that were already in memory: pages of the file it had not touched
+	// since it started, mostly.
+	ServerMinorFaults uint64
 	DriverCPU         time.Duration // the load generator's processor time
 	Wall              time.Duration // the load generator's lifetime
 	// Busy time of the server's and the load generator's CPUs that was
@@ -112,6 +116,15 @@ func (r *driveResult) majorFaultsPerAnswer() float64 {
 		return 0
 	}
 	return float64(r.ServerMajorFaults) / float64(r.Answered)
+}
+
+// minorFaultsPerAnswer is the server's minor faults per answer over the
+// whole run.
+func (r *driveResult) minorFaultsPerAnswer() float64 {
+	if r.Answered <= 0 {
+		return 0
+	}
+	return float64(r.ServerMinorFaults) / float64(r.Answered)
 }
 
 func (r *driveResult) summary() string {
@@ -167,10 +180,11 @@ func drive(ctx context.Context, self string, plan drivePlan, server *procfs.Proc
 		return driveResult{}, fmt.Errorf("load generator: %w", err)
 	}
 	res.Mem, res.ServerCPU, res.Wall = peak, use1.CPU-use0.CPU, wall
-	if use1.MajorFaults < use0.MajorFaults {
-		return driveResult{}, fmt.Errorf("server: major faults went from %d to %d during the run: not the same process", use0.MajorFaults, use1.MajorFaults)
+	if use1.MajorFaults < use0.MajorFaults || use1.MinorFaults < use0.MinorFaults {
+		return driveResult{}, fmt.Errorf("server: page faults went from %d major and %d minor to %d and %d during the run: not the same process", use0.MajorFaults, use0.MinorFaults, use1.MajorFaults, use1.MinorFaults)
 	}
 	res.ServerMajorFaults = use1.MajorFaults - use0.MajorFaults
+	res.ServerMinorFaults = use1.MinorFaults - use0.MinorFaults
 	res.DriverCPU = cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime() + sink1 - sink0
 	res.OtherServerCPU = max(0, busy1[0]-busy0[0]-res.ServerCPU)
 	res.OtherDriverCPU = max(0, busy1[1]-busy0[1]-res.DriverCPU)

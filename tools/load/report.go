@@ -129,14 +129,14 @@ func (rep *report) print(w io.Writer) {
 			fmtDur(c.cpuPerAnswer()) + " / " + fmtDur(x.cpuPerAnswer()),
 			pct(c.DriverCPU, c.Wall) + " / " + pct(x.DriverCPU, x.Wall),
 			fmt.Sprintf("%.1f", mb(c.Mem.Anon)), fmt.Sprintf("%.1f", mb(c.Mem.File)),
-			fmt.Sprintf("%.3f", c.majorFaultsPerAnswer()),
+			fmt.Sprintf("%.3f", c.majorFaultsPerAnswer()), fmt.Sprintf("%.2f", c.minorFaultsPerAnswer()),
 			fmtDur(c.Max) + " / " + fmtDur(x.Max),
 			lag,
 		})
 	}
 	writeTable(w, []string{"route", "traffic", "mode", "body bytes", "others' CPU c / x", "attempts c / x", "catalogd CPU", "ceiling CPU", "server CPU per answer c / x", "load CPU c / x (c: + log sink)",
-		"catalogd RssAnon MB", "catalogd RssFile MB", "catalogd major faults per answer", "max latency c / x", "send lag p99 c / x"},
-		[]bool{false, false, false, true, true, true, true, true, true, true, true, true, true, true, true}, rows)
+		"catalogd RssAnon MB", "catalogd RssFile MB", "catalogd major faults per answer", "catalogd minor faults per answer", "max latency c / x", "send lag p99 c / x"},
+		[]bool{false, false, false, true, true, true, true, true, true, true, true, true, true, true, true, true}, rows)
 
 	var peak procfs.Mem
 	for _, r := range rep.rows {

@@ -59,12 +59,16 @@ func CPU(pid int) (time.Duration, error) {
 }
 
 // Usage is what a process has used so far: processor time, user and
-// system, and major page faults, each a page it waited for the disk to
-// read. A server whose catalogue file is in the page cache makes none for
-// the file; its binary's pages, or swap, may still make a few.
+// system, and page faults. A major fault is a page it waited for the disk
+// to read: a server whose catalogue file is in the page cache makes none
+// for the file; its binary's pages, or swap, may still make a few. A minor
+// fault maps a page that was already in memory, the first time the
+// process touches it (or again, once the kernel has unmapped it): no disk,
+// but a trap into the kernel, a few microseconds each.
 type Usage struct {
 	CPU         time.Duration
 	MajorFaults uint64
+	MinorFaults uint64
 }
 
 // ReadUsage reads the usage of process pid (/proc/PID/stat).
@@ -85,7 +89,7 @@ func usage(fs procfs.FS, pid int) (Usage, error) {
 	if err != nil {
 		return Usage{}, fmt.Errorf("usage of process %d: %w", pid, err)
 	}
-	return Usage{CPU: seconds(st.CPUTime()), MajorFaults: uint64(st.MajFlt)}, nil
+	return Usage{CPU: seconds(st.CPUTime()), MajorFaults: uint64(st.MajFlt), MinorFaults: uint64(st.MinFlt)}, nil
 }
 
 // CPUBusy is the time each of the numbered CPUs has spent running tasks

@@ -31,14 +31,14 @@ func TestStatUsage(t *testing.T) {
 		return usage(fs, 4242)
 	}
 	// A whole line as Linux writes it, with a command name holding a space
-	// and a parenthesis; majflt 7, utime 250, stime 50.
+	// and a parenthesis; minflt 100, majflt 7, utime 250, stime 50.
 	stat := "4242 (cat (x) y) S 1 4242 4242 0 -1 4194304 100 0 7 0 250 50 0 0 20 0 1 0 1000 1000000 200 18446744073709551615 " +
 		"94643156889600 94643156909481 140723116884208 0 0 0 0 0 0 0 0 0 17 1 0 0 0 0 0 94643156925488 94643156927104 94643167117312 140723116890817 140723116890837 140723116890837 140723116892139 0\n"
 	got, err := usageOf(stat)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := (Usage{CPU: 3 * time.Second, MajorFaults: 7}); got != want {
+	if want := (Usage{CPU: 3 * time.Second, MajorFaults: 7, MinorFaults: 100}); got != want {
 		t.Fatalf("usage = %+v, want %+v", got, want)
 	}
 	for _, bad := range []string{"", "4242 cat S 1", "4242 (cat) S 1 2 3", "4242 (cat) S 1 4242 4242 0 -1 4194304 100 0 0 0 x 50 0"} {
