@@ -216,16 +216,9 @@ func (s *Server) toolError(ctx context.Context, t catalogTool, err error) *mcp.C
 	var msg string
 	switch {
 	case errors.As(err, &e) && e.Kind == op.Invalid && len(e.Params) > 0:
-		// An argument of the wrong type reads as absent to the operation,
-		// which may then call it missing: its first problem is the one to
-		// tell.
 		var parts []string
-		seen := map[string]bool{}
 		for _, p := range e.Params {
-			if !seen[p.Parameter] {
-				seen[p.Parameter] = true
-				parts = append(parts, p.Parameter+": "+p.Detail)
-			}
+			parts = append(parts, p.Parameter+": "+p.Detail)
 		}
 		if len(parts) == 1 {
 			msg = "invalid argument " + parts[0]

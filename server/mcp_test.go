@@ -523,6 +523,7 @@ func TestMCPBadArguments(t *testing.T) {
 		{"IDsMissing", "get_cards", map[string]any{}, []string{"id", "is required"}, "/catalog/cards", 400},
 		{"IDsEmptyArray", "get_cards", map[string]any{"id": []string{}}, []string{"id", "got none"}, "", 0},
 		{"IDEmpty", "get_cards", map[string]any{"id": []string{"intl-base1-4", ""}}, []string{"id", "value 2 of 2 is empty"}, "/catalog/cards?id=intl-base1-4&id=", 400},
+		{"IDsEmpty", "get_cards", map[string]any{"id": []string{"intl-base1-4", "", "x", ""}}, []string{"id: value 2 of 4 is empty", "id: value 4 of 4 is empty"}, "/catalog/cards?id=intl-base1-4&id=&id=x&id=", 400},
 		{"IDsTooMany", "get_cards", map[string]any{"id": make([]string, 101)}, []string{"id", "given 101 times"}, "/catalog/cards?" + strings.Repeat("id=x&", 100) + "id=y", 400},
 		{"IDsString", "get_cards", map[string]any{"id": "intl-base1-4"}, []string{"id", "must be an array of strings"}, "", 0},
 		{"IDsOfNumbers", "get_cards", map[string]any{"id": []any{"a", 2}}, []string{"id", "must be an array of strings, got the number 2 as value 2 of 2"}, "", 0},
@@ -554,8 +555,8 @@ func TestMCPBadArguments(t *testing.T) {
 					t.Errorf("message %q does not name %s", msg, p)
 				}
 			}
-			// One problem per argument, the first found: a q of the wrong
-			// type is not also reported missing.
+			// An argument of the wrong type is not also reported missing:
+			// the operation never saw it.
 			if !strings.HasSuffix(c.name, "Missing") && strings.Contains(msg, "is required") {
 				t.Errorf("message %q calls a given argument missing", msg)
 			}

@@ -2,6 +2,7 @@ package op
 
 import (
 	"errors"
+	"slices"
 
 	"github.com/catalogd/catalogd/catalog/store"
 )
@@ -69,9 +70,16 @@ func InvalidParams(err error) []ParamError {
 
 // InvalidWith returns the error of a request whose parameters break the rules,
 // for a transport that finds a problem in its own wire form before the
-// operation reads it: more names those found next, by the operation.
+// operation reads it: more names those found next, by the operation. A
+// parameter the transport named did not reach the operation, which may
+// then call it missing, so more's problems of that parameter are left out.
 func InvalidWith(params []ParamError, more error) error {
-	all := append(params[:len(params):len(params)], InvalidParams(more)...)
+	all := params[:len(params):len(params)]
+	for _, p := range InvalidParams(more) {
+		if !slices.ContainsFunc(params, func(q ParamError) bool { return q.Parameter == p.Parameter }) {
+			all = append(all, p)
+		}
+	}
 	if len(all) == 0 {
 		return more
 	}
