@@ -83,7 +83,7 @@ func (f *staticFile) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		varyOnAcceptEncoding(h)
 	}
 	if inm := ifNoneMatch(r.Header); inm != "" {
-		if matched, ok := etagListMatch(inm, f.etag[0]); ok {
+		if matched, ok := etagListMatch(inm, f.etag[0], compress && acceptsGzip(r)); ok {
 			h["Etag"] = []string{matched}
 			w.WriteHeader(http.StatusNotModified)
 			return

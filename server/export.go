@@ -108,7 +108,7 @@ func (s *Server) handleExport(w http.ResponseWriter, r *http.Request, ps httprou
 //     (section 14.1.3): a 416, through a range that starts at the end.
 func prepareConditions(h http.Header, plainTag, tag string, size int64) {
 	if inm := ifNoneMatch(h); inm != "" {
-		if _, ok := etagListMatch(inm, plainTag); ok {
+		if _, ok := etagListMatch(inm, plainTag, false); ok {
 			inm = tag
 		}
 		h["If-None-Match"] = []string{inm}

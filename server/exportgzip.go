@@ -112,9 +112,7 @@ func measureGzip(export *store.Export) (*gzipLayout, error) {
 func streamGzipExport(out *exportWriter, r *http.Request, slot *gzipSlot, plain io.ReadSeeker, size int64, plainTag string) {
 	if inm := ifNoneMatch(r.Header); inm != "" {
 		// Either representation's tag, as on every other answer.
-		_, plain := etagListMatch(inm, plainTag)
-		_, gzipped := etagListMatch(inm, gzipTag(plainTag))
-		if plain || gzipped {
+		if _, ok := etagListMatch(inm, plainTag, true); ok {
 			out.WriteHeader(http.StatusNotModified)
 			return
 		}

@@ -84,7 +84,7 @@ func writeAnswer(w http.ResponseWriter, r *http.Request, valid *validators, zipp
 		varyOnAcceptEncoding(h)
 	}
 	if inm := ifNoneMatch(r.Header); inm != "" {
-		if matched, ok := etagListMatch(inm, valid.tag()); ok {
+		if matched, ok := etagListMatch(inm, valid.tag(), compress && acceptsGzip(r)); ok {
 			// A 304 names the representation the client holds: the
 			// compressed one's tag carries the gzip suffix.
 			h["Etag"] = []string{matched}
@@ -141,13 +141,17 @@ func ifNoneMatch(h http.Header) string {
 
 // etagListMatch returns the entry of an If-None-Match list that names tag,
 // as tag itself or as its compressed variant. GET and HEAD compare weakly
-// (RFC 9110 section 13.1.2), so W/ prefixes are ignored.
-func etagListMatch(list, tag string) (string, bool) {
+// (RFC 9110 section 13.1.2), so W/ prefixes are ignored. "*" names no
+// representation: it gets the tag the 200 would carry (RFC 9110 section
+// 15.4.5), the compressed one's when gzipped.
+func etagListMatch(list, tag string, gzipped bool) (string, bool) {
 	for list != "" {
 		var candidate string
 		candidate, list, _ = strings.Cut(list, ",")
 		candidate = strings.TrimPrefix(strings.TrimSpace(candidate), "W/")
 		switch {
+		case candidate == "*" && gzipped:
+			return gzipTag(tag), true
 		case candidate == "*" || candidate == tag:
 			return tag, true
 		case isGzipVariant(candidate, tag):
