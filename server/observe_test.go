@@ -78,6 +78,15 @@ func TestAccessLogLine(t *testing.T) {
 			t.Errorf("access log has no %s", k)
 		}
 	}
+
+	// A HEAD sends no body, whatever the handler wrote.
+	for _, target := range []string{"/catalog/cards/jp-SV1a-001", "/catalog/search?q=pikachu", "/catalog/sets"} {
+		f.do(http.MethodHead, target).wantStatus(t, http.StatusOK)
+		lines := accessLines(t, logs)
+		if last := lines[len(lines)-1]; last["method"] != "HEAD" || last["bytes"] != float64(0) {
+			t.Errorf("HEAD %s: access log method %v, bytes %v; want HEAD, 0", target, last["method"], last["bytes"])
+		}
+	}
 }
 
 func TestAccessLogRoutesAndRequestIDs(t *testing.T) {

@@ -252,7 +252,7 @@ func (rt *route) serve(w http.ResponseWriter, r *http.Request, ps httprouter.Par
 	start := time.Now()
 	id := s.requestIDs.keep(firstHeader(r.Header, RequestIDHeader))
 	w.Header()[RequestIDHeader] = []string{id}
-	rec := &recorder{ResponseWriter: w}
+	rec := &recorder{ResponseWriter: w, head: r.Method == http.MethodHead}
 	defer rt.record(r, rec, start, id)
 	if rt.authed {
 		p, err := s.auth.Verify(r.Context(), firstHeader(r.Header, "Authorization"))
@@ -280,6 +280,7 @@ type recorder struct {
 	bytes    int64
 	writeErr error  // the first write that failed: the client got less than the status promised
 	clientID string // who the bearer token names; "" before authentication
+	head     bool   // a HEAD: net/http drops what the handler writes, and none of it is sent
 }
 
 func (rec *recorder) WriteHeader(status int) {
@@ -294,7 +295,9 @@ func (rec *recorder) Write(b []byte) (int, error) {
 		rec.status = http.StatusOK
 	}
 	n, err := rec.ResponseWriter.Write(b)
-	rec.bytes += int64(n)
+	if !rec.head {
+		rec.bytes += int64(n)
+	}
 	if err != nil && rec.writeErr == nil {
 		rec.writeErr = err
 	}
