@@ -3,7 +3,6 @@ package store
 import (
 	"bytes"
 	"encoding/binary"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -568,74 +567,6 @@ func cardIDOf(t *testing.T, card []byte) string {
 		t.Fatalf("card JSON %.60q does not start with its id", card)
 	}
 	return string(rest[:end])
-}
-
-// TestSetListsInPieces: lists of sets longer than a piece come out whole
-// and in list order (newest release first, undated last, then id), every
-// zone's too, and each set counts the cards of all its runs.
-func TestSetListsInPieces(t *testing.T) {
-	rng := rand.New(rand.NewPCG(5, 6))
-	var sets []catalog.Set
-	for i := range 3000 {
-		s := catalog.Set{ID: fmt.Sprintf("set-%04d", i), Code: fmt.Sprintf("C%d", i), Name: strings.Repeat("n", rng.IntN(20)+1), Zone: catalog.Zones()[rng.IntN(3)]}
-		if rng.IntN(5) > 0 {
-			s.ReleasedOn = catalog.Some(fmt.Sprintf("%04d-%02d-%02d", 1996+rng.IntN(30), 1+rng.IntN(12), 1+rng.IntN(28)))
-		}
-		sets = append(sets, s)
-	}
-	// Cards of the first set in two runs, with another set's between.
-	var cards []catalog.Card
-	for _, i := range []int{0, 0, 1, 0} {
-		s := sets[i]
-		cards = append(cards, catalog.Card{ID: fmt.Sprintf("%s-%d", s.ID, len(cards)), Name: "x", SetName: s.Name, SetCode: s.Code, Number: "1", Language: "en", Variant: catalog.DefaultVariant, Zone: s.Zone})
-	}
-	// Pieces of 4 KiB: the lists take several.
-	small := build.DefaultLimits()
-	small.SetListPiece = 4 << 10
-	db := openCatalogue(t, writeCatalogue(t, sets, cards, small, nil))
-
-	want := slices.Clone(sets)
-	slices.SortFunc(want, func(a, b catalog.Set) int {
-		switch ad, bd := a.ReleasedOn.HasValue(), b.ReleasedOn.HasValue(); {
-		case ad && !bd:
-			return -1
-		case bd && !ad:
-			return 1
-		case ad && a.ReleasedOn.Value != b.ReleasedOn.Value:
-			return strings.Compare(b.ReleasedOn.Value, a.ReleasedOn.Value)
-		}
-		return strings.Compare(a.ID, b.ID)
-	})
-	for _, zone := range append([]string{""}, catalog.Zones()...) {
-		pieces, err := db.SetList(zone)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if zone == "" && len(pieces) < 2 {
-			t.Fatalf("%d pieces: the list does not test pieces", len(pieces))
-		}
-		var got []catalog.Set
-		if err := json.Unmarshal(bytes.Join(pieces, nil), &got); err != nil {
-			t.Fatalf("zone %q: %v", zone, err)
-		}
-		var ids, wantIDs []string
-		for _, s := range got {
-			ids = append(ids, s.ID)
-		}
-		for _, s := range want {
-			if zone == "" || s.Zone == zone {
-				wantIDs = append(wantIDs, s.ID)
-			}
-		}
-		if !slices.Equal(ids, wantIDs) {
-			t.Errorf("zone %q: %d sets in another order than %d", zone, len(ids), len(wantIDs))
-		}
-	}
-	for i, want := range map[int]int64{0: 3, 1: 1, 2: 0} {
-		if total, err := db.SetCards(sets[i].ID, 1, 10, func([]byte) {}); err != nil || total != want {
-			t.Errorf("set %s: %d cards, %v; want %d", sets[i].ID, total, err, want)
-		}
-	}
 }
 
 // A term's two lists are its rarest gram's and the gram that shares the

@@ -73,18 +73,20 @@ func (r *reader) resolveSet(ref string) (layout.StoredSet, bool, error) {
 	return found, ok, err
 }
 
-// setsMatching returns the sets a search filter names: the set with id ref,
-// else every set with code ref, limited to zone (a catalog.ZoneIndex, or -1 for
-// every zone). No match is an empty result, not an error.
+// setsMatching returns the sets a search filter names, limited to zone (a
+// catalog.ZoneIndex, or -1 for every zone): the set with id ref, else
+// every set with code ref. A set id of another zone is no match, and the
+// codes are looked up. No match is an empty result, not an error.
 func (r *reader) setsMatching(ref string, zone int) ([]layout.StoredSet, error) {
-	if s, ok, err := setByID(r.setCursor, ref); ok || err != nil {
-		if err != nil || (zone >= 0 && int(s.Zone()) != zone) {
-			return nil, err
-		}
+	s, ok, err := setByID(r.setCursor, ref)
+	switch {
+	case err != nil:
+		return nil, err
+	case ok && (zone < 0 || int(s.Zone()) == zone):
 		return []layout.StoredSet{s}, nil
 	}
 	var out []layout.StoredSet
-	err := setsWithCode(r.codeCursor, r.setCursor, ref, func(s layout.StoredSet) bool {
+	err = setsWithCode(r.codeCursor, r.setCursor, ref, func(s layout.StoredSet) bool {
 		if zone < 0 || int(s.Zone()) == zone {
 			out = append(out, s)
 		}
