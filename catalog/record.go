@@ -126,7 +126,7 @@ var SetMembers = [...]Member{
 var CardMembers = [...]Member{
 	{Name: "id", Type: "string", Required: true, MinLength: 1, MaxLength: MaxKeyLength,
 		Description: "The catalogue id of the card, unique across all zones."},
-	{Name: "name", Type: "string", Required: true, MinLength: 1},
+	{Name: "name", Type: "string", Required: true, MinLength: 1, MaxLength: MaxNameLength},
 	{Name: "setName", Type: "string", Required: true, MinLength: 1,
 		Description: "The `name` of the card's set."},
 	{Name: "setCode", Type: "string", Required: true, MinLength: 1, MaxLength: MaxKeyLength,

@@ -42,7 +42,7 @@ func (s *Set) Validate() []FieldError {
 func (c *Card) Validate() []FieldError {
 	var errs []FieldError
 	errs = checkLen(errs, "id", c.ID, 1, MaxKeyLength)
-	errs = checkMinLen(errs, "name", c.Name, 1)
+	errs = checkLen(errs, "name", c.Name, 1, MaxNameLength)
 	errs = checkMinLen(errs, "setName", c.SetName, 1)
 	errs = checkLen(errs, "setCode", c.SetCode, 1, MaxKeyLength)
 	errs = checkLen(errs, "number", c.Number, 1, MaxNumberLength)
@@ -87,9 +87,15 @@ func (c *Card) Validate() []FieldError {
 // these bounds keep the longest, a number's sort key with its set's code
 // and its card's id, well under it.
 // Real ids and codes are under 30 characters, numbers under 10.
+//
+// MaxNameLength bounds a card's name: its folded and romanized forms are
+// keys of autocomplete's index, and a character folds to at most 33 bytes
+// (U+FDFA), so 500 keep a key under 17 KB. Real names are under 60
+// characters.
 const (
 	MaxKeyLength    = 256
 	MaxNumberLength = 64
+	MaxNameLength   = 500
 )
 
 // checkLen checks that v has at least min and at most max characters.

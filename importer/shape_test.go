@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/catalogd/catalogd/catalog"
@@ -167,6 +168,26 @@ func TestImportRejectsWhatMembersForbid(t *testing.T) {
 				t.Errorf("importer: a record of %s %s was imported without an error on %s (catalog.Member tables and importer/decode.go out of step?)", kind.array, wants[i], field)
 			}
 		}
+	}
+}
+
+// TestImportTakesTheLongestName: a card name of catalog.MaxNameLength
+// characters of the one that folds longest (U+FDFA, 33 bytes folded)
+// imports, and is found as typed: its forms, keys of the index, stay under
+// bbolt's 32 KiB.
+func TestImportTakesTheLongestName(t *testing.T) {
+	set := requiredOnly(sampleRecord(catalog.SetMembers[:]), catalog.SetMembers[:])
+	card := requiredOnly(sampleRecord(catalog.CardMembers[:]), catalog.CardMembers[:])
+	card["setName"], card["setCode"] = set["name"], set["code"]
+	name := strings.Repeat("\ufdfa", catalog.MaxNameLength)
+	card["name"] = name
+	db := importSnapshot(t, []map[string]any{set}, []map[string]any{card})
+	if db.err != nil {
+		t.Fatalf("a name of %d characters: %v", catalog.MaxNameLength, db.err)
+	}
+	names, err := db.Autocomplete(store.AutocompleteQuery{Q: "\ufdfa", Limit: 5})
+	if err != nil || len(names) != 1 || names[0].Name != name {
+		t.Errorf("autocomplete of its first character: %d names, %v", len(names), err)
 	}
 }
 

@@ -101,6 +101,7 @@ func TestImportRejectsEachBrokenRule(t *testing.T) {
 		{"card-name-null.json", 8, 28, "cards[2]", "jp-SV1a-001", "name", "a string", "null"},
 		{"card-name-number.json", 8, 28, "cards[2]", "jp-SV1a-001", "name", "a string", "25"},
 		{"card-name-too-long.json", 8, 28, "cards[2]", "jp-SV1a-001", "name", "a string of at most 65536 bytes", "a string of 90000 bytes"},
+		{"card-name-501-characters.json", 8, 28, "cards[2]", "jp-SV1a-001", "name", "a string of at most 500 characters", "(501 characters)"},
 		{"card-setName-empty.json", 8, 56, "cards[2]", "jp-SV1a-001", "setName", "at least 1 character", "an empty string"},
 		{"card-setName-null.json", 8, 56, "cards[2]", "jp-SV1a-001", "setName", "a string", "null"},
 		{"card-setName-number.json", 8, 56, "cards[2]", "jp-SV1a-001", "setName", "a string", "1"},
