@@ -116,7 +116,10 @@ func Import(ctx context.Context, cfg Config) (Result, error) {
 			unfollowed = err
 		}
 	}
-	if info, err = w.Finish(info); err != nil {
+	if info, err = w.Finish(ctx, info); err != nil {
+		if ctx.Err() != nil {
+			return Result{}, ctx.Err()
+		}
 		return Result{}, fmt.Errorf("import: %w", err)
 	}
 	if unfollowed == nil {

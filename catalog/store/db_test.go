@@ -2,6 +2,7 @@ package store
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -54,7 +55,7 @@ func writeTestCatalogue(t *testing.T, generation string) string {
 	if err := w.AddCard(card("jp-X-2", catalog.ZoneJP, "X", "Jay", "3")); !errors.Is(err, build.ErrDuplicate) {
 		t.Fatalf("duplicate card id: %v", err)
 	}
-	info, err := w.Finish(Info{Generation: generation, ImportedAt: time.Unix(1e9, 0).UTC()})
+	info, err := w.Finish(context.Background(), Info{Generation: generation, ImportedAt: time.Unix(1e9, 0).UTC()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -155,7 +156,7 @@ func TestSearchScansToTheEnd(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			if _, err := w.Finish(Info{Generation: "g"}); err != nil {
+			if _, err := w.Finish(context.Background(), Info{Generation: "g"}); err != nil {
 				t.Fatal(err)
 			}
 			db, err := Open(path)

@@ -2,6 +2,7 @@ package store
 
 import (
 	"bytes"
+	"context"
 	"encoding/base64"
 	"encoding/binary"
 	"encoding/json"
@@ -118,7 +119,7 @@ func TestChangesOfAFollowingCatalogue(t *testing.T) {
 		}
 	}
 	w.Follow(first, 5)
-	if _, err := w.Finish(Info{Generation: "g2"}); err != nil {
+	if _, err := w.Finish(context.Background(), Info{Generation: "g2"}); err != nil {
 		t.Fatal(err)
 	}
 	db, err := Open(path)

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"io"
@@ -82,7 +83,7 @@ func writeGroupedCatalogue(t *testing.T, sets []catalog.Set, cards []catalog.Car
 			t.Fatal(err)
 		}
 	}
-	if _, err := w.Finish(Info{Generation: "g"}); err != nil {
+	if _, err := w.Finish(context.Background(), Info{Generation: "g"}); err != nil {
 		t.Fatal(err)
 	}
 	return path
@@ -155,7 +156,7 @@ func TestNameGroupsChangeAndExport(t *testing.T) {
 			w.Follow(prev, 5)
 		}
 		gen := "g" + string(rune('0'+i))
-		if _, err := w.Finish(Info{Generation: gen}); err != nil {
+		if _, err := w.Finish(context.Background(), Info{Generation: gen}); err != nil {
 			t.Fatal(err)
 		}
 		db := openCatalogue(t, path)

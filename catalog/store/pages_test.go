@@ -2,6 +2,7 @@ package store
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -75,7 +76,7 @@ func writePagedCatalogue(t *testing.T, commitAt, sortLimit int) (string, map[str
 			}
 		}
 	}
-	if _, err := w.Finish(Info{Generation: "g", ImportedAt: time.Unix(1e9, 0).UTC()}); err != nil {
+	if _, err := w.Finish(context.Background(), Info{Generation: "g", ImportedAt: time.Unix(1e9, 0).UTC()}); err != nil {
 		t.Fatal(err)
 	}
 	return path, want

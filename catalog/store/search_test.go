@@ -2,6 +2,7 @@ package store
 
 import (
 	"bytes"
+	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -88,7 +89,7 @@ func writeCatalogue(t *testing.T, sets []catalog.Set, cards []catalog.Card, l bu
 			t.Fatal(err)
 		}
 	}
-	if _, err := w.Finish(Info{Generation: "g"}); err != nil {
+	if _, err := w.Finish(context.Background(), Info{Generation: "g"}); err != nil {
 		t.Fatal(err)
 	}
 	return path

@@ -2,6 +2,7 @@ package store
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -164,7 +165,7 @@ func compareCardJSON(t *testing.T, a, b string) int {
 // finishAndOpen finishes the catalogue w writes at path and opens it.
 func finishAndOpen(t *testing.T, w *build.Writer, path string) *DB {
 	t.Helper()
-	if _, err := w.Finish(Info{Generation: "g", ImportedAt: time.Unix(1e9, 0).UTC()}); err != nil {
+	if _, err := w.Finish(context.Background(), Info{Generation: "g", ImportedAt: time.Unix(1e9, 0).UTC()}); err != nil {
 		t.Fatal(err)
 	}
 	return openCatalogue(t, path)

@@ -1,6 +1,7 @@
 package build
 
 import (
+	"context"
 	"testing"
 	"time"
 
@@ -29,7 +30,7 @@ func createCommitting(t *testing.T, path string, commitAt int) *Writer {
 // finishAndOpen finishes the catalogue w writes at path and opens it.
 func finishAndOpen(t *testing.T, w *Writer, path string) *store.DB {
 	t.Helper()
-	if _, err := w.Finish(store.Info{Generation: "g", ImportedAt: time.Unix(1e9, 0).UTC()}); err != nil {
+	if _, err := w.Finish(context.Background(), store.Info{Generation: "g", ImportedAt: time.Unix(1e9, 0).UTC()}); err != nil {
 		t.Fatal(err)
 	}
 	db, err := store.Open(path)

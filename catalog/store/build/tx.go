@@ -62,6 +62,11 @@ func (w *Writer) commitTx(last bool) error {
 	if last {
 		return nil
 	}
+	if w.interrupted != nil {
+		if err := w.interrupted(); err != nil {
+			return err
+		}
+	}
 	return w.begin()
 }
 

@@ -2,6 +2,7 @@ package build
 
 import (
 	"bytes"
+	"context"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
@@ -27,6 +28,9 @@ type Writer struct {
 	db   *bolt.DB
 	path string
 	tx   *bolt.Tx
+	// interrupted is Finish's context's Err, which each commit but the
+	// last asks; nil before Finish.
+	interrupted func() error
 
 	limits        Limits
 	txBytes       int   // bytes put or pending since the last commit
@@ -415,8 +419,12 @@ func mergeRuns(dst, a, b []pendingCard, key func(*pendingCard) []byte) {
 }
 
 // Finish writes the sets, the marks of pages, the search index and info,
-// syncs the file and closes it. The Writer is done with either way.
-func (w *Writer) Finish(info Info) (_ Info, err error) {
+// syncs the file and closes it. The Writer is done with either way. It
+// ends early, with ctx's error and the file removed, once ctx is done:
+// writing the index of a large catalogue takes a while, and an
+// interrupted import should end at once.
+func (w *Writer) Finish(ctx context.Context, info Info) (_ Info, err error) {
+	w.interrupted = ctx.Err
 	defer func() {
 		if err != nil {
 			w.Abort()
@@ -424,6 +432,9 @@ func (w *Writer) Finish(info Info) (_ Info, err error) {
 	}()
 	defer w.closeSorters()
 
+	if err := ctx.Err(); err != nil {
+		return info, err
+	}
 	if err := w.entries.wait(); err != nil {
 		return info, err
 	}
@@ -514,86 +525,4 @@ func (w *Writer) closeSorters() {
 	w.runCounts.close()
 	w.setOrder.close()
 	w.cardKeys.close()
-}
-
-// writeSetTotals puts in each set's record the number of its cards, and in
-// setBytes the bytes of their JSON (see internal/layout/export.go), from the runs of its
-// cards.
-func (w *Writer) writeSetTotals() error {
-	var set []byte
-	var total, size int64
-	flush := func() error {
-		if set == nil {
-			return nil
-		}
-		// The set prefix, then the set code key: the zone byte moves to
-		// the end.
-		code, _, ok := layout.LengthPrefixed(set[1:])
-		if !ok {
-			return fmt.Errorf("write catalogue %s: malformed set prefix %q", w.path, set)
-		}
-		w.key = layout.AppendSetCodeKey(w.key[:0], set[0], string(code))
-		id := w.tx.Bucket(layout.BucketSetCodes).Get(w.key)
-		if id == nil {
-			return nil // cards of no set: the importer reports them
-		}
-		sets := w.tx.Bucket(layout.BucketSets)
-		v := sets.Get(id)
-		if len(v) < 8 {
-			return fmt.Errorf("write catalogue %s: set %q: %w", w.path, id, layout.ErrBadSet)
-		}
-		w.buf = binary.BigEndian.AppendUint64(w.buf[:0], uint64(total))
-		w.buf = append(w.buf, v[8:]...)
-		if err := w.putOrdered(layout.BucketSets, bytes.Clone(id), w.buf); err != nil {
-			return err
-		}
-		var n [8]byte
-		binary.BigEndian.PutUint64(n[:], uint64(size))
-		return w.putOrdered(layout.BucketSetBytes, set, n[:])
-	}
-	err := w.runCounts.each(func(prefix, run []byte) error {
-		if !bytes.Equal(prefix, set) {
-			if err := flush(); err != nil {
-				return err
-			}
-			set, total, size = append(set[:0], prefix...), 0, 0
-		}
-		total += int64(binary.BigEndian.Uint64(run[:8]))
-		size += int64(binary.BigEndian.Uint64(run[8:]))
-		return nil
-	})
-	if err != nil {
-		return err
-	}
-	return flush()
-}
-
-// writeSetLists writes the list of every set and that of each zone, in
-// list order.
-func (w *Writer) writeSetLists() error {
-	lists := [4]setListWriter{{list: 0}, {list: 1}, {list: 2}, {list: 3}}
-	err := w.setOrder.each(func(key, v []byte) error {
-		// The zone byte, the id, uvarint-length-prefixed, then the set's
-		// JSON.
-		id, set, ok := layout.LengthPrefixed(v[1:])
-		if !ok {
-			return fmt.Errorf("write catalogue %s: sets: malformed sort entry", w.path)
-		}
-		if err := w.putOrdered(layout.BucketSetOrder, key, id); err != nil {
-			return err
-		}
-		if err := lists[0].add(w, set); err != nil {
-			return err
-		}
-		return lists[1+v[0]].add(w, set)
-	})
-	if err != nil {
-		return err
-	}
-	for i := range lists {
-		if err := lists[i].end(w); err != nil {
-			return err
-		}
-	}
-	return nil
 }

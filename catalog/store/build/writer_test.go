@@ -1,6 +1,8 @@
 package build
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"hash/maphash"
 	"math/rand/v2"
@@ -188,8 +190,49 @@ func TestEntrySortReportsItsError(t *testing.T) {
 	if addErr == nil || !strings.Contains(addErr.Error(), "search index") {
 		t.Fatalf("AddCard after the sort failed: %v, want its error", addErr)
 	}
-	if _, err := w.Finish(Info{Generation: "g"}); err == nil || !strings.Contains(err.Error(), "search index") {
+	if _, err := w.Finish(context.Background(), Info{Generation: "g"}); err == nil || !strings.Contains(err.Error(), "search index") {
 		t.Errorf("Finish after the sort failed: %v, want its error", err)
 	}
 	w.Abort()
+}
+
+// doneAfter is a context that is done from the n-th time its Err is asked.
+type doneAfter struct {
+	context.Context
+	n, asked int
+}
+
+func (c *doneAfter) Err() error {
+	if c.asked++; c.asked >= c.n {
+		return context.Canceled
+	}
+	return nil
+}
+
+// TestFinishEndsWhenItsContextIsDone: an interrupt while Finish writes the
+// index ends it at its next commit, with the context's error and the file
+// removed, rather than once the whole index is written.
+func TestFinishEndsWhenItsContextIsDone(t *testing.T) {
+	for _, n := range []int{1, 2, 5} {
+		path := filepath.Join(t.TempDir(), "c.db")
+		w := createCommitting(t, path, 4<<10)
+		if err := w.AddSet(catalog.Set{ID: "intl-X", Code: "X", Name: "X", Zone: catalog.ZoneIntl}); err != nil {
+			t.Fatal(err)
+		}
+		for i := range 2000 {
+			if err := w.AddCard(card(fmt.Sprint(i), catalog.ZoneIntl, "X", "X", fmt.Sprint(i))); err != nil {
+				t.Fatal(err)
+			}
+		}
+		ctx := &doneAfter{Context: context.Background(), n: n}
+		if _, err := w.Finish(ctx, Info{Generation: "g"}); !errors.Is(err, context.Canceled) {
+			t.Errorf("done at its %d-th question: Finish gave %v, want context.Canceled", n, err)
+		}
+		if ctx.asked != n {
+			t.Errorf("done at its %d-th question: asked %d times, want Finish to end at once", n, ctx.asked)
+		}
+		if _, err := os.Stat(path); !os.IsNotExist(err) {
+			t.Errorf("done at its %d-th question: the file stays (%v)", n, err)
+		}
+	}
 }
