@@ -188,7 +188,7 @@ func decodeMember(s *scanner, fields []field, rec *record, problems []problem, u
 		if i = fieldIndex(fields, string(key)); i >= 0 {
 			name = fields[i].name
 		} else {
-			name = string(key)
+			name = unknownMember(string(key))
 		}
 	}
 	if err := s.expect(':', "':'"); err != nil {
@@ -369,4 +369,15 @@ func toCard(r *record) catalog.Card {
 		MarketBID:       r.optString(cardMarketBID),
 		ScanFallbackURL: r.optString(cardScanFallbackURL),
 	}
+}
+
+// unknownMember is how a problem names a member that is none of the
+// record's: as it is, or quoted and cut short (catalog.Quote) when it is
+// longer than a field name could be, so that a snapshot of long names
+// does not make each report as long.
+func unknownMember(name string) string {
+	if len(name) <= 60 {
+		return name
+	}
+	return catalog.Quote(name)
 }

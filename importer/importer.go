@@ -484,7 +484,7 @@ func (r *run) readSnapshot(file string, s *scanner) error {
 		default:
 			var found string
 			if found, err = s.skipValue(); err == nil {
-				err = r.report(&RecordError{File: file, Line: kline, Column: kcol, Field: member, Expected: `only the members "sets", "cards" and "names"`, Found: found})
+				err = r.report(&RecordError{File: file, Line: kline, Column: kcol, Field: unknownMember(member), Expected: `only the members "sets", "cards" and "names"`, Found: found})
 			}
 		}
 		if err == nil {

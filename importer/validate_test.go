@@ -408,6 +408,30 @@ func TestImportOfALongSetNameBeforeItsSet(t *testing.T) {
 	}
 }
 
+// TestImportCutsLongUnknownMembers: a member no record has is named in
+// its problem as it is, or cut short when it is long: a snapshot of
+// members of 65,000 characters does not make a report of megabytes.
+func TestImportCutsLongUnknownMembers(t *testing.T) {
+	long := strings.Repeat("x", 65_000)
+	dir := t.TempDir()
+	file := filepath.Join(dir, "snapshot.json")
+	writeFile(t, file, fmt.Sprintf(`{"sets":[{"id":"intl-s","code":"s","name":"S","zone":"intl","cardCount":0,%q:1,"short":2}],"cards":[],%q:3}`, long, long))
+	_, err := Import(context.Background(), Config{DB: filepath.Join(dir, "catalog.db"), Inputs: []string{file}})
+	ve := asValidationError(t, err)
+	if len(ve.Errors) != 3 {
+		t.Fatalf("%d problems, want 3: %v", len(ve.Errors), err)
+	}
+	cut := `"` + strings.Repeat("x", 60) + `"… (65000 characters)`
+	for i, want := range []string{cut, "short", cut} {
+		if got := ve.Errors[i].Field; got != want {
+			t.Errorf("problem %d names the member %.80q, want %q", i, got, want)
+		}
+	}
+	if len(err.Error()) > 2000 {
+		t.Errorf("a message of %d bytes for three problems", len(err.Error()))
+	}
+}
+
 func TestImportStopsAfterMaxErrors(t *testing.T) {
 	for _, tt := range []struct {
 		bad       int
