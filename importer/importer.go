@@ -254,6 +254,9 @@ type run struct {
 
 	// rejected holds the zone and code of sets reported as invalid.
 	rejected map[setRef]bool
+	// namesPastLimit: a name group went past the limits of all groups,
+	// and was reported; the groups after it are left out unreported.
+	namesPastLimit bool
 
 	curMember string // "sets" or "cards" while inside one, for messages
 	curIndex  int

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 
 	"github.com/catalogd/catalogd/catalog"
 )
@@ -96,11 +97,13 @@ func (r *run) readGroup(file string, s *scanner) error {
 		}
 		bad = true
 	}
-	if bad {
+	if bad || r.namesPastLimit {
 		return nil
 	}
 	if err := r.w.AddNames(names); errors.Is(err, catalog.ErrNameGroupsLimit) {
-		return report(line, col, "", fmt.Sprintf("at most %d name groups of at most %d bytes of names in all", catalog.MaxNameGroups, catalog.MaxNameGroupBytes), err.Error())
+		r.namesPastLimit = true
+		found := strings.TrimPrefix(err.Error(), catalog.ErrNameGroupsLimit.Error()+": ")
+		return report(line, col, "", fmt.Sprintf("at most %d name groups of at most %d bytes of names in all", catalog.MaxNameGroups, catalog.MaxNameGroupBytes), found)
 	} else if err != nil {
 		return fmt.Errorf("%w: %w", errWrite, err)
 	}

@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/catalogd/catalogd/catalog"
 )
 
 // The fixtures under testdata/invalid are the sample's records with exactly
@@ -429,6 +431,36 @@ func TestImportCutsLongUnknownMembers(t *testing.T) {
 	}
 	if len(err.Error()) > 2000 {
 		t.Errorf("a message of %d bytes for three problems", len(err.Error()))
+	}
+}
+
+// TestImportReportsTheNameGroupsLimitOnce: past the limit of name groups,
+// the group that goes past it is reported, saying which limit, and the
+// groups after it are not, so that the problems after them still show.
+func TestImportReportsTheNameGroupsLimitOnce(t *testing.T) {
+	var b strings.Builder
+	b.WriteString(`{"sets":[],"names":[`)
+	for i := range catalog.MaxNameGroups + 150 {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, `["g%da","g%db"]`, i, i)
+	}
+	b.WriteString(`],"cards":[{"id":"intl-1","name":"Card","setName":"S","setCode":"s","number":"1","language":"en","zone":"intl","year":1}]}`)
+	dir := t.TempDir()
+	file := filepath.Join(dir, "snapshot.json")
+	writeFile(t, file, b.String())
+	_, err := Import(context.Background(), Config{DB: filepath.Join(dir, "catalog.db"), Inputs: []string{file}})
+	ve := asValidationError(t, err)
+	if len(ve.Errors) != 2 {
+		t.Fatalf("%d problems, want the limit once and the card's year: %v", len(ve.Errors), err)
+	}
+	limit, year := ve.Errors[0], ve.Errors[1]
+	if want := fmt.Sprintf("names[%d]", catalog.MaxNameGroups); limit.Record != want || limit.Found != fmt.Sprintf("more than %d groups", catalog.MaxNameGroups) {
+		t.Errorf("the limit: %s found %q, want %s found more than %d groups", limit.Record, limit.Found, want, catalog.MaxNameGroups)
+	}
+	if year.Record != "cards[0]" || year.Field != "year" {
+		t.Errorf("the second problem is %s %s, want the card's year", year.Record, year.Field)
 	}
 }
 

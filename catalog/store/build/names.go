@@ -3,6 +3,7 @@ package build
 import (
 	"bytes"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -20,7 +21,9 @@ func (w *Writer) AddNames(names []string) error {
 		return fmt.Errorf("write catalogue %s: name group: %w", w.path, errs[0])
 	}
 	id, err := w.groups.add(names)
-	if err != nil {
+	if errors.Is(err, catalog.ErrNameGroupsLimit) {
+		return err // of the snapshot, not of the file
+	} else if err != nil {
 		return fmt.Errorf("write catalogue %s: %w", w.path, err)
 	}
 	var key [4]byte
