@@ -305,13 +305,14 @@ func decodeValue(s *scanner, f field, v *value, text *[]byte) ([]problem, error)
 		return nil, nil
 	case f.kind == kindInteger && kind == "number":
 		text, err := s.readNumber()
-		if err != nil {
+		if err != nil && !errors.Is(err, errNumberTooLong) {
 			return nil, err
 		}
 		n, err := strconv.ParseInt(text, 10, 64)
 		if err != nil || n == 0 && text[0] == '-' {
-			// A fraction, an exponent, a value past int64 or -0: integers
-			// are whole numbers written in plain digits.
+			// A fraction, an exponent, a value past int64 or -0, or more
+			// digits than any: integers are whole numbers written in plain
+			// digits.
 			v.bad = true
 			return []problem{{line, col, f.name, fmt.Sprintf("an integer in plain digits, at most %d", int64(catalog.MaxInteger)), text}}, nil
 		}

@@ -35,6 +35,7 @@ type scanner struct {
 // Limits that keep memory bounded whatever the input.
 const (
 	maxString = 64 << 10 // bytes of one string value
+	maxNumber = 64       // characters of one number value
 	maxDepth  = 64       // nesting of skipped values
 )
 
@@ -49,6 +50,10 @@ func (e *syntaxError) Error() string { return fmt.Sprintf("%d:%d: %s", e.line, e
 // errTooLong marks a string value over maxString; the scanner has skipped it
 // and may go on.
 var errTooLong = errors.New("string too long")
+
+// errNumberTooLong marks a number value over maxNumber characters, which no
+// field takes; the scanner has skipped it and may go on.
+var errNumberTooLong = errors.New("number too long")
 
 func newScanner(r io.Reader) *scanner {
 	return &scanner{r: r, buf: make([]byte, 64<<10), line: 1}
@@ -389,10 +394,13 @@ func (s *scanner) scanHex() (rune, error) {
 }
 
 // readNumber consumes a number and returns its text (valid until the next
-// call). The grammar is RFC 8259's; its value is the caller's to judge.
+// call). The grammar is RFC 8259's; its value is the caller's to judge. A
+// number over maxNumber characters is consumed, not kept: the text then
+// says its length, with errNumberTooLong.
 func (s *scanner) readNumber() (string, error) {
 	line, col := s.position()
 	s.str = s.str[:0]
+	n := 0
 	for {
 		if s.pos >= s.end && !s.fill() {
 			break
@@ -401,11 +409,14 @@ func (s *scanner) readNumber() (string, error) {
 		if !(c == '-' || c == '+' || c == '.' || c == 'e' || c == 'E' || ('0' <= c && c <= '9')) {
 			break
 		}
-		if len(s.str) >= 64 {
-			return "", &syntaxError{line, col, "number longer than 64 characters"}
+		if n < maxNumber {
+			s.str = append(s.str, c)
 		}
-		s.str = append(s.str, c)
+		n++
 		s.pos++
+	}
+	if n > maxNumber {
+		return fmt.Sprintf("a number of %d characters", n), errNumberTooLong
 	}
 	if !validNumber(s.str) {
 		return "", &syntaxError{line, col, fmt.Sprintf("invalid number %q", s.str)}
@@ -502,7 +513,11 @@ func (s *scanner) skip(depth int) (string, error) {
 		}
 		return "the string " + catalog.Quote(str), nil
 	case "number":
-		return s.readNumber()
+		text, err := s.readNumber()
+		if errors.Is(err, errNumberTooLong) {
+			return text, nil
+		}
+		return text, err
 	case "boolean", "null":
 		return s.readLiteral()
 	case "array":

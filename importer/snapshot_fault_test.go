@@ -350,7 +350,7 @@ func TestNumbersWhereIntegersBelong(t *testing.T) {
 		{"18446744073709551616", "an integer in plain digits"},
 		{"9007199254740992", "an integer from 0 to 9007199254740991"},
 		{"-1", "an integer from 0 to 9007199254740991"},
-		{strings.Repeat("1", 65), "number longer than 64 characters"},
+		{strings.Repeat("1", 65), "a number of 65 characters"},
 	} {
 		t.Run(tc.number, func(t *testing.T) {
 			before := "{\"sets\":[\n{\"id\":\"jp-A\",\"code\":\"A\",\"name\":\"A\",\"zone\":\"jp\",\"cardCount\":"
@@ -364,6 +364,18 @@ func TestNumbersWhereIntegersBelong(t *testing.T) {
 			c.assertKept(t)
 		})
 	}
+
+	// A number longer than any is a problem of its field, not of the JSON:
+	// the file is read on, and what follows is judged too, an unknown
+	// member's long number among it.
+	long := strings.Repeat("9", 80)
+	data := []byte(`{"sets":[{"id":"jp-A","code":"A","name":"A","zone":"jp","cardCount":` + long + `,"x":` + long + `}],"cards":[]}`)
+	_, err := c.importFile(t, "numbers.json", data)
+	ve := asValidationError(t, err)
+	if len(ve.Errors) != 2 || ve.Errors[0].Field != "cardCount" || ve.Errors[1].Field != "x" || ve.Errors[1].Found != "a number of 80 characters" {
+		t.Errorf("two numbers of 80 digits, the second an unknown member's: %v; want cardCount and x reported", err)
+	}
+	c.assertKept(t)
 }
 
 // TestDuplicateKeys: a member repeated in an object, however it is
