@@ -120,14 +120,23 @@ func (l *keyLoader) run(ctx context.Context, first chan<- struct{}) {
 	}
 }
 
-// load makes one attempt to resolve the JWKS URL and fetch the key set.
-func (l *keyLoader) load(ctx context.Context) error {
+// load makes one attempt to resolve the JWKS URL and fetch the key set. A
+// discovered URL whose set cannot be loaded is discovered again at the next
+// attempt: it may be the conventional fallback, taken while the IdP's
+// discovery document was missing for a moment (a 404 from a proxy not yet
+// routed), and the IdP's keys are elsewhere.
+func (l *keyLoader) load(ctx context.Context) (err error) {
 	if l.jwksURL == "" {
-		u, err := l.discover(ctx)
-		if err != nil {
-			return err
+		u, derr := l.discover(ctx)
+		if derr != nil {
+			return derr
 		}
 		l.jwksURL = u
+		defer func() {
+			if err != nil {
+				l.jwksURL = ""
+			}
+		}()
 	}
 
 	// The storage's context also ends its refresh goroutine, so a failed

@@ -135,6 +135,26 @@ func TestIdPDownAtStart(t *testing.T) {
 	}
 }
 
+// TestIdPDiscoveryMissingAtStart: the IdP's discovery document is missing
+// for a moment at start (a 404 from a proxy not yet routed), so the
+// conventional JWKS URL is tried, and is not where this IdP keeps its keys.
+// Once the document is back, discovery finds them: the fallback was not
+// kept for good.
+func TestIdPDiscoveryMissingAtStart(t *testing.T) {
+	k := rsaKey(t)
+	idp := newTestIdP(t, k) // its keys at /keys, which discovery names
+	idp.setStatus(http.StatusNotFound)
+	v := newVerifier(t, idp, func(c *Config) { c.RefreshRateLimit = 20 * time.Millisecond })
+	if v.Ready() {
+		t.Fatal("Ready() = true while discovery and the fallback both answer 404")
+	}
+	idp.setStatus(0)
+	waitFor(t, "Ready once discovery is back", v.Ready)
+	if _, err := v.Verify(context.Background(), "Bearer "+sign(t, k, idp.claims(time.Now()))); err != nil {
+		t.Fatalf("Verify once discovery is back: %v", err)
+	}
+}
+
 // TestIdPUnreachableAtStart: an IdP that accepts connections but never
 // answers delays NewVerifier by one HTTP timeout at most.
 func TestIdPUnreachableAtStart(t *testing.T) {
