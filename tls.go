@@ -101,8 +101,9 @@ type certSource interface {
 	getCertificate(hello *tls.ClientHelloInfo) (*tls.Certificate, error)
 	// run keeps the certificate current until ctx ends.
 	run(ctx context.Context)
-	// ready reports whether a certificate is in hand.
-	ready() bool
+	// unready says why no certificate fit to serve is in hand, "" when
+	// one is.
+	unready() string
 	// host is the name clients are expected to use, for the default
 	// --base-url; "" when none is known.
 	host() string
@@ -129,7 +130,7 @@ func openHTTPS(o serveOptions, log *slog.Logger) (*httpsFront, error) {
 		return nil, nil
 	}
 	if t.certFile != "" {
-		files, err := loadCertFiles(t.certFile, t.keyFile, log)
+		files, err := loadCertFiles(t.certFile, t.keyFile, log, time.Now)
 		if err != nil {
 			return nil, fmt.Errorf("serve: %w", err)
 		}
@@ -204,13 +205,15 @@ func (f *httpsFront) baseURL(addr string) string {
 
 // handler adds to every HTTPS answer what HTTPS promises: the
 // Strict-Transport-Security header, and a /readyz that is not ready before
-// a certificate is.
+// a certificate is, nor once it has expired.
 func (f *httpsFront) handler(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Strict-Transport-Security", hstsValue)
-		if r.URL.Path == "/readyz" && !f.certs.ready() {
-			writeUnready(w, "no TLS certificate yet")
-			return
+		if r.URL.Path == "/readyz" {
+			if why := f.certs.unready(); why != "" {
+				writeUnready(w, why)
+				return
+			}
 		}
 		next.ServeHTTP(w, r)
 	})
@@ -259,19 +262,26 @@ func (f *httpsFront) serve(ctx context.Context, root http.Handler, ln net.Listen
 }
 
 // certFiles is a certificate and key read from PEM files, read again when
-// either file changes. A pair that does not load is logged and the pair in
-// use stays.
+// either file changes. A pair that does not load, or whose certificate is
+// not valid now (expired, or not yet valid), is logged and the pair in use
+// stays.
 type certFiles struct {
 	certFile, keyFile string
 	log               *slog.Logger
+	now               func() time.Time
 	current           atomic.Pointer[tls.Certificate]
 	// seen are the files as last read or tried, so that a bad pair is
 	// reported once, not every second.
 	seenCert, seenKey os.FileInfo
 }
 
-func loadCertFiles(certFile, keyFile string, log *slog.Logger) (*certFiles, error) {
-	c := &certFiles{certFile: certFile, keyFile: keyFile, log: log}
+// certExpiresSoon is how long before its expiry a certificate loaded
+// from files is logged as a warning: certbot renews 30 days before, so a
+// certificate this close to its end was not renewed.
+const certExpiresSoon = 14 * 24 * time.Hour
+
+func loadCertFiles(certFile, keyFile string, log *slog.Logger, now func() time.Time) (*certFiles, error) {
+	c := &certFiles{certFile: certFile, keyFile: keyFile, log: log, now: now}
 	if err := c.load(); err != nil {
 		return nil, err
 	}
@@ -292,6 +302,14 @@ func (c *certFiles) load() error {
 	if err != nil {
 		return fmt.Errorf("tls certificate %s, key %s: %w", c.certFile, c.keyFile, err)
 	}
+	leaf, now := pair.Leaf, c.now()
+	if now.Before(leaf.NotBefore) || now.After(leaf.NotAfter) {
+		return fmt.Errorf("tls certificate %s is valid from %s to %s, not now (%s)", c.certFile,
+			leaf.NotBefore.UTC().Format(time.RFC3339), leaf.NotAfter.UTC().Format(time.RFC3339), now.UTC().Format(time.RFC3339))
+	}
+	if leaf.NotAfter.Sub(now) < certExpiresSoon {
+		c.log.Warn("tls certificate expires soon; renew it", slog.String("certificate", c.certFile), slog.Time("not_after", leaf.NotAfter))
+	}
 	c.current.Store(&pair)
 	return nil
 }
@@ -300,7 +318,15 @@ func (c *certFiles) getCertificate(*tls.ClientHelloInfo) (*tls.Certificate, erro
 	return c.current.Load(), nil
 }
 
-func (c *certFiles) ready() bool  { return true }
+// unready is not "" once the certificate served has expired: clients
+// refuse it, and a load balancer should stop sending them here.
+func (c *certFiles) unready() string {
+	if leaf := c.current.Load().Leaf; c.now().After(leaf.NotAfter) {
+		return "the TLS certificate expired at " + leaf.NotAfter.UTC().Format(time.RFC3339)
+	}
+	return ""
+}
+
 func (c *certFiles) kind() string { return "certificate files" }
 
 func (c *certFiles) host() string {
@@ -389,7 +415,13 @@ func (a *acmeCerts) getCertificate(hello *tls.ClientHelloInfo) (*tls.Certificate
 	return a.manager.GetCertificate(hello)
 }
 
-func (a *acmeCerts) ready() bool  { return a.have.Load() }
+func (a *acmeCerts) unready() string {
+	if !a.have.Load() {
+		return "no TLS certificate yet"
+	}
+	return ""
+}
+
 func (a *acmeCerts) host() string { return a.domains[0] }
 func (a *acmeCerts) kind() string { return "acme" }
 

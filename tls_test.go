@@ -14,6 +14,7 @@ import (
 	"encoding/pem"
 	"fmt"
 	"io"
+	"log/slog"
 	"maps"
 	"math/big"
 	"net"
@@ -77,8 +78,15 @@ func randomSerial(t *testing.T) *big.Int {
 	return n
 }
 
-// issue makes a server certificate for name and its key, both PEM.
+// issue makes a server certificate for name and its key, both PEM, valid
+// from an hour ago for a day.
 func (ca *testCA) issue(t *testing.T, name string) (certPEM, keyPEM []byte, serial *big.Int) {
+	t.Helper()
+	return ca.issueFor(t, name, time.Now().Add(-time.Hour), time.Now().Add(24*time.Hour))
+}
+
+// issueFor is issue with the certificate valid from notBefore to notAfter.
+func (ca *testCA) issueFor(t *testing.T, name string, notBefore, notAfter time.Time) (certPEM, keyPEM []byte, serial *big.Int) {
 	t.Helper()
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
@@ -88,8 +96,8 @@ func (ca *testCA) issue(t *testing.T, name string) (certPEM, keyPEM []byte, seri
 		SerialNumber: randomSerial(t),
 		Subject:      pkix.Name{CommonName: name},
 		DNSNames:     []string{name},
-		NotBefore:    time.Now().Add(-time.Hour),
-		NotAfter:     time.Now().Add(24 * time.Hour),
+		NotBefore:    notBefore,
+		NotAfter:     notAfter,
 		KeyUsage:     x509.KeyUsageDigitalSignature,
 		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
 	}
@@ -422,6 +430,64 @@ func TestHTTPSFrontReadiness(t *testing.T) {
 	certs.have.Store(true)
 	if rec := get("/readyz"); rec.Code != http.StatusOK || rec.Body.String() != "api" {
 		t.Errorf("GET /readyz with a certificate: %d %s, want the API's answer", rec.Code, rec.Body)
+	}
+}
+
+// TestCertFilesValidNow: certificate files are served only while their
+// certificate is valid, by a clock the test turns: a pair expired or not
+// yet valid is refused at start and on reload (the current pair stays),
+// one near its end is logged as a warning, and once the certificate served
+// expires, /readyz says so.
+func TestCertFilesValidNow(t *testing.T) {
+	ca := newTestCA(t)
+	dir := t.TempDir()
+	certPath, keyPath := filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
+	start := time.Now()
+	write := func(notBefore, notAfter time.Time) *big.Int {
+		certPEM, keyPEM, serial := ca.issueFor(t, "catalog.test", notBefore, notAfter)
+		replaceFile(t, keyPath, keyPEM)
+		replaceFile(t, certPath, certPEM)
+		return serial
+	}
+	var logs bytes.Buffer
+	log := slog.New(slog.NewTextHandler(&logs, nil))
+	clock := start
+	now := func() time.Time { return clock }
+
+	write(start.Add(-48*time.Hour), start.Add(-24*time.Hour))
+	if _, err := loadCertFiles(certPath, keyPath, log, now); err == nil || !strings.Contains(err.Error(), "not now") {
+		t.Errorf("an expired pair at start: %v, want an error saying it is not valid now", err)
+	}
+	write(start.Add(time.Hour), start.Add(48*time.Hour))
+	if _, err := loadCertFiles(certPath, keyPath, log, now); err == nil || !strings.Contains(err.Error(), "not now") {
+		t.Errorf("a pair not yet valid at start: %v, want an error saying it is not valid now", err)
+	}
+
+	serial := write(start.Add(-time.Hour), start.Add(24*time.Hour))
+	logs.Reset()
+	c, err := loadCertFiles(certPath, keyPath, log, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(logs.String(), "tls certificate expires soon") {
+		t.Errorf("a certificate a day from its end loaded without a warning: %s", logs.String())
+	}
+	if why := c.unready(); why != "" {
+		t.Errorf("a valid certificate: unready %q", why)
+	}
+
+	write(start.Add(-48*time.Hour), start.Add(-time.Minute)) // a renewal gone wrong
+	c.check()
+	if got := c.current.Load().Leaf.SerialNumber; got.Cmp(serial) != 0 || !strings.Contains(logs.String(), "tls certificate reload failed") {
+		t.Errorf("an expired pair on reload: serving serial %v (want %v, the current one kept); log: %s", got, serial, logs.String())
+	}
+
+	clock = start.Add(25 * time.Hour)
+	front := (&httpsFront{certs: c}).handler(http.NotFoundHandler())
+	rec := httptest.NewRecorder()
+	front.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "https://catalog.test/readyz", nil))
+	if rec.Code != http.StatusServiceUnavailable || !strings.Contains(rec.Body.String(), "expired at") {
+		t.Errorf("/readyz once the certificate served has expired: %d %s", rec.Code, rec.Body)
 	}
 }
 
