@@ -347,6 +347,15 @@ func (o *serveOptions) answerCacheBytes() int64 {
 	return int64(o.answerCache) << 20
 }
 
+// The bounds of --rate-limit and --rate-burst: a slower rate or a larger
+// burst refills over centuries, past what the RateLimit headers' seconds
+// and Go's durations hold.
+const (
+	minRateLimit = 0.001 // a request every 1,000 s
+	maxRateLimit = 1e6
+	maxRateBurst = 1_000_000
+)
+
 // rateLimits is the per-client budget of --rate-limit and --rate-burst.
 func (o *serveOptions) rateLimits() server.RateLimit {
 	burst := o.rateBurst
@@ -437,8 +446,11 @@ func (o *serveOptions) check() error {
 	if o.gcHeadroom < 0 || o.gcHeadroom > maxGCHeadroom {
 		return usageErrorf("serve: --gc-headroom-mb %d: want 0 (Go's default) to %d", o.gcHeadroom, maxGCHeadroom)
 	}
-	if o.rateLimit < 0 || math.IsNaN(o.rateLimit) || math.IsInf(o.rateLimit, 0) || o.rateBurst < 0 {
-		return usageErrorf("serve: --rate-limit %v and --rate-burst %d: want a positive rate (0 for no limit) and a positive burst", o.rateLimit, o.rateBurst)
+	if (o.rateLimit != 0 && !(o.rateLimit >= minRateLimit && o.rateLimit <= maxRateLimit)) || o.rateBurst < 0 || o.rateBurst > maxRateBurst {
+		return usageErrorf("serve: --rate-limit %v and --rate-burst %d: want a rate of %v to %v requests per second (0 for no limit) and a burst of 1 to %d", o.rateLimit, o.rateBurst, minRateLimit, maxRateLimit, maxRateBurst)
+	}
+	if o.rateBurst > 0 && o.rateLimit == 0 {
+		return usageErrorf("serve: --rate-burst %d without --rate-limit: a burst of what rate? Give --rate-limit too", o.rateBurst)
 	}
 	if o.baseURL != "" {
 		u, err := url.Parse(o.baseURL)
