@@ -54,45 +54,57 @@ func (s *Server) handleMCP() http.Handler {
 		MaxRequestBodyBytes:        mcpMaxBody,
 		Logger:                     s.sdkLog(),
 	})
-	if s.limits == nil {
-		return sdk
-	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		// The SDK hands the request's context to the tools (so that
-		// middleware may add to it, its docs say): a tool that costs more
-		// than the request route.serve took takes the rest (chargeTool).
+		// middleware may add to it, its docs say): the calls of one request
+		// take their turns and their prices through it (toolHandler,
+		// chargeTool).
 		ctx := context.WithValue(r.Context(), mcpCallerKey{}, &mcpCaller{clientID: clientOf(w), header: w.Header()})
 		sdk.ServeHTTP(w, r.WithContext(ctx))
 	})
 }
 
 // mcpCaller is who sent an MCP request, and the header of its answer,
-// for a tool to charge its price to (chargeTool).
+// for its calls to charge their prices to (chargeTool).
 type mcpCaller struct {
 	clientID string
-	mu       sync.Mutex // the calls of a JSON-RPC batch run at once
-	header   http.Header
+	// turn runs the calls of one request one at a time: the SDK runs each
+	// call of a JSON-RPC batch (protocol 2025-03-26) on a goroutine of its
+	// own, and a batch of hundreds would otherwise be hundreds of requests
+	// in flight for one of --max-client-requests.
+	turn   sync.Mutex
+	calls  int // the calls of the request that have run, under turn
+	header http.Header
 }
 
 type mcpCallerKey struct{}
 
-// chargeTool takes from the caller's budget what a call of t costs beyond
-// the one request route.serve took for the HTTP request: get_cards prices
-// its ids as getCards does (docs/CONTRACT.md, Rate limits). It sets the
-// answer's RateLimit headers anew, which the SDK writes once the call is
-// answered, and returns the refusal's detail when the budget is short.
-func (s *Server) chargeTool(ctx context.Context, t catalogTool, args toolArgs) (refused string) {
-	caller, _ := ctx.Value(mcpCallerKey{}).(*mcpCaller)
-	if s.limits == nil || t.cost == nil || caller == nil {
+// chargeTool takes from the caller's budget what a call of t costs: 1, or
+// for get_cards the price of its ids as getCards has it (docs/CONTRACT.md,
+// Rate limits), less the 1 route.serve took for the HTTP request if this is
+// its first call; the calls of a JSON-RPC batch after the first pay whole.
+// It sets the answer's RateLimit headers anew, which the SDK writes once
+// the request is answered, and returns the refusal's detail when the
+// budget is short. The caller's turn is held (toolHandler).
+func (s *Server) chargeTool(caller *mcpCaller, t catalogTool, args toolArgs) (refused string) {
+	if caller == nil {
 		return ""
 	}
-	extra := min(t.cost(args), s.limits.limit.Burst) - 1
-	if extra <= 0 {
+	if caller.calls++; s.limits == nil {
 		return ""
 	}
-	caller.mu.Lock()
-	defer caller.mu.Unlock()
-	if retry, ok := s.limits.take(caller.header, caller.clientID, extra); !ok {
+	price := 1
+	if t.cost != nil {
+		price = t.cost(args)
+	}
+	price = min(price, s.limits.limit.Burst)
+	if caller.calls == 1 {
+		price--
+	}
+	if price <= 0 {
+		return ""
+	}
+	if retry, ok := s.limits.take(caller.header, caller.clientID, price); !ok {
 		return s.limits.overLimit(caller.clientID, retry)
 	}
 	return ""
@@ -186,11 +198,16 @@ func (s *Server) toolHandler(t catalogTool) mcp.ToolHandler {
 				res, err = s.toolError(ctx, t, fmt.Errorf("panic: %v", v)), nil
 			}
 		}()
+		caller, _ := ctx.Value(mcpCallerKey{}).(*mcpCaller)
+		if caller != nil {
+			caller.turn.Lock()
+			defer caller.turn.Unlock()
+		}
 		args, err := decodeToolArgs(req.Params.Arguments, input)
 		if err != nil {
 			return s.toolError(ctx, t, err), nil
 		}
-		if refused := s.chargeTool(ctx, t, args); refused != "" {
+		if refused := s.chargeTool(caller, t, args); refused != "" {
 			return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: refused}}}, nil
 		}
 		db, release := s.catalog.Acquire()

@@ -1,0 +1,69 @@
+package server
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/catalogd/catalogd/catalog/store"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// TestMCPBatchIsOneRequestAtATime: the calls of a JSON-RPC batch (protocol
+// 2025-03-26) run one after another, as one request in flight, and each
+// after the first pays its own price: a batch of a hundred calls is not a
+// hundred requests at once for one request's price.
+func TestMCPBatchIsOneRequestAtATime(t *testing.T) {
+	f := newFixtureWith(t, func(c *Config) {
+		c.MaxClientRequests = 2
+		c.RateLimit = RateLimit{PerSecond: 0.001, Burst: 1000} // no refill within the test
+	})
+	var mu sync.Mutex
+	running, most := 0, 0
+	// A tool of the catalogue's kind, through the handler every tool has.
+	probe := catalogTool{tool: &mcp.Tool{Name: "probe", InputSchema: objectSchema(nil)}, answer: func(toolArgs, *store.DB) ([]byte, string, error) {
+		mu.Lock()
+		running++
+		most = max(most, running)
+		mu.Unlock()
+		// Long enough for the batch's other calls to start, were they
+		// allowed to: the test counts them, it does not time them.
+		time.Sleep(10 * time.Millisecond)
+		mu.Lock()
+		running--
+		mu.Unlock()
+		return []byte(`{}`), "ok", nil
+	}}
+	f.srv.mcp.AddTool(probe.tool, f.srv.toolHandler(probe))
+	batch := func(tool, args string, n int) *response {
+		var calls []string
+		for i := range n {
+			calls = append(calls, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":%q,"arguments":%s}}`, i, tool, args))
+		}
+		return f.mcpSend(t, http.MethodPost, "["+strings.Join(calls, ",")+"]", "2025-03-26", "Bearer "+f.token, "")
+	}
+
+	r := batch("probe", "{}", 20)
+	r.wantStatus(t, http.StatusOK)
+	var answers []json.RawMessage
+	if err := json.Unmarshal(r.body, &answers); err != nil || len(answers) != 20 {
+		t.Fatalf("a batch of 20 calls: %d answers (%v): %.200s", len(answers), err, r.body)
+	}
+	if most != 1 {
+		t.Errorf("the calls of one batch ran %d at once, want 1", most)
+	}
+	if got := r.header.Get("RateLimit-Remaining"); got != "980" {
+		t.Errorf("a batch of 20 calls left RateLimit-Remaining %s of 1000, want 980", got)
+	}
+
+	// get_cards pays for its ids in a batch as alone: 1 + 10/5 each.
+	r = batch("get_cards", `{"id":["intl-base1-1","intl-base1-2","intl-base1-3","intl-base1-4","intl-base1-5","intl-base1-6","intl-base1-7","intl-base1-8","intl-base1-9","intl-base1-10"]}`, 5)
+	r.wantStatus(t, http.StatusOK)
+	if got := r.header.Get("RateLimit-Remaining"); got != "965" {
+		t.Errorf("a batch of 5 get_cards of 10 ids left RateLimit-Remaining %s, want 965 (980 less 5 × 3)", got)
+	}
+}
