@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"unicode/utf16"
+	"unicode/utf8"
 
 	"github.com/catalogd/catalogd/catalog"
 	"github.com/catalogd/catalogd/catalog/store"
@@ -305,7 +307,7 @@ func decodeToolArgs(raw json.RawMessage, input *jsonschema.Schema) (toolArgs, er
 			a.values[name] = []string{string(v)}
 		case prop.Type == "string" && v[0] == '"':
 			var str string
-			if err := json.Unmarshal(v, &str); err != nil {
+			if err := jsonText(v, &str); err != nil {
 				a.fail(name, "must be a string")
 				continue
 			}
@@ -368,11 +370,57 @@ func stringArray(v []byte) ([]string, error) {
 		if string(r) == "null" {
 			continue
 		}
-		if r[0] != '"' || json.Unmarshal(r, &strs[i]) != nil {
+		if r[0] != '"' || jsonText(r, &strs[i]) != nil {
 			return nil, fmt.Errorf("got %s as value %d of %d", jsonKind(r), i+1, len(raw))
 		}
 	}
 	return strs, nil
+}
+
+// jsonText decodes the JSON string raw into s as encoding/json does, but
+// for a text that is not valid UTF-8 (a bad byte, an escaped lone
+// surrogate), which encoding/json turns into U+FFFD and so into a valid
+// string: s is then itself invalid, for the operation to refuse with the
+// message it gives such a value in a query.
+func jsonText(raw []byte, s *string) error {
+	if err := json.Unmarshal(raw, s); err != nil {
+		return err
+	}
+	if !utf8.Valid(raw) || hasLoneSurrogate(raw) {
+		*s = "\xff"
+	}
+	return nil
+}
+
+// hasLoneSurrogate reports whether the JSON string raw escapes half of a
+// UTF-16 surrogate pair without the other half (\ud800 alone).
+func hasLoneSurrogate(raw []byte) bool {
+	surrogate := func(i int) (r rune, ok bool) { // the \u escape at raw[i:]
+		if i+6 > len(raw) || raw[i] != '\\' || raw[i+1] != 'u' {
+			return 0, false
+		}
+		n, err := strconv.ParseUint(string(raw[i+2:i+6]), 16, 16)
+		return rune(n), err == nil && utf16.IsSurrogate(rune(n))
+	}
+	for i := 0; i < len(raw); i++ {
+		if raw[i] != '\\' {
+			continue
+		}
+		r, ok := surrogate(i)
+		switch {
+		case !ok:
+			i++ // an escape of one character, or a \u of another: skip its letter
+		case r >= 0xdc00: // a second half first
+			return true
+		default:
+			second, ok := surrogate(i + 6)
+			if !ok || second < 0xdc00 {
+				return true
+			}
+			i += 11
+		}
+	}
+	return false
 }
 
 // jsonKind names a JSON value that has the wrong type, with the value when

@@ -537,6 +537,8 @@ func TestMCPBadArguments(t *testing.T) {
 		{"ArgumentsNotAnObject", "list_sets", []int{1}, []string{"arguments"}, "", 0},
 		{"CardIDTwice", "get_card", json.RawMessage(`{"cardId":"nope","cardId":"jp-SV1a-001"}`), []string{"cardId", "given 2 times"}, "", 0},
 		{"ZoneTwiceLastNull", "search_cards", json.RawMessage(`{"q":"pikachu","zone":"jp","zone":null}`), []string{"zone", "given 2 times"}, "", 0},
+		{"QNotUTF8", "search_cards", json.RawMessage("{\"q\":\"pika\xff\"}"), []string{"q: must be valid UTF-8"}, "/catalog/search?q=pika%FF", 400},
+		{"IDLoneSurrogate", "get_cards", json.RawMessage(`{"id":["intl-base1-4","\ud800x"]}`), []string{"id: value 2 of 2 must be valid UTF-8"}, "/catalog/cards?id=intl-base1-4&id=%ED%A0%80x", 400},
 	}
 	cs := f.mcp(t, "")
 	for _, c := range cases {

@@ -67,3 +67,24 @@ func TestMCPBatchIsOneRequestAtATime(t *testing.T) {
 		t.Errorf("a batch of 5 get_cards of 10 ids left RateLimit-Remaining %s, want 965 (980 less 5 × 3)", got)
 	}
 }
+
+func TestHasLoneSurrogate(t *testing.T) {
+	for raw, want := range map[string]bool{
+		`"pikachu"`:            false,
+		`"\u00e9\u0041"`:       false,
+		`"\ud83d\ude00"`:       false, // a pair: 😀
+		`"\\ud800"`:            false, // an escaped backslash, then text
+		`"\"\ud83d\ude00\\"`:   false,
+		`"\ud800"`:             true,
+		`"\ud800x"`:            true,
+		`"\ude00\ud83d"`:       true, // the halves the wrong way round
+		`"\ud83d\u0041"`:       true,
+		`"a\ud83d"`:            true,
+		`"\\\ud800"`:           true,
+		`"\ud83d\ude00\udc00"`: true,
+	} {
+		if got := hasLoneSurrogate([]byte(raw)); got != want {
+			t.Errorf("hasLoneSurrogate(%s) = %v, want %v", raw, got, want)
+		}
+	}
+}
