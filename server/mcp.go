@@ -25,11 +25,12 @@ import (
 // API version (docs/CONTRACT.md, Versioning), which REST and MCP share.
 const mcpVersion = "1.0.0"
 
-// mcpMaxBody bounds a request to the MCP endpoint: a call to these tools is
-// a few hundred bytes (a hundred card ids a few KB), and the SDK's default
-// of 4 MiB is a lot of memory to hand any token holder on a 512 MiB
-// machine.
-const mcpMaxBody = 64 << 10
+// mcpMaxBody bounds a request to the MCP endpoint: the SDK's default of
+// 4 MiB is a lot of memory to hand any token holder on a 512 MiB machine.
+// The largest call the tools take is get_cards of op.MaxIDs ids of
+// catalog.MaxKeyLength characters, each written as an escaped surrogate
+// pair (12 bytes), 300 KiB; a usual call is a few hundred bytes.
+const mcpMaxBody = 320 << 10
 
 const mcpInstructions = `A read-only catalogue of trading-card sets and cards in three release zones: intl, jp and chn. ` +
 	`list_sets gives the sets (ids and codes); list_set_cards pages through the cards of one set; ` +

@@ -9,7 +9,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/catalogd/catalogd/catalog"
 	"github.com/catalogd/catalogd/catalog/store"
+	"github.com/catalogd/catalogd/server/op"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -86,5 +88,31 @@ func TestHasLoneSurrogate(t *testing.T) {
 		if got := hasLoneSurrogate([]byte(raw)); got != want {
 			t.Errorf("hasLoneSurrogate(%s) = %v, want %v", raw, got, want)
 		}
+	}
+}
+
+// TestMCPTakesTheLargestCall: get_cards of a hundred ids of the longest
+// length, every character escaped as a surrogate pair, is a call the
+// contract allows, and is answered, not refused for its size.
+func TestMCPTakesTheLargestCall(t *testing.T) {
+	f := newFixture(t)
+	ids := make([]string, op.MaxIDs)
+	for i := range ids {
+		ids[i] = `"` + strings.Repeat(`\ud83d\ude00`, catalog.MaxKeyLength-3) + fmt.Sprintf("%03d", i) + `"`
+	}
+	body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"get_cards","arguments":{"id":[` + strings.Join(ids, ",") + `]}}}`
+	if len(body) < 290<<10 {
+		t.Fatalf("a body of %d bytes does not test the largest call", len(body))
+	}
+	r := f.mcpSend(t, http.MethodPost, body, mcpProtocol, "Bearer "+f.token, "")
+	r.wantStatus(t, http.StatusOK)
+	var answer struct {
+		Result struct {
+			IsError           bool
+			StructuredContent struct{ NotFound []string }
+		}
+	}
+	if err := json.Unmarshal(r.body, &answer); err != nil || answer.Result.IsError || len(answer.Result.StructuredContent.NotFound) != op.MaxIDs {
+		t.Errorf("the largest call: %v, isError %v, %d ids not found (want %d): %.300s", err, answer.Result.IsError, len(answer.Result.StructuredContent.NotFound), op.MaxIDs, r.body)
 	}
 }
