@@ -35,7 +35,8 @@ const mcpMaxBody = 320 << 10
 const mcpInstructions = `A read-only catalogue of trading-card sets and cards in three release zones: intl, jp and chn. ` +
 	`list_sets gives the sets (ids and codes); list_set_cards pages through the cards of one set; ` +
 	`search_cards finds cards by name or printed number; get_card returns one card by its id, get_cards up to 100 at once; ` +
-	`get_set_cards_by_number returns the cards of a set printed with one number, as read off a card ("SV1a 025/073").`
+	`get_set_cards_by_number returns the cards of a set printed with one number, as read off a card ("SV1a 025/073"); ` +
+	`autocomplete_names completes a card name as it is typed, in any script, with how many cards bear each name.`
 
 // handleMCP serves the MCP interface of docs/CONTRACT.md, MCP: Streamable HTTP,
 // stateless, answering each request with one JSON body.

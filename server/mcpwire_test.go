@@ -116,3 +116,22 @@ func TestMCPTakesTheLargestCall(t *testing.T) {
 		t.Errorf("the largest call: %v, isError %v, %d ids not found (want %d): %.300s", err, answer.Result.IsError, len(answer.Result.StructuredContent.NotFound), op.MaxIDs, r.body)
 	}
 }
+
+// TestMCPInstructionsNameEveryTool: the instructions an agent reads first
+// say what each tool the server lists is for.
+func TestMCPInstructionsNameEveryTool(t *testing.T) {
+	cs := newFixture(t).mcp(t, "")
+	instructions := cs.InitializeResult().Instructions
+	n := 0
+	for tool, err := range cs.Tools(t.Context(), nil) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n++; !strings.Contains(instructions, tool.Name+" ") {
+			t.Errorf("the instructions do not name %s: %s", tool.Name, instructions)
+		}
+	}
+	if n == 0 {
+		t.Fatal("no tools listed")
+	}
+}
