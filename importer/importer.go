@@ -286,7 +286,7 @@ func (r *run) report(e *RecordError) error {
 
 func (r *run) readAll() (store.Info, error) {
 	info := store.Info{
-		Generation: newGeneration(r.cfg.Now()),
+		Generation: store.NewGeneration(r.cfg.Now()),
 		ImportedAt: r.cfg.Now().UTC().Truncate(time.Second),
 	}
 	r.total = 0

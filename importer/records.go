@@ -2,15 +2,12 @@ package importer
 
 import (
 	"cmp"
-	"crypto/rand"
 	"encoding/binary"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"slices"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/catalogd/catalogd/catalog"
 	"github.com/catalogd/catalogd/catalog/store/build"
@@ -281,11 +278,4 @@ func idOf(rec *record, i int) string {
 		return v.str
 	}
 	return ""
-}
-
-// newGeneration names a generation: sortable by time, unique by chance.
-func newGeneration(now time.Time) string {
-	var b [4]byte
-	rand.Read(b[:])
-	return now.UTC().Format("20060102T150405Z") + "-" + hex.EncodeToString(b[:])
 }

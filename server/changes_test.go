@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/catalogd/catalogd/catalog"
 	"github.com/catalogd/catalogd/catalog/store"
@@ -408,6 +409,14 @@ func TestChangesParameters(t *testing.T) {
 		}
 	}
 	f.get("/catalog/changes?since=19990101T000000Z-00000000").wantStatus(t, http.StatusGone)
+	// A generation newer than the one served is one a replica beside this
+	// one serves already: this one is about to, so retry, not download.
+	newer := time.Now().Add(time.Hour).UTC().Format("20060102T150405Z") + "-00000000"
+	r503 := f.get("/catalog/changes?since=" + newer)
+	r503.wantStatus(t, http.StatusServiceUnavailable)
+	if r503.header.Get("Retry-After") != "2" || !strings.Contains(string(r503.body), "retry") || strings.Contains(string(r503.body), "export") {
+		t.Errorf("since a newer generation: Retry-After %q, %s; want 2 and a problem saying to retry", r503.header.Get("Retry-After"), r503.body)
+	}
 	// Every bad parameter is named in the one 400, the cursor among them.
 	r := f.get("/catalog/changes?since=" + first + "&after=AAAA&limit=0")
 	r.wantStatus(t, http.StatusBadRequest)

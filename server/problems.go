@@ -51,6 +51,9 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	var e *op.Error
 	if errors.As(err, &e) {
 		if status, ok := problemStatus[e.Kind]; ok {
+			if e.Kind == op.NotYet {
+				w.Header().Set("Retry-After", strconv.Itoa(notYetRetry))
+			}
 			writeProblem(w, status, e.Detail, e.Params...)
 			return
 		}
@@ -74,4 +77,10 @@ var problemStatus = map[op.Kind]int{
 	op.Invalid:  http.StatusBadRequest,
 	op.NotFound: http.StatusNotFound,
 	op.Gone:     http.StatusGone,
+	op.NotYet:   http.StatusServiceUnavailable,
 }
+
+// notYetRetry is the Retry-After, in seconds, of a list of changes from a
+// generation newer than the one served: serve looks for a new catalogue
+// every second and switches to it in well under one more.
+const notYetRetry = 2

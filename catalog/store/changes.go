@@ -2,11 +2,15 @@ package store
 
 import (
 	"bytes"
+	"crypto/rand"
 	"encoding/base64"
 	"encoding/binary"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"strings"
+	"time"
 
 	"github.com/catalogd/catalogd/catalog"
 	"github.com/catalogd/catalogd/catalog/store/internal/layout"
@@ -16,6 +20,38 @@ import (
 // ErrOutsideHistory means a generation is neither the active one nor one
 // the file holds the changes since.
 var ErrOutsideHistory = errors.New("not in the history of the catalogue")
+
+// ErrNewerGeneration means a generation is newer than the active one: a
+// catalogue this server has not switched to yet, which a replica beside it
+// already serves (docs/CONTRACT.md, Scaling out).
+var ErrNewerGeneration = errors.New("newer than the catalogue served here")
+
+// generationTime is the layout of the time that starts a generation's name
+// (NewGeneration).
+const generationTime = "20060102T150405Z"
+
+// NewGeneration names the generation of an import made at now: the time,
+// to the second, then 8 hex digits at random. Names sort by time, which
+// tells a generation newer than the one served from one gone from its
+// history (notHeld).
+func NewGeneration(now time.Time) string {
+	var b [4]byte
+	rand.Read(b[:])
+	return now.UTC().Format(generationTime) + "-" + hex.EncodeToString(b[:])
+}
+
+// notHeld is the error of a generation whose changes the catalogue does
+// not hold: ErrNewerGeneration when its name says it was made after the
+// active one, ErrOutsideHistory otherwise. role, if any, says what the
+// generation is to the request.
+func (db *DB) notHeld(gen, role string) error {
+	t, err := time.Parse(generationTime, strings.SplitN(gen, "-", 2)[0])
+	active, aerr := time.Parse(generationTime, strings.SplitN(db.info.Generation, "-", 2)[0])
+	if err == nil && aerr == nil && t.After(active) {
+		return fmt.Errorf("generation %q%s is %w, %q", gen, role, ErrNewerGeneration, db.info.Generation)
+	}
+	return fmt.Errorf("generation %q%s is %w", gen, role, ErrOutsideHistory)
+}
 
 // ErrBadCursor means a changes cursor is not one this catalogue made.
 var ErrBadCursor = errors.New("not a cursor of the list of changes")
@@ -79,7 +115,7 @@ func (db *DB) Changes(q ChangesQuery, fn func(Change) error) (string, error) {
 	}
 	from, ok := db.sinceStep(q.Since)
 	if !ok {
-		return "", fmt.Errorf("generation %q is %w", q.Since, ErrOutsideHistory)
+		return "", db.notHeld(q.Since, "")
 	}
 	pin, after := db.info.Generation, []byte(nil)
 	if q.After != "" {
@@ -90,7 +126,7 @@ func (db *DB) Changes(q ChangesQuery, fn func(Change) error) (string, error) {
 	}
 	pinStep, ok := db.sinceStep(pin)
 	if !ok {
-		return "", fmt.Errorf("generation %q, where this list of changes started, is %w", pin, ErrOutsideHistory)
+		return "", db.notHeld(pin, ", where this list of changes started,")
 	}
 	pinStep = max(pinStep, from)
 	zone := layout.ZoneNone

@@ -354,3 +354,37 @@ func TestCursorsOfAnotherVersion(t *testing.T) {
 		t.Errorf("decodeCursor(encodeCursor) = %q, %q, %v", gotPin, gotKey, err)
 	}
 }
+
+// TestChangesFromANewerGeneration: a generation whose changes the file
+// does not hold is newer than the active one (a replica beside this one
+// switched first) or gone; its name's time tells which, for since and for
+// the generation a cursor started at.
+func TestChangesFromANewerGeneration(t *testing.T) {
+	active := "20261130T120000Z-0a0a0a0a"
+	db, err := Open(writeTestCatalogue(t, active))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	none := func(Change) error { return nil }
+	later, earlier := "20261130T120001Z-0b0b0b0b", "20261130T115959Z-0c0c0c0c"
+	for since, want := range map[string]error{
+		later:                     ErrNewerGeneration,
+		earlier:                   ErrOutsideHistory,
+		"20261130T120000Z-ffffff": ErrOutsideHistory, // the same second: not newer
+		"junk":                    ErrOutsideHistory,
+		"99999999T999999Z-0":      ErrOutsideHistory, // no time at all
+	} {
+		if _, err := db.Changes(ChangesQuery{Since: since, Limit: 10}, none); !errors.Is(err, want) {
+			t.Errorf("since %s: %v, want %v", since, err, want)
+		}
+	}
+	q := ChangesQuery{Since: active, Limit: 10}
+	q.After = encodeCursor(later, q, []byte{layout.ChangeCard, 'x'})
+	if _, err := db.Changes(q, none); !errors.Is(err, ErrNewerGeneration) || !strings.Contains(err.Error(), "where this list of changes started") {
+		t.Errorf("a cursor that started at a newer generation: %v, want ErrNewerGeneration", err)
+	}
+	if _, err := db.Changes(ChangesQuery{Since: active, Limit: 10}, none); err != nil {
+		t.Errorf("since the active generation: %v", err)
+	}
+}

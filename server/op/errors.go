@@ -19,6 +19,10 @@ const (
 	NotFound
 	// Gone: the generation a list of changes starts from is no longer held.
 	Gone
+	// NotYet: the generation a list of changes starts from is newer than
+	// the catalogue served: a replica beside this one switched to it
+	// first, and this one will within seconds.
+	NotYet
 )
 
 // Error is the one error an operation returns for a bad request. Any other
@@ -92,6 +96,8 @@ func fromCatalog(err error) error {
 	switch {
 	case err == nil:
 		return nil
+	case errors.Is(err, store.ErrNewerGeneration):
+		return &Error{Kind: NotYet, Err: err, Detail: err.Error() + ": this server is switching to it; retry in a few seconds"}
 	case errors.Is(err, store.ErrOutsideHistory):
 		return &Error{Kind: Gone, Err: err, Detail: err.Error() + ", which holds the changes of its last imports only: download /catalog/export and sync from its Catalog-Generation"}
 	case errors.Is(err, store.ErrNotFound):
