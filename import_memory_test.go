@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/catalogd/catalogd/catalog"
 )
 
 // importAnonBound is what `catalogd import` may hold in anonymous memory,
@@ -43,7 +45,7 @@ func TestImportMemoryIsBounded(t *testing.T) {
 			return writeDistinctNames(w, cards, true)
 		}, 0},
 		{"cards of sets that never come", []int{30_000, 300_000}, writeCardsOfMissingSets, 1},
-		{"names of 8,000 bytes", []int{3_000, 30_000}, writeLongNames, 0},
+		{"the longest names, of the character that folds longest", []int{1_000, 10_000}, writeLongNames, 0},
 		{"card ids in no order", []int{100_000, 1_000_000}, writeRandomIDs, 0},
 	} {
 		db := filepath.Join(t.TempDir(), "catalog.db")
@@ -133,16 +135,19 @@ func writeDistinctNames(w io.Writer, cards int, cardsFirst bool) error {
 }
 
 // writeLongNames writes a snapshot of one set whose cards' names do not
-// repeat and are 8,000 bytes long.
+// repeat and are as long as a name may be (catalog.MaxNameLength), of the
+// character that folds longest (U+FDFA, 3 bytes that fold to 33): 16 KB
+// of search text and autocomplete forms a card.
 func writeLongNames(w io.Writer, cards int) error {
 	bw := bufio.NewWriter(w)
 	bw.WriteString(`{"sets":[{"id":"intl-s","code":"s","name":"S","zone":"intl","cardCount":1}],"cards":[`)
-	pad := strings.Repeat(" ", 8000)
 	for i := range cards {
 		if i > 0 {
 			bw.WriteByte(',')
 		}
-		fmt.Fprintf(bw, "\n"+`{"id":"intl-s-%d","name":"Card %d%send","setName":"S","setCode":"s","number":"%d","language":"en","zone":"intl"}`, i, i, pad, i)
+		prefix := fmt.Sprintf("Card %d ", i)
+		name := prefix + strings.Repeat("\ufdfa", catalog.MaxNameLength-len(prefix))
+		fmt.Fprintf(bw, "\n"+`{"id":"intl-s-%d","name":%q,"setName":"S","setCode":"s","number":"%d","language":"en","zone":"intl"}`, i, name, i)
 	}
 	bw.WriteString("\n]}\n")
 	return bw.Flush()

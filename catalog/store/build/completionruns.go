@@ -394,8 +394,13 @@ type prefixRun struct {
 	top  *topNames
 }
 
-// prefixBatchRuns is the runs of a batch.
-const prefixBatchRuns = 1024
+// prefixBatchRuns and prefixBatchBytes bound a batch: its runs, and the
+// bytes of their terms, for a term may be a name's whole form of 16 KB
+// (catalog.MaxNameLength), and six batches are held at once.
+const (
+	prefixBatchRuns  = 1024
+	prefixBatchBytes = 256 << 10
+)
 
 func startPrefixFeed(tops *sorter) *prefixFeed {
 	f := &prefixFeed{in: make(chan *prefixBatch, 4), batch: new(prefixBatch), done: make(chan error, 1)}
@@ -424,7 +429,7 @@ func (f *prefixFeed) add(kind byte, term []byte, runs int, top *topNames) {
 	b := f.batch
 	b.terms = append(b.terms, term...)
 	b.runs = append(b.runs, prefixRun{end: len(b.terms), kind: kind, runs: runs, top: top})
-	if len(b.runs) == prefixBatchRuns {
+	if len(b.runs) == prefixBatchRuns || len(b.terms) >= prefixBatchBytes {
 		f.in <- b
 		f.batch = new(prefixBatch)
 	}

@@ -85,11 +85,14 @@ type wordPiece struct {
 }
 
 // wordBatchBytes is the size of a batch of texts handed to the build, and
-// recentTexts the texts it remembers so as not to add their words again
-// once more cards than a word's value names have them.
+// recentTexts and recentTextBytes bound the texts it remembers so as not
+// to add their words again once more cards than a word's value names have
+// them: by their count, and by their bytes, for a name may fold to 16 KB
+// (catalog.MaxNameLength), where real ones fold to some 30 bytes.
 const (
-	wordBatchBytes = 64 << 10
-	recentTexts    = 8192
+	wordBatchBytes  = 64 << 10
+	recentTexts     = 8192
+	recentTextBytes = 2 << 20
 )
 
 // startWords starts the build of the dictionary from the words added to
@@ -103,7 +106,7 @@ func (w *Writer) startWords() *wordBuild {
 		var err error
 		// Names repeat: a text met lately on more cards than a word's
 		// value names adds no word.
-		seen := make(map[string]int)
+		seen, seenBytes := make(map[string]int), 0
 		for batch := range b.texts {
 			for len(batch) > 0 && err == nil {
 				card, n := binary.Uvarint(batch)
@@ -116,10 +119,13 @@ func (w *Writer) startWords() *wordBuild {
 				if seen[string(text)] > layout.MaxWordCards {
 					continue
 				}
-				if len(seen) == recentTexts {
+				if len(seen) == recentTexts || seenBytes+len(text) > recentTextBytes {
 					clear(seen)
+					seenBytes = 0
 				}
-				seen[string(text)]++
+				if seen[string(text)]++; seen[string(text)] == 1 {
+					seenBytes += len(text)
+				}
 				err = cmp.Or(err, addWords(forward, backward, text, uint32(card)))
 			}
 		}
