@@ -308,6 +308,8 @@ func FuzzValidate(f *testing.F) {
 	f.Add("x", "X", "n", "JP", "1900-02-29", int64(MaxInteger+1), "1", "j", strings.Repeat("é", 101), "https:///x", int64(1995), int64(0))
 	f.Add(strings.Repeat("x", MaxKeyLength), strings.Repeat("é", MaxKeyLength), "n", "jp", "", int64(0), strings.Repeat("1", MaxNumberLength), "ja", "R", "urn:x", int64(1996), int64(1))
 	f.Add(strings.Repeat("x", MaxKeyLength+1), strings.Repeat("é", MaxKeyLength+1), "n", "jp", "", int64(0), strings.Repeat("①", MaxNumberLength+1), "ja", "R", "urn:x", int64(1996), int64(1))
+	f.Add("x", "X", strings.Repeat("\ufdfa", MaxNameLength), "jp", "", int64(0), "1", "ja", "R", "urn:x", int64(1996), int64(1))
+	f.Add("x", "X", strings.Repeat("n", MaxNameLength+1), "jp", "", int64(0), "1", "ja", "R", "urn:x", int64(1996), int64(1))
 	f.Add("\xff", "\xc0\xaf", "日", "chn", "2023-13-01", int64(0), "1/2", "日本", "\x00", "http://h/a b", int64(-1), int64(-1))
 	f.Fuzz(func(t *testing.T, id, code, name, zone, releasedOn string, cardCount int64, number, language, rarity, imageURL string, year, totalCards int64) {
 		set := Set{ID: id, Code: code, Name: name, Zone: zone, ReleasedOn: Some(releasedOn), CardCount: cardCount}
@@ -339,7 +341,7 @@ func FuzzValidate(f *testing.F) {
 		rarityLen := utf8.RuneCountInString(rarity)
 		wantCard := map[string]bool{
 			"id":              between(utf8.RuneCountInString(id), 1, MaxKeyLength),
-			"name":            utf8.RuneCountInString(name) >= 1,
+			"name":            between(utf8.RuneCountInString(name), 1, MaxNameLength),
 			"setName":         utf8.RuneCountInString(name) >= 1,
 			"setCode":         between(utf8.RuneCountInString(code), 1, MaxKeyLength),
 			"number":          between(utf8.RuneCountInString(number), 1, MaxNumberLength),
