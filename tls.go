@@ -270,6 +270,9 @@ type certFiles struct {
 	log               *slog.Logger
 	now               func() time.Time
 	current           atomic.Pointer[tls.Certificate]
+	// validFrom is when the pair last refused as not yet valid becomes
+	// valid: the files unchanged, check loads it again from then.
+	validFrom time.Time
 	// seen are the files as last read or tried, so that a bad pair is
 	// reported once, not every second.
 	seenCert, seenKey os.FileInfo
@@ -303,6 +306,9 @@ func (c *certFiles) load() error {
 		return fmt.Errorf("tls certificate %s, key %s: %w", c.certFile, c.keyFile, err)
 	}
 	leaf, now := pair.Leaf, c.now()
+	if now.Before(leaf.NotBefore) {
+		c.validFrom = leaf.NotBefore
+	}
 	if now.Before(leaf.NotBefore) || now.After(leaf.NotAfter) {
 		return fmt.Errorf("tls certificate %s is valid from %s to %s, not now (%s)", c.certFile,
 			leaf.NotBefore.UTC().Format(time.RFC3339), leaf.NotAfter.UTC().Format(time.RFC3339), now.UTC().Format(time.RFC3339))
@@ -311,6 +317,7 @@ func (c *certFiles) load() error {
 		c.log.Warn("tls certificate expires soon; renew it", slog.String("certificate", c.certFile), slog.Time("not_after", leaf.NotAfter))
 	}
 	c.current.Store(&pair)
+	c.validFrom = time.Time{}
 	return nil
 }
 
@@ -349,12 +356,14 @@ func (c *certFiles) run(ctx context.Context) {
 	}
 }
 
-// check reloads the pair when either file is not as last seen.
+// check reloads the pair when either file is not as last seen, or when
+// the pair refused as not yet valid has become valid.
 func (c *certFiles) check() {
 	cert, errCert := os.Stat(c.certFile)
 	key, errKey := os.Stat(c.keyFile)
 	if errCert == nil && errKey == nil && c.seenCert != nil && c.seenKey != nil &&
-		sameFile(c.seenCert, cert) && sameFile(c.seenKey, key) {
+		sameFile(c.seenCert, cert) && sameFile(c.seenKey, key) &&
+		(c.validFrom.IsZero() || c.now().Before(c.validFrom)) {
 		return
 	}
 	if errCert != nil || errKey != nil {

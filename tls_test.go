@@ -482,7 +482,21 @@ func TestCertFilesValidNow(t *testing.T) {
 		t.Errorf("an expired pair on reload: serving serial %v (want %v, the current one kept); log: %s", got, serial, logs.String())
 	}
 
-	clock = start.Add(25 * time.Hour)
+	// A renewal valid from a minute ahead, as a CA that does not backdate
+	// and a clock a little behind make it: refused now, served once valid,
+	// the files unchanged.
+	renewed := write(start.Add(time.Minute), start.Add(48*time.Hour))
+	c.check()
+	if got := c.current.Load().Leaf.SerialNumber; got.Cmp(serial) != 0 {
+		t.Errorf("a renewal not yet valid is served (serial %v)", got)
+	}
+	clock = start.Add(2 * time.Minute)
+	c.check()
+	if got := c.current.Load().Leaf.SerialNumber; got.Cmp(renewed) != 0 {
+		t.Errorf("a renewal valid since a minute: serving serial %v, want %v", got, renewed)
+	}
+
+	clock = start.Add(49 * time.Hour)
 	front := (&httpsFront{certs: c}).handler(http.NotFoundHandler())
 	rec := httptest.NewRecorder()
 	front.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "https://catalog.test/readyz", nil))
