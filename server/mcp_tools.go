@@ -207,7 +207,8 @@ func searchCardsTool() catalogTool {
 			"set", &jsonschema.Schema{
 				Type: "string", MinLength: intPtr(1), MaxLength: intPtr(op.MaxSetLen),
 				Description: "Only cards of this set, named by its id or by its code. A code matches the sets of that code " +
-					"in every zone, or in zone alone when it is given. A set that does not exist gives no cards, not an error.",
+					"in every zone, or in zone alone when it is given. An id names its set before a code does, and with zone, " +
+					"only a set of that zone. A set that does not exist gives no cards, not an error.",
 			},
 			"limit", integerSchema("The largest number of cards to return.", 1, op.MaxLimit, op.DefaultLimit),
 			"fuzzy", &jsonschema.Schema{

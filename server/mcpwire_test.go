@@ -17,8 +17,8 @@ import (
 
 // TestMCPBatchIsOneRequestAtATime: the calls of a JSON-RPC batch (protocol
 // 2025-03-26) run one after another, as one request in flight, and each
-// after the first pays its own price: a batch of a hundred calls is not a
-// hundred requests at once for one request's price.
+// after the first pays its own price; a batch holds at most mcpMaxBatch
+// calls, whose answers the SDK holds together.
 func TestMCPBatchIsOneRequestAtATime(t *testing.T) {
 	f := newFixtureWith(t, func(c *Config) {
 		c.MaxClientRequests = 2
@@ -49,24 +49,32 @@ func TestMCPBatchIsOneRequestAtATime(t *testing.T) {
 		return f.mcpSend(t, http.MethodPost, "["+strings.Join(calls, ",")+"]", "2025-03-26", "Bearer "+f.token, "")
 	}
 
-	r := batch("probe", "{}", 20)
+	r := batch("probe", "{}", mcpMaxBatch)
 	r.wantStatus(t, http.StatusOK)
 	var answers []json.RawMessage
-	if err := json.Unmarshal(r.body, &answers); err != nil || len(answers) != 20 {
-		t.Fatalf("a batch of 20 calls: %d answers (%v): %.200s", len(answers), err, r.body)
+	if err := json.Unmarshal(r.body, &answers); err != nil || len(answers) != mcpMaxBatch {
+		t.Fatalf("a batch of %d calls: %d answers (%v): %.200s", mcpMaxBatch, len(answers), err, r.body)
 	}
 	if most != 1 {
 		t.Errorf("the calls of one batch ran %d at once, want 1", most)
 	}
-	if got := r.header.Get("RateLimit-Remaining"); got != "980" {
-		t.Errorf("a batch of 20 calls left RateLimit-Remaining %s of 1000, want 980", got)
+	if got, want := r.header.Get("RateLimit-Remaining"), fmt.Sprint(1000-mcpMaxBatch); got != want {
+		t.Errorf("a batch of %d calls left RateLimit-Remaining %s of 1000, want %s", mcpMaxBatch, got, want)
 	}
 
 	// get_cards pays for its ids in a batch as alone: 1 + 10/5 each.
-	r = batch("get_cards", `{"id":["intl-base1-1","intl-base1-2","intl-base1-3","intl-base1-4","intl-base1-5","intl-base1-6","intl-base1-7","intl-base1-8","intl-base1-9","intl-base1-10"]}`, 5)
+	ids := `{"id":["intl-base1-1","intl-base1-2","intl-base1-3","intl-base1-4","intl-base1-5","intl-base1-6","intl-base1-7","intl-base1-8","intl-base1-9","intl-base1-10"]}`
+	r = batch("get_cards", ids, mcpMaxBatch)
 	r.wantStatus(t, http.StatusOK)
-	if got := r.header.Get("RateLimit-Remaining"); got != "965" {
-		t.Errorf("a batch of 5 get_cards of 10 ids left RateLimit-Remaining %s, want 965 (980 less 5 × 3)", got)
+	if got, want := r.header.Get("RateLimit-Remaining"), fmt.Sprint(1000-4*mcpMaxBatch); got != want {
+		t.Errorf("a batch of %d get_cards of 10 ids left RateLimit-Remaining %s, want %s (3 each)", mcpMaxBatch, got, want)
+	}
+
+	// One call more is refused whole, before any runs.
+	r = batch("get_cards", ids, mcpMaxBatch+1)
+	r.wantStatus(t, http.StatusBadRequest)
+	if !strings.Contains(string(r.body), fmt.Sprintf("at most %d", mcpMaxBatch)) {
+		t.Errorf("a batch of %d calls: %s", mcpMaxBatch+1, r.body)
 	}
 }
 
@@ -115,6 +123,9 @@ func TestMCPTakesTheLargestCall(t *testing.T) {
 	if err := json.Unmarshal(r.body, &answer); err != nil || answer.Result.IsError || len(answer.Result.StructuredContent.NotFound) != op.MaxIDs {
 		t.Errorf("the largest call: %v, isError %v, %d ids not found (want %d): %.300s", err, answer.Result.IsError, len(answer.Result.StructuredContent.NotFound), op.MaxIDs, r.body)
 	}
+	// A body over the limit is refused before anything reads it as JSON.
+	over := f.mcpSend(t, http.MethodPost, body+strings.Repeat(" ", mcpMaxBody), mcpProtocol, "Bearer "+f.token, "")
+	over.wantStatus(t, http.StatusRequestEntityTooLarge)
 }
 
 // TestMCPInstructionsNameEveryTool: the instructions an agent reads first
