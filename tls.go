@@ -296,6 +296,7 @@ func (c *certFiles) load() error {
 	// Stat before reading: a change in between is then seen next time.
 	c.seenCert, _ = os.Stat(c.certFile)
 	c.seenKey, _ = os.Stat(c.keyFile)
+	c.validFrom = time.Time{} // of the pair these files held before, if any
 	// LoadX509KeyPair checks that the key is the certificate's, and fills
 	// in Leaf unless GODEBUG=x509keypairleaf=0.
 	pair, err := tls.LoadX509KeyPair(c.certFile, c.keyFile)
@@ -317,7 +318,6 @@ func (c *certFiles) load() error {
 		c.log.Warn("tls certificate expires soon; renew it", slog.String("certificate", c.certFile), slog.Time("not_after", leaf.NotAfter))
 	}
 	c.current.Store(&pair)
-	c.validFrom = time.Time{}
 	return nil
 }
 

@@ -496,6 +496,21 @@ func TestCertFilesValidNow(t *testing.T) {
 		t.Errorf("a renewal valid since a minute: serving serial %v, want %v", got, renewed)
 	}
 
+	// A pair refused as not yet valid, then files that do not load: the
+	// failure is said once, not every second once the first would have
+	// become valid.
+	write(clock.Add(time.Minute), start.Add(48*time.Hour))
+	c.check()
+	replaceFile(t, certPath, []byte("not a certificate"))
+	logs.Reset()
+	c.check()
+	clock = clock.Add(2 * time.Minute)
+	c.check()
+	c.check()
+	if n := strings.Count(logs.String(), "tls certificate reload failed"); n != 1 {
+		t.Errorf("files that do not load, looked at three times: %d failures logged, want 1:\n%s", n, logs.String())
+	}
+
 	clock = start.Add(49 * time.Hour)
 	front := (&httpsFront{certs: c}).handler(http.NotFoundHandler())
 	rec := httptest.NewRecorder()
