@@ -88,6 +88,11 @@ func runImport(cmd *cobra.Command, e *env, cfg importer.Config) error {
 		bar.Finish()
 		fmt.Fprintln(e.stderr)
 	}
+	var notSynced error
+	if errors.Is(err, importer.ErrNotSynced) {
+		// Replaced: say so as for any import, then fail on the sync.
+		notSynced, err = err, nil
+	}
 	if err != nil {
 		var verr *importer.ValidationError
 		if errors.As(err, &verr) {
@@ -123,6 +128,9 @@ func runImport(cmd *cobra.Command, e *env, cfg importer.Config) error {
 	}
 	if res.Unfollowed != nil {
 		fmt.Fprintf(e.stderr, "catalogd: warning: the new catalogue starts a history of its own, as the one it replaced could not be read: %v\n", res.Unfollowed)
+	}
+	if notSynced != nil {
+		return fmt.Errorf("%w; serve reads the new catalogue, but a crash before the system writes the directory may bring the previous one back", notSynced)
 	}
 	return nil
 }

@@ -109,6 +109,32 @@ func TestImportInterruptedAtTheEndLeavesCatalogue(t *testing.T) {
 	}
 }
 
+// TestImportReplacedButNotSynced fails the sync of the directory after the
+// new file replaced the catalogue: the error says so, and the result is
+// the import's, for the catalogue was replaced.
+func TestImportReplacedButNotSynced(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "catalog.db")
+	if _, err := Import(context.Background(), Config{DB: db, Inputs: []string{"testdata/valid.json"}}); err != nil {
+		t.Fatal(err)
+	}
+	eio := func(string) error { return syscall.EIO }
+	res, err := Import(context.Background(), Config{DB: db, Inputs: []string{filepath.Join("..", "data", "sample.json")}, syncDir: eio})
+	if !errors.Is(err, ErrNotSynced) || !errors.Is(err, syscall.EIO) || !strings.Contains(err.Error(), db+" was replaced") {
+		t.Fatalf("error %v, want one saying %s was replaced, wrapping ErrNotSynced and EIO", err, db)
+	}
+	if res.Path != db || res.Info.Generation == "" {
+		t.Fatalf("result %+v, want the import's", res)
+	}
+	c, err := store.Open(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if got := c.Info().Generation; got != res.Info.Generation {
+		t.Fatalf("the catalogue is generation %s, want the new one, %s", got, res.Info.Generation)
+	}
+}
+
 // TestImportLeavesOtherCataloguesTemporaryFiles imports into a catalogue
 // whose name reads as a pattern: the temporary files of other catalogues,
 // imports in progress, stay: one the pattern would match, and one whose

@@ -57,7 +57,16 @@ type Config struct {
 	// finished, in tests, runs once the new file is finished, before it
 	// replaces the catalogue: where a long Finish would be interrupted.
 	finished func()
+	// syncDir, in tests, stands in for syncing the directory of DB after
+	// the new file replaced the catalogue.
+	syncDir func(dir string) error
 }
+
+// ErrNotSynced is returned, wrapped, with a whole Result when the new file
+// replaced the catalogue but its directory could not be synced: serve reads
+// the new catalogue, and a crash before the system writes the directory may
+// bring the previous one back.
+var ErrNotSynced = errors.New("the directory could not be synced")
 
 // Result describes a finished import.
 type Result struct {
@@ -72,7 +81,8 @@ type Result struct {
 
 // Import reads every input, validates it and, unless cfg.DryRun, replaces
 // the catalogue at cfg.DB with the result. It returns a *ValidationError when
-// the snapshots are invalid; nothing is written then.
+// the snapshots are invalid; nothing is written then. An error wrapping
+// ErrNotSynced comes with the whole Result: the catalogue was replaced.
 func Import(ctx context.Context, cfg Config) (Result, error) {
 	if len(cfg.Inputs) == 0 {
 		return Result{}, errors.New("import: no snapshot given")
@@ -142,10 +152,15 @@ func Import(ctx context.Context, cfg Config) (Result, error) {
 		os.Remove(tmp)
 		return Result{}, fmt.Errorf("import: replace %s: %w", dbPath, err)
 	}
-	if err := syncDir(filepath.Dir(dbPath)); err != nil {
-		return Result{}, fmt.Errorf("import: %w", err)
+	res := Result{Info: info, Path: dbPath, Unfollowed: unfollowed}
+	sync := syncDir
+	if cfg.syncDir != nil {
+		sync = cfg.syncDir
 	}
-	return Result{Info: info, Path: dbPath, Unfollowed: unfollowed}, nil
+	if err := sync(filepath.Dir(dbPath)); err != nil {
+		return res, fmt.Errorf("import: %s was replaced, but %w: %w", dbPath, ErrNotSynced, err)
+	}
+	return res, nil
 }
 
 // workFile returns the file a new catalogue for dbPath is written to, and
@@ -211,7 +226,11 @@ func lockImports(dbPath string) (func(), error) {
 	}
 	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
 		f.Close()
-		return nil, fmt.Errorf("import: %s: another import into this catalogue is running", dbPath)
+		if errors.Is(err, syscall.EWOULDBLOCK) {
+			return nil, fmt.Errorf("import: %s: another import into this catalogue is running", dbPath)
+		}
+		// A file system without locks (some network and FUSE mounts).
+		return nil, fmt.Errorf("import: lock %s.lock: %w", dbPath, err)
 	}
 	return func() { f.Close() }, nil
 }
@@ -285,9 +304,10 @@ func (r *run) report(e *RecordError) error {
 }
 
 func (r *run) readAll() (store.Info, error) {
+	now := r.cfg.Now() // one instant: the generation's name says when it was imported
 	info := store.Info{
-		Generation: store.NewGeneration(r.cfg.Now()),
-		ImportedAt: r.cfg.Now().UTC().Truncate(time.Second),
+		Generation: store.NewGeneration(now),
+		ImportedAt: now.UTC().Truncate(time.Second),
 	}
 	r.total = 0
 	for _, in := range r.cfg.Inputs {
