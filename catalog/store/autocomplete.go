@@ -315,7 +315,7 @@ func (a *completer) names(r *reader, ords []uint32) ([]NameCount, error) {
 		}
 		name, err := cardName(card)
 		if err != nil {
-			return nil, fmt.Errorf("card %q: %w", n.entries[0].ID, err)
+			return nil, damagef("autocomplete index damaged: card %q: %v; import the catalogue again", n.entries[0].ID, err)
 		}
 		out = append(out, NameCount{Name: name, Cards: n.record.Count(a.ns)})
 	}

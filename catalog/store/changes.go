@@ -197,7 +197,7 @@ func (db *DB) appendRecord(dst []byte, kind byte, id string) ([]byte, error) {
 		err := db.read(func(r *reader) error {
 			s, ok, err := setByID(r.setCursor, id)
 			if err == nil && !ok {
-				err = fmt.Errorf("set %q of the list of changes is missing", id)
+				err = damagef("set %q of the list of changes is missing", id)
 			}
 			dst = append(dst, s.JSON...)
 			return err
@@ -205,9 +205,12 @@ func (db *DB) appendRecord(dst []byte, kind byte, id string) ([]byte, error) {
 		return dst, err
 	}
 	dst, err := db.AppendCard(dst, id)
-	if err != nil {
+	if errors.Is(err, ErrNotFound) {
 		// Not ErrNotFound: the request named no card, the file is wrong.
-		return dst, fmt.Errorf("card %q of the list of changes: %v", id, err)
+		return dst, damagef("card %q of the list of changes is missing", id)
+	}
+	if err != nil {
+		return dst, fmt.Errorf("card %q of the list of changes: %w", id, err)
 	}
 	return dst, nil
 }

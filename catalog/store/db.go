@@ -417,7 +417,7 @@ func (r *reader) card(id string) ([]byte, bool, error) {
 	key = layout.AppendLocatedCardKey(key[:0], loc, id)
 	k, v := c.Seek(key)
 	if !bytes.Equal(k, key) {
-		return nil, false, fmt.Errorf("card %q of the id index is missing", id)
+		return nil, false, damagef("card %q of the id index is missing", id)
 	}
 	return v, true, nil
 }

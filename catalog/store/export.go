@@ -160,14 +160,14 @@ func (r *reader) setBytes(stored *bolt.Bucket, s layout.StoredSet) (int64, error
 	if stored != nil {
 		if v := stored.Get(s.Prefix); v != nil {
 			if len(v) != 8 {
-				return 0, fmt.Errorf("the bytes of its cards are stored in %d bytes, not 8", len(v))
+				return 0, damagef("the bytes of its cards are stored in %d bytes, not 8", len(v))
 			}
 			// Every card takes a byte at least, and all of them less than
 			// the file: past those bounds sets would overlap in the layout,
 			// and a download read the wrong set without noticing.
 			n := binary.BigEndian.Uint64(v)
 			if n < uint64(s.Total) || n > uint64(r.tx.Size()) {
-				return 0, fmt.Errorf("its %d cards are stored as %d bytes of JSON, which cannot be", s.Total, n)
+				return 0, damagef("its %d cards are stored as %d bytes of JSON, which cannot be", s.Total, n)
 			}
 			return int64(n), nil
 		}
@@ -179,7 +179,7 @@ func (r *reader) setBytes(stored *bolt.Bucket, s layout.StoredSet) (int64, error
 		count++
 	}
 	if count != s.Total {
-		return 0, fmt.Errorf("its record counts %d cards, the cards bucket holds %d", s.Total, count)
+		return 0, damagef("its record counts %d cards, the cards bucket holds %d", s.Total, count)
 	}
 	return n, nil
 }
@@ -323,7 +323,7 @@ func (x *ExportReader) load(card []byte, comma bool) error {
 func (x *ExportReader) mismatch() error {
 	s := x.e.sets[x.set]
 	x.set = -1 // nothing loaded
-	return fmt.Errorf("export: the cards of set %s do not match their measure of %d bytes at offset %d of the cards", describeSetPrefix(s.prefix), s.size, s.start)
+	return damagef("export: the cards of set %s do not match their measure of %d bytes at offset %d of the cards", describeSetPrefix(s.prefix), s.size, s.start)
 }
 
 // Seek sets the offset of the next Read.

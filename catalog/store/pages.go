@@ -3,7 +3,6 @@ package store
 import (
 	"bytes"
 	"encoding/binary"
-	"fmt"
 
 	"github.com/catalogd/catalogd/catalog/store/internal/layout"
 	bolt "go.etcd.io/bbolt"
@@ -50,7 +49,7 @@ func (r *reader) seekMark(prefix []byte, offset int64) (k, v []byte, at int64, e
 	}
 	at = int64(binary.BigEndian.Uint64(mk[len(prefix):]))
 	if k, v = r.cardCursor.Seek(card); !bytes.Equal(k, card) || !bytes.HasPrefix(k, prefix) {
-		return nil, nil, 0, fmt.Errorf("page mark at position %d of the set names %q, which is not one of its cards", at, card)
+		return nil, nil, 0, damagef("page mark at position %d of the set names %q, which is not one of its cards", at, card)
 	}
 	return k, v, at, nil
 }

@@ -186,7 +186,7 @@ func (r *reader) cardOf(e *layout.IndexEntry, key *[]byte) ([]byte, error) {
 	*key = appendEntryCardKey((*key)[:0], e)
 	k, card := r.cardCursor.Seek(*key)
 	if !bytes.Equal(k, *key) {
-		return nil, fmt.Errorf("card %q of the index is missing", e.ID)
+		return nil, damagef("search index damaged: card %q of the index is missing; import the catalogue again", e.ID)
 	}
 	return card, nil
 }
@@ -256,7 +256,7 @@ func (w *zoneWalk) advance(check func(*layout.IndexEntry) bool) error {
 			return err
 		}
 		if v == nil {
-			return fmt.Errorf("index entry %d is missing", ord)
+			return damagef("search index damaged: index entry %d is missing; import the catalogue again", ord)
 		}
 		if w.entry, err = layout.DecodeIndexEntry(v); err != nil {
 			return fmt.Errorf("index entry %d: %w", ord, err)
@@ -336,7 +336,7 @@ func (b *indexBlocks) entry(ord uint32) ([]byte, error) {
 			return nil, nil // past the last block
 		}
 		if !bytes.Equal(k, key[:]) {
-			return nil, fmt.Errorf("index block %d is missing", number)
+			return nil, damagef("search index damaged: index block %d is missing; import the catalogue again", number)
 		}
 		block, err := layout.ReadIndexBlock(v)
 		if err != nil {

@@ -3,7 +3,6 @@ package store
 import (
 	"bytes"
 	"encoding/binary"
-	"errors"
 	"fmt"
 
 	"github.com/catalogd/catalogd/catalog"
@@ -33,7 +32,7 @@ func setByID(c *bolt.Cursor, id string) (layout.StoredSet, bool, error) {
 	}
 	s, err := layout.ReadStoredSet(v)
 	if err != nil {
-		return layout.StoredSet{}, false, fmt.Errorf("set %q: %w", id, err)
+		return layout.StoredSet{}, false, damagef("set %q: %v", id, err)
 	}
 	return s, true, nil
 }
@@ -49,7 +48,7 @@ func setsWithCode(codes, sets *bolt.Cursor, code string, fn func(layout.StoredSe
 			return err
 		}
 		if !ok {
-			return fmt.Errorf("set %q of code %q is missing", id, code)
+			return damagef("set %q of code %q is missing", id, code)
 		}
 		if !fn(s) {
 			break
@@ -105,7 +104,7 @@ func (r *reader) eachSetInOrder(fn func(id []byte, s layout.StoredSet) error) er
 			return err
 		}
 		if !ok {
-			return fmt.Errorf("set %q of the list of sets is missing", id)
+			return damagef("set %q of the list of sets is missing", id)
 		}
 		if err := fn(id, s); err != nil {
 			return err
@@ -136,7 +135,7 @@ func (db *DB) SetList(zone string) ([][]byte, error) {
 		return nil
 	})
 	if err == nil && len(pieces) == 0 {
-		err = errors.New("the list of sets is missing")
+		err = damagef("the list of sets is missing")
 	}
 	if err != nil {
 		return nil, fmt.Errorf("list sets: %w", err)

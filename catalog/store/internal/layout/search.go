@@ -2,7 +2,6 @@ package layout
 
 import (
 	"encoding/binary"
-	"errors"
 )
 
 // IndexEntry is a decoded entry of the numbers bucket. Edits is not
@@ -19,8 +18,13 @@ type IndexEntry struct {
 }
 
 // ErrBadEntry is the error of an index entry, or a value of the index,
-// that does not decode: a damaged file.
-var ErrBadEntry = errors.New("malformed search index entry")
+// that does not decode: a damaged file, and so it is ErrDamaged too.
+var ErrBadEntry error = badEntry{}
+
+type badEntry struct{}
+
+func (badEntry) Error() string        { return "malformed search index entry" }
+func (badEntry) Is(target error) bool { return target == ErrDamaged }
 
 // DecodeIndexEntry decodes an entry of a block of the numbers bucket.
 func DecodeIndexEntry(v []byte) (IndexEntry, error) {

@@ -1,0 +1,89 @@
+package store
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/catalogd/catalogd/catalog/store/internal/layout"
+	bolt "go.etcd.io/bbolt"
+)
+
+// TestDamageIsToldAsDamage removes or breaks a record that another one
+// names, one at a time, and reads through it: each read fails with
+// ErrDamaged, which serve tells as a damaged file (and which does not put
+// the reader back in its pool), never as a plain error.
+func TestDamageIsToldAsDamage(t *testing.T) {
+	for _, damage := range []struct {
+		name   string
+		bucket []byte
+		key    []byte
+		value  []byte // nil deletes the key
+		read   func(db *DB) error
+		says   string
+	}{
+		{
+			name: "a block of the search index is missing", bucket: layout.BucketNumbers, key: []byte{0, 0, 0, 0},
+			read: func(db *DB) error { return db.Search(SearchQuery{Q: "card", Limit: 10}, func([]byte) {}) },
+			says: "index entry 0 is missing",
+		},
+		{
+			name: "an entry of the search index is out of bounds", bucket: layout.BucketNumbers, key: []byte{0, 0, 0, 0},
+			value: []byte{2, 0, 0, 0, 9, 0, 0, 0, 1},
+			read:  func(db *DB) error { return db.Search(SearchQuery{Q: "card", Limit: 10}, func([]byte) {}) },
+			says:  "malformed search index entry",
+		},
+		{
+			name: "a set of a code is missing", bucket: layout.BucketSets, key: []byte("jp-X"),
+			read: func(db *DB) error { _, err := db.Set("X"); return err },
+			says: `set "jp-X" of code "X" is missing`,
+		},
+		{
+			name: "a set's record is malformed", bucket: layout.BucketSets, key: []byte("jp-X"), value: []byte{1},
+			read: func(db *DB) error { _, err := db.Set("X"); return err },
+			says: `set "jp-X"`,
+		},
+		{
+			name: "a list of sets is missing", bucket: layout.BucketSetLists, key: []byte{0, 0, 0, 0, 0},
+			read: func(db *DB) error { _, err := db.SetList(""); return err },
+			says: "the list of sets is missing",
+		},
+		{
+			name: "a set of the export's list is missing", bucket: layout.BucketSets, key: []byte("chn-X"),
+			read: func(db *DB) error { _, err := db.Export(""); return err },
+			says: `set "chn-X" of the list of sets is missing`,
+		},
+	} {
+		t.Run(damage.name, func(t *testing.T) {
+			path := writeTestCatalogue(t, "g1")
+			bdb, err := bolt.Open(path, 0o600, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = bdb.Update(func(tx *bolt.Tx) error {
+				b := tx.Bucket(damage.bucket)
+				if b.Get(damage.key) == nil {
+					return errors.New("no such key to damage")
+				}
+				if damage.value == nil {
+					return b.Delete(damage.key)
+				}
+				return b.Put(damage.key, damage.value)
+			})
+			if cerr := bdb.Close(); err == nil {
+				err = cerr
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			db, err := Open(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer db.Close()
+			if err := damage.read(db); !errors.Is(err, ErrDamaged) || !strings.Contains(err.Error(), damage.says) {
+				t.Fatalf("read: %v; want ErrDamaged saying %q", err, damage.says)
+			}
+		})
+	}
+}
