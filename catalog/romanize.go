@@ -26,6 +26,7 @@ func Romanize(folded, language string) string {
 	var b strings.Builder
 	b.Grow(2 * len(folded))
 	double := false // a small ッ: the next syllable's consonant doubles
+	prev := rune(0) // the character before r
 	for i, r := range folded {
 		switch {
 		case chinese && (r == '長' || r == '长'):
@@ -36,7 +37,7 @@ func Romanize(folded, language string) string {
 		case r == 'ー':
 			// A long vowel is written as its vowel already, or not at all.
 		case isSmallKana(r):
-			joinSmall(&b, r)
+			joinSmall(&b, prev, r)
 		case kanaRomaji(r) != "":
 			syllable := kanaRomaji(r)
 			if double && syllable[0] != 'a' && syllable[0] != 'i' && syllable[0] != 'u' && syllable[0] != 'e' && syllable[0] != 'o' && syllable[0] != 'n' {
@@ -53,6 +54,7 @@ func Romanize(folded, language string) string {
 			b.WriteRune(r)
 		}
 		double = false
+		prev = r
 	}
 	if b.Len() == len(folded) && b.String() == folded {
 		return ""
@@ -207,9 +209,11 @@ func isSmallKana(r rune) bool {
 
 // joinSmall writes the small kana r into the syllable b ends with, as
 // Hepburn writes it: キャ kya, シャ sha, チュ chu, ジョ jo, デュ dyu, フュ fyu;
-// ファ fa, ティ ti, ウィ wi, シェ she. With no syllable of the right shape before it, the
-// small kana is read as its full-size self.
-func joinSmall(b *strings.Builder, r rune) {
+// ファ fa, ティ ti, ウィ wi, イェ ye, シェ she. prev is the character before r:
+// after a kana that is a vowel alone, the romaji b ends with cannot tell
+// ウ's u from the vowel of フ fu or ヌ nu. With no syllable of the right
+// shape before it, the small kana is read as its full-size self.
+func joinSmall(b *strings.Builder, prev, r rune) {
 	s := b.String()
 	small := kanaRomaji(r) // ya, yu, yo, or the vowel
 	vowel := small[len(small)-1:]
@@ -220,6 +224,13 @@ func joinSmall(b *strings.Builder, r rune) {
 	}
 	var stem string
 	switch {
+	case prev == 'ウ' && small[0] != 'y':
+		// ウ + a small vowel: wi, we, wo.
+		stem, small = s[:n-1]+"w", vowel
+	case prev == 'イ' && small == "e":
+		stem, small = s[:n-1]+"y", vowel
+	case strings.ContainsRune("アイウエオ", prev):
+		// A vowel alone: the small kana is read as its full-size self.
 	case small[0] == 'y' && last == 'i' && n >= 2:
 		// The palatal syllables: drop the i; after sh, ch and j the y too.
 		stem = s[:n-1]
@@ -235,9 +246,6 @@ func joinSmall(b *strings.Builder, r rune) {
 	case small[0] != 'y' && (last == 'u' || last == 'i' || last == 'e' || last == 'o') && n >= 2 && isLatinConsonant(s[n-2]):
 		// フ fu, テ te, ト to, シ shi + a small vowel: fa, ti, tu, she.
 		stem = s[:n-1]
-	case small[0] != 'y' && last == 'u' && (n == 1 || !isLatinLetter(s[n-2])):
-		// ウ + a small vowel: wi, we, wo.
-		stem, small = s[:n-1]+"w", vowel
 	}
 	if stem == "" {
 		b.WriteString(small)
