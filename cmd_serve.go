@@ -115,7 +115,7 @@ built-in sample catalogue when --db does not exist and issues its own tokens.`,
 	f.DurationVar(&o.slowRequest, "slow-request", server.DefaultSlowRequest, "duration from which --access-log errors and sample:N write a request")
 	f.Float64Var(&o.rateLimit, "rate-limit", 0, "requests per second each client may make (off when 0)")
 	f.IntVar(&o.rateBurst, "rate-burst", 0, "requests a client may make at once (default: one second's worth, at least 1)")
-	f.IntVar(&o.answerCache, "answer-cache-mb", server.DefaultAnswerCache>>20, "MiB of recent answers of pages of a set, searches and change lists kept in memory (0: none)")
+	f.IntVar(&o.answerCache, "answer-cache-mb", server.DefaultAnswerCache>>20, "MiB of recent answers of pages of a set, searches, autocompletes and change lists kept in memory (0: none)")
 	f.IntVar(&o.gcHeadroom, "gc-headroom-mb", defaultGCHeadroom, "MiB the heap may grow by above the live heap between garbage collections, never less than Go's default (0: Go's default; GOGC in the environment wins)")
 	f.BoolVar(&o.dev, "dev", false, "development mode: built-in sample catalogue and a local token issuer, loopback only")
 	f.StringVar(&o.devClientID, "dev-client-id", "dev", "client id of the dev token issuer")

@@ -10,8 +10,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 )
 
-// answerCache keeps recent 200 answers of listSetCards, search and
-// listChanges from the catalogue being served, and their compressed bodies
+// answerCache keeps recent 200 answers of the routes handleOp is told to
+// keep (routes.go: listSetCards, search, autocompleteNames and listChanges)
+// from the catalogue being served, and their compressed bodies
 // once a client has asked for one. It makes a repeated page of cards or
 // search many times cheaper (hot spots); getCard, which it barely sped up,
 // does not use it. docs/BENCHMARKS.md, "Caches", has the figures. A

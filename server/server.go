@@ -59,8 +59,8 @@ type Config struct {
 	// RateLimit, when on, gives every client id its own request budget.
 	RateLimit RateLimit
 	// AnswerCache bounds, in bytes, the cache of recent answers of
-	// listSetCards, search and listChanges: 0 means DefaultAnswerCache, a
-	// negative value caches nothing.
+	// listSetCards, search, autocompleteNames and listChanges: 0 means
+	// DefaultAnswerCache, a negative value caches nothing.
 	AnswerCache int64
 	// MaxDownloads bounds the exports sent at once, each of which holds
 	// about 2 MB while it is sent; 0 means DefaultMaxDownloads. A client

@@ -92,14 +92,14 @@ type ChangesQuery struct {
 // JSON as served, nil for a removal. Valid only during the call it is
 // passed to.
 type Change struct {
-	Kind   string // "set" or "card"
+	Kind   string // "set", "card" or "names" (the name groups, one record)
 	ID     string
 	Record []byte
 }
 
 // Changes calls fn with at most q.Limit changes from generation q.Since to
-// the active one (sets, then cards, each by id; a record once, as it is
-// now), after the cursor q.After, and returns the cursor of the next page,
+// the active one (sets, then cards, each by id, then the name groups; a
+// record once, as it is now), after the cursor q.After, and returns the cursor of the next page,
 // "" after the last.
 //
 // A cursor remembers the generation its list started at. When another
@@ -307,8 +307,8 @@ func (q ChangesQuery) CheckCursor() error {
 
 // encodeCursor makes the cursor after the record key of the list of q
 // that started at generation pin: pin, uvarint-length-prefixed, a zero
-// byte, the listSum of q, then the key. A record key starts with
-// ChangeSet or ChangeCard, so the zero byte makes a version of catalogd
+// byte, the listSum of q, then the key. A record key starts with a kind,
+// ChangeSet, ChangeCard or ChangeNames, never 0, so the zero byte makes a version of catalogd
 // that read the key right after pin refuse the cursor, rather than take
 // the sum for a key (replicas of two versions, during an upgrade).
 func encodeCursor(pin string, q ChangesQuery, key []byte) string {
@@ -333,13 +333,23 @@ func decodeCursor(s string, q ChangesQuery) (string, []byte, error) {
 	}
 	pin, rest := string(b[used:used+int(n)]), b[used+int(n):]
 	marker, sum, key := rest[0], rest[1:5], rest[5:]
-	if marker != 0 || len(key) < 2 || (key[0] != layout.ChangeSet && key[0] != layout.ChangeCard) {
+	if marker != 0 || !isRecordKey(key) {
 		return "", nil, fmt.Errorf("cursor %s: %w", catalog.Quote(s), ErrBadCursor)
 	}
 	if binary.BigEndian.Uint32(sum) != listSum(q) {
 		return "", nil, fmt.Errorf("cursor %s is of another list of changes (another since or zone): %w", catalog.Quote(s), ErrBadCursor)
 	}
 	return pin, key, nil
+}
+
+// isRecordKey reports whether key is a key of a list of changes without its
+// step: a set's or a card's, kind and id, or the name groups', the kind
+// alone.
+func isRecordKey(key []byte) bool {
+	if len(key) == 1 {
+		return key[0] == layout.ChangeNames
+	}
+	return len(key) > 1 && (key[0] == layout.ChangeSet || key[0] == layout.ChangeCard)
 }
 
 // listSum is a checksum of what chooses a list of changes, since and zone,

@@ -350,8 +350,15 @@ func TestCursorsOfAnotherVersion(t *testing.T) {
 	if _, _, err := decodeCursor(base64.RawURLEncoding.EncodeToString(old), q); !errors.Is(err, ErrBadCursor) {
 		t.Errorf("a cursor without the list's sum: %v, want ErrBadCursor", err)
 	}
-	if gotPin, gotKey, err := decodeCursor(encodeCursor(pin, q, key), q); err != nil || gotPin != pin || !bytes.Equal(gotKey, key) {
-		t.Errorf("decodeCursor(encodeCursor) = %q, %q, %v", gotPin, gotKey, err)
+	for _, key := range [][]byte{key, {layout.ChangeSet, 'X'}, {layout.ChangeNames}} {
+		if gotPin, gotKey, err := decodeCursor(encodeCursor(pin, q, key), q); err != nil || gotPin != pin || !bytes.Equal(gotKey, key) {
+			t.Errorf("decodeCursor(encodeCursor) = %q, %q, %v", gotPin, gotKey, err)
+		}
+	}
+	for _, key := range [][]byte{{layout.ChangeCard}, {layout.ChangeNames, 'x'}, {9, 'x'}} {
+		if _, _, err := decodeCursor(encodeCursor(pin, q, key), q); !errors.Is(err, ErrBadCursor) {
+			t.Errorf("a cursor after %q: %v, want ErrBadCursor", key, err)
+		}
 	}
 }
 

@@ -4,8 +4,9 @@ package layout
 // catalogue is a step of its history, numbered from 1; the file holds the
 // last steps, each a list of what it changed, in the bucket
 //
-//	changes    step (4 bytes, big-endian), then the kind byte (ChangeSet
-//	           before ChangeCard), then the id -> the zone byte of the
+//	changes    step (4 bytes, big-endian), then the kind byte (ChangeSet,
+//	           ChangeCard, ChangeNames, in that order), then the id (none
+//	           for ChangeNames) -> the zone byte of the
 //	           record before the step, then after it; ZoneNone when there
 //	           was none, or is none
 //
