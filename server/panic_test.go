@@ -1,6 +1,9 @@
 package server
 
 import (
+	"fmt"
+	"io"
+	"log"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -29,5 +32,37 @@ func TestPanicIsA500(t *testing.T) {
 	lines := accessLines(t, logs)
 	if len(lines) != 1 || lines[0]["route"] != "boom" || lines[0]["status"] != float64(500) {
 		t.Fatalf("access log %v, want one line of route boom with status 500", lines)
+	}
+}
+
+// TestPanicAfterTheAnswerBegan: a handler that panics once its answer has
+// begun is cut short, not given a problem appended to its bytes; the
+// access log has the request with the status sent and the error.
+func TestPanicAfterTheAnswerBegan(t *testing.T) {
+	f, logs := logFixture(t)
+	rt := f.srv.route("half", false, func(w http.ResponseWriter, _ *http.Request, _ httprouter.Params) {
+		w.Write([]byte(`{"data":[`))
+		w.(http.Flusher).Flush()
+		panic("boom")
+	})
+	ts := httptest.NewUnstartedServer(rt)
+	ts.Config.ErrorLog = log.New(io.Discard, "", 0)
+	ts.Start()
+	defer ts.Close()
+	res, err := http.Get(ts.URL + "/half")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, err := io.ReadAll(res.Body)
+	res.Body.Close()
+	if err == nil || strings.Contains(string(body), "problem") || strings.Contains(string(body), "could not answer") {
+		t.Fatalf("status %d, body %q, read error %v; want the answer cut short", res.StatusCode, body, err)
+	}
+	if !strings.Contains(logs.String(), `"panic":"boom"`) {
+		t.Errorf("the panic was not logged: %s", logs)
+	}
+	lines := accessLines(t, logs)
+	if len(lines) != 1 || lines[0]["status"] != float64(200) || !strings.Contains(fmt.Sprint(lines[0]["error"]), "cut short") {
+		t.Fatalf("access log %v, want one line with status 200 and the error", lines)
 	}
 }

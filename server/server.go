@@ -304,6 +304,9 @@ func (rec *recorder) Write(b []byte) (int, error) {
 	return n, err
 }
 
+// errAnswerAborted is the access log's error of an answer a panic cut short.
+var errAnswerAborted = errors.New("the handler panicked after the answer began; it was cut short")
+
 // Flush lets streamed answers (MCP) through.
 func (rec *recorder) Flush() {
 	if rec.status == 0 {
@@ -316,7 +319,9 @@ func (rec *recorder) Flush() {
 func (rec *recorder) Unwrap() http.ResponseWriter { return rec.ResponseWriter }
 
 // record ends every request (route.serve defers it). A handler that
-// panicked is answered 500 first. Then the request is counted in the
+// panicked is answered 500 first, or, when its answer had begun, cut short
+// (http.ErrAbortHandler, once the request is recorded): a problem would
+// be appended to the answer's bytes. Then the request is counted in the
 // route's metrics and its access-log line written: method, route, path,
 // status, bytes, duration, client id and request id, and the error when the
 // answer could not be written whole (the write timeout, a client gone). The
@@ -324,8 +329,17 @@ func (rec *recorder) Unwrap() http.ResponseWriter { return rec.ResponseWriter }
 func (rt *route) record(r *http.Request, rec *recorder, start time.Time, requestID string) {
 	s := rt.s
 	if v := recover(); v != nil {
-		s.log.ErrorContext(r.Context(), "panic serving request", slog.String("path", r.URL.Path), slog.Any("panic", v))
-		writeProblem(rec, http.StatusInternalServerError, "the server could not answer; the error was logged")
+		if v != http.ErrAbortHandler {
+			s.log.ErrorContext(r.Context(), "panic serving request", slog.String("path", r.URL.Path), slog.Any("panic", v))
+		}
+		if rec.status == 0 && v != http.ErrAbortHandler {
+			writeProblem(rec, http.StatusInternalServerError, "the server could not answer; the error was logged")
+		} else {
+			if rec.writeErr == nil {
+				rec.writeErr = errAnswerAborted
+			}
+			defer panic(http.ErrAbortHandler)
+		}
 	}
 	elapsed := time.Since(start)
 	status := rec.status
