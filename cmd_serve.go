@@ -128,6 +128,11 @@ func runServe(ctx context.Context, e *env, o serveOptions) error {
 	if err := o.check(); err != nil {
 		return err
 	}
+	// A log reader that went away (a closed pipe) must not end the
+	// service: the Go runtime ends a program whose write to stderr meets
+	// a closed pipe, unless SIGPIPE is ignored. The write fails instead,
+	// and logbuf counts the lines it loses.
+	signal.Ignore(syscall.SIGPIPE)
 	// One writer for every log line: access-log lines wait up to
 	// logFlushEvery to be written together, other lines go at once, and no
 	// two lines interleave even when stderr is a pipe.

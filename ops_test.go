@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -530,5 +531,61 @@ func TestServeLimitsConnections(t *testing.T) {
 	held[0].Close()
 	if code, _, _, err := p.get(&http.Client{Timeout: 4 * time.Second}, "/catalog/sets"); err != nil || code != http.StatusOK {
 		t.Fatalf("once a held connection closed: %d, %v", code, err)
+	}
+}
+
+// TestServeOutlivesItsLogReader closes the pipe serve logs to, as a log
+// shipper that exits does: serve goes on answering, and counts the lines
+// it could not write.
+func TestServeOutlivesItsLogReader(t *testing.T) {
+	cmd := catalogdCommand(t, "serve", "--dev", "--addr", "127.0.0.1:0", "--metrics-addr", "127.0.0.1:0")
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	logs, logw, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stderr = logw
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	logw.Close()
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	t.Cleanup(func() { cmd.Process.Kill() })
+	p := &serveProcess{cmd: cmd, banner: readDevBanner(t, stdout)}
+	p.api, p.token = p.banner["API"], p.banner["token"]
+	var metricsAddr string
+	for s := bufio.NewScanner(logs); metricsAddr == "" && s.Scan(); {
+		var line map[string]any
+		if json.Unmarshal(s.Bytes(), &line) == nil && line["msg"] == "serving" {
+			metricsAddr, _ = line["metrics_addr"].(string)
+		}
+	}
+	logs.Close() // the reader goes away
+	for i := range 200 {
+		if code, _, _, err := p.get(http.DefaultClient, "/catalog/sets"); err != nil || code != http.StatusOK {
+			t.Fatalf("request %d after the log's reader went: %d, %v", i, code, err)
+		}
+		if i%50 == 0 {
+			time.Sleep(logFlushEvery + 50*time.Millisecond) // a flush meets the closed pipe
+		}
+	}
+	select {
+	case err := <-exited:
+		t.Fatalf("serve exited: %v", err)
+	default:
+	}
+	resp, err := http.Get("http://" + metricsAddr + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	m := regexp.MustCompile(`(?m)^catalogd_log_lines_dropped_total (\d+)`).FindSubmatch(page)
+	if m == nil || string(m[1]) == "0" {
+		t.Errorf("lines dropped: %q, want a count above 0", m)
 	}
 }

@@ -3,6 +3,7 @@
 package logbuf
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -140,7 +141,9 @@ func (w *Writer) Flush() error {
 	return w.err
 }
 
-// flush writes the lines waiting until none are left.
+// flush writes the lines waiting until none are left, or until a write
+// fails: the lines it did not write are dropped, and counted, and the
+// next flush tries the output again.
 func (w *Writer) flush() {
 	w.writing.Lock()
 	defer w.writing.Unlock()
@@ -150,7 +153,8 @@ func (w *Writer) flush() {
 			w.mu.Unlock()
 			return
 		}
-		if w.dropped > 0 {
+		noted := w.dropped // told in a line of its own, the batch's last
+		if noted > 0 {
 			note := fmt.Appendf(nil, `{"time":%q,"level":"WARN","msg":"log lines dropped: the log output did not take them","dropped":%d}`+"\n",
 				time.Now().UTC().Format(time.RFC3339Nano), w.dropped)
 			w.buf, w.dropped = append(w.buf, note...), 0
@@ -162,14 +166,25 @@ func (w *Writer) flush() {
 		w.buf, w.spare = w.spare[:0], w.buf
 		w.mu.Unlock()
 
-		_, err := w.out.Write(w.spare)
-		if err != nil {
-			w.mu.Lock()
-			if w.err == nil {
-				w.err = err
-			}
-			w.mu.Unlock()
+		n, err := w.out.Write(w.spare)
+		if err == nil {
+			continue
 		}
+		// A full disk, a closed pipe: what was not written is lost, and
+		// counted. A lost note is told again, with them, next time.
+		lost := bytes.Count(w.spare[min(max(n, 0), len(w.spare)):], []byte("\n"))
+		w.mu.Lock()
+		if w.err == nil {
+			w.err = err
+		}
+		if noted > 0 && lost > 0 {
+			lost--
+			w.dropped += noted
+		}
+		w.dropped += lost
+		w.droppedTotal.Add(uint64(lost))
+		w.mu.Unlock()
+		return
 	}
 }
 

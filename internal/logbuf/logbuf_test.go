@@ -140,6 +140,47 @@ func TestWriteErrorIsReported(t *testing.T) {
 	}
 }
 
+// recovering fails its writes, after writing the first `part` bytes of
+// each, until it is told the disk has room again.
+type recovering struct {
+	writes
+	full bool
+	part int
+}
+
+func (r *recovering) Write(p []byte) (int, error) {
+	if r.full {
+		return r.part, errors.New("no space left on device")
+	}
+	return r.writes.Write(p)
+}
+
+// TestLinesTheOutputLostAreCounted: lines a write failed to write are
+// counted as dropped, and told once the output takes lines again; those
+// it did write are not.
+func TestLinesTheOutputLostAreCounted(t *testing.T) {
+	out := &recovering{full: true, part: len("one\n")}
+	w := New(out, time.Hour)
+	w.Batch([]byte("one\n"))
+	w.Batch([]byte("two\nthree\n"))
+	if err := w.Flush(); err == nil || w.Dropped() != 2 {
+		t.Fatalf("Flush = %v, %d dropped; want the error and the 2 lines after the first", err, w.Dropped())
+	}
+	out.part = 0
+	w.Batch([]byte("four\n"))
+	w.Flush() // the note of the 2 is lost with four: told again
+	if w.Dropped() != 3 {
+		t.Fatalf("%d dropped, want 3", w.Dropped())
+	}
+	out.full = false
+	w.Batch([]byte("five\n"))
+	w.Flush()
+	got := strings.Join(out.all(), "")
+	if !strings.HasPrefix(got, "five\n") || !strings.Contains(got, `"dropped":3}`) || strings.Count(got, "\n") != 2 {
+		t.Fatalf("written %q, want five and a note of 3 dropped lines", got)
+	}
+}
+
 // TestConcurrentLinesStayWhole writes from many goroutines both ways and
 // checks every line arrives whole and exactly once.
 func TestConcurrentLinesStayWhole(t *testing.T) {
