@@ -106,10 +106,11 @@ func (rl *reloader) check(force bool) {
 	}
 	closed := rl.live.Swap(db)
 	go func() {
-		// What the old catalogue's answers held goes back to the system
-		// once its last request is done, rather than when the runtime
-		// gets round to it: a small machine serves two catalogues' worth
-		// of memory for no longer than a reload takes.
+		// What the old catalogue's requests held goes back to the
+		// system once its last request is done, rather than when the
+		// runtime gets round to it. Its answer cache and export layouts
+		// go when the first request on the new catalogue replaces them
+		// (Server.state), and then with the next collection.
 		<-closed
 		debug.FreeOSMemory()
 	}()

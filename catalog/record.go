@@ -1,9 +1,10 @@
 // Package catalog is the domain of catalogd: sets and cards, the rules one
 // record and one name group must satisfy, the folding, romanized forms,
 // words and printed-number keys that order and find them. It knows no file: the
-// catalogue file is catalog/store's. That file keeps what Fold, SearchText
-// and NumberKey give, so a change to what they give is a new format of
-// the file (catalog/store, formatVersion), which an upgrade imports again.
+// catalogue file is catalog/store's. That file keeps what Fold,
+// NewIndexText (the romanized forms) and AppendNumberKey give, so a change
+// to what they give is a new format of the file (layout.FormatVersion, in
+// catalog/store/internal/layout), which an upgrade imports again.
 package catalog
 
 import "encoding/json"

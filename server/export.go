@@ -95,7 +95,7 @@ func (s *Server) handleExport(w http.ResponseWriter, r *http.Request, ps httprou
 // otherwise answer:
 //   - an If-None-Match naming the other representation's tag with a 200,
 //     where the API's other answers take either tag (docs/CONTRACT.md,
-//     Caching); and only its first line, where a list may be split across
+//     Conditional requests and compression); and only its first line, where a list may be split across
 //     lines;
 //   - several ranges with multipart/byteranges, the compressed parts
 //     under a Content-Encoding that is not the multipart body's, each range

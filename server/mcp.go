@@ -91,7 +91,7 @@ func mcpBodyFits(w http.ResponseWriter, r *http.Request) bool {
 		writeProblem(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("the request body is over %d bytes", mcpMaxBody))
 		return false
 	case err != nil:
-		writeProblem(w, http.StatusBadRequest, "the request body could not be read: "+err.Error())
+		writeProblem(w, http.StatusBadRequest, "the request body could not be read whole")
 		return false
 	}
 	if b := bytes.TrimSpace(body); len(b) > 0 && b[0] == '[' {

@@ -46,7 +46,9 @@ func writeProblem(w http.ResponseWriter, status int, detail string, params ...op
 // writeError maps an error to its status and writes it as a problem: an
 // operation's *op.Error by its kind, anything else as a 500 that logs the
 // cause and tells the client nothing internal. It is the one place REST
-// answers an error of the catalogue.
+// answers an error of an operation; refusals before an operation runs (no
+// route, a method, the rate and in-flight limits, a body too large, a
+// panic) write their own problem with writeProblem.
 func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	var e *op.Error
 	if errors.As(err, &e) {

@@ -62,7 +62,8 @@ func (l *Live) Swap(db *DB) <-chan struct{} {
 	return closed
 }
 
-// Close closes the current catalogue after its last request.
+// Close closes the current catalogue after its last request. The Live is
+// not to be used after it: Acquire would hand out the closed catalogue.
 func (l *Live) Close() error {
 	l.mu.Lock()
 	ref := l.cur

@@ -78,9 +78,3 @@ func (c *tokenCache) evict(now time.Time) {
 		delete(c.entries, k)
 	}
 }
-
-func (c *tokenCache) len() int {
-	c.mu.RLock()
-	defer c.mu.RUnlock()
-	return len(c.entries)
-}

@@ -67,3 +67,10 @@ func TestTokenCache(t *testing.T) {
 		}
 	})
 }
+
+// len is how many verifications the cache holds.
+func (c *tokenCache) len() int {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return len(c.entries)
+}

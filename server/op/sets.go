@@ -43,7 +43,7 @@ func SetsParts(db *store.DB, req ListSetsRequest) ([][]byte, error) {
 func listSets(b []byte, db *store.DB, req ListSetsRequest) (Answer, error) {
 	parts, err := SetsParts(db, req)
 	if err != nil {
-		return Answer{}, err
+		return Answer{}, fromCatalog(err)
 	}
 	for _, p := range parts {
 		b = append(b, p...)

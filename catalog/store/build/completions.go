@@ -202,7 +202,7 @@ func (w *Writer) writeCompletions() error {
 }
 
 // rankNames counts the cards of each distinct name and adds its places
-// to ranked (rankName), and each card to cards with its name's place in
+// to ranked (nameRanker), and each card to cards with its name's place in
 // name order. It returns how many distinct names there are.
 func (w *Writer) rankNames(ranked *sorter, cards *cardSeqs) (names uint64, err error) {
 	var cur nameCards
