@@ -94,6 +94,9 @@ bearer tokens issued by --issuer. With --dev it needs nothing: it serves the
 built-in sample catalogue when --db does not exist and issues its own tokens.`,
 		Args:        noArgs,
 		Annotations: map[string]string{annotationLogsJSON: "true"},
+		// The settings are checked before anything runs, and apart from
+		// running, so that deploy/'s tests check them as serve does.
+		PreRunE: func(cmd *cobra.Command, args []string) error { return o.check() },
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runServe(cmd.Context(), e, o)
 		},
@@ -124,10 +127,8 @@ built-in sample catalogue when --db does not exist and issues its own tokens.`,
 	return cmd
 }
 
+// runServe serves until ctx is done; newServeCommand has checked o.
 func runServe(ctx context.Context, e *env, o serveOptions) error {
-	if err := o.check(); err != nil {
-		return err
-	}
 	// A log reader that went away (a closed pipe) must not end the
 	// service: the Go runtime ends a program whose write to stderr meets
 	// a closed pipe, unless SIGPIPE is ignored. The write fails instead,

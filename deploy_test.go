@@ -70,11 +70,22 @@ func checkRun(t *testing.T, r catalogdRun) {
 			t.Errorf("%s: %s is the variable of no flag of catalogd %s", e.where, e.name, cmd.name)
 		}
 	}
+	// The identity provider is the operator's to give where deploy/ runs
+	// serve without one (the container image): a placeholder stands in.
+	if f := cmd.flags.Lookup("issuer"); f != nil && f.Value.String() == "" && !slices.ContainsFunc(r.env, func(e envSetting) bool { return e.name == envName("issuer") }) {
+		f.Value.Set("https://idp.example")
+	}
+	if err := cmd.check(); err != nil {
+		t.Errorf("%s: catalogd %s with its settings: %v", r.where, strings.Join(r.args, " "), err)
+	}
 }
 
 type parsedCommand struct {
 	name  string
 	flags *pflag.FlagSet
+	// check runs the checks the subcommand makes of its settings before
+	// it runs (cobra's PreRunE), if any.
+	check func() error
 }
 
 // parseCommandLine parses args as catalogd would, on a fresh command tree:
@@ -96,7 +107,11 @@ func parseCommandLine(args []string) (parsedCommand, error) {
 	if err := cmd.ValidateArgs(cmd.Flags().Args()); err != nil {
 		return parsedCommand{}, err
 	}
-	return parsedCommand{name: cmd.Name(), flags: cmd.Flags()}, nil
+	check := func() error { return nil }
+	if cmd.PreRunE != nil {
+		check = func() error { return cmd.PreRunE(cmd, cmd.Flags().Args()) }
+	}
+	return parsedCommand{name: cmd.Name(), flags: cmd.Flags(), check: check}, nil
 }
 
 // flagOfVariable is the flag whose environment variable is name, or nil.
