@@ -337,6 +337,20 @@ func TestGetCard(t *testing.T) {
 	}
 }
 
+// TestEmptySegmentIsNoRoute: an empty path segment, or nothing after the
+// path's last "/", is the path of no route, 404, as a path that matches no
+// route's shape is, not a bad parameter the client did not send.
+func TestEmptySegmentIsNoRoute(t *testing.T) {
+	f := newFixture(t)
+	for _, target := range []string{"/catalog/cards/", "/catalog/cards/?id=jp-SV1a-001", "/catalog/sets//cards", "/catalog/sets//cards/1", "/catalog/sets/SV1a/cards/"} {
+		r := f.get(target)
+		r.wantStatus(t, http.StatusNotFound)
+		if !strings.Contains(string(r.body), `"detail":"no such resource: /api/v1/catalog/`) {
+			t.Errorf("%s: %s, want the problem of no route", target, r.body)
+		}
+	}
+}
+
 func TestHeadOptionsAndOtherMethods(t *testing.T) {
 	f := newFixture(t)
 	for _, target := range []string{"/catalog/sets", "/catalog/sets/SV1a/cards", "/catalog/cards/jp-SV1a-001"} {
