@@ -1,10 +1,13 @@
 package server
 
 import (
+	"bufio"
 	"bytes"
 	"compress/gzip"
 	"encoding/json"
+	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"slices"
@@ -316,5 +319,37 @@ func TestRateLimitCountsABatchOverMCP(t *testing.T) {
 	}
 	if got := r.header.Get("RateLimit-Remaining"); got != "0" {
 		t.Errorf("after the batch: RateLimit-Remaining %q, want 0", got)
+	}
+}
+
+// TestEncodedSlashBesideRawBytes sends a set code with an encoded "/" and
+// a printed number in raw UTF-8, as some clients send what they should
+// encode: the "/" stays inside the code. (Go's client encodes the raw
+// bytes itself, so the request is written by hand.)
+func TestEncodedSlashBesideRawBytes(t *testing.T) {
+	f := newFixture(t)
+	u, err := url.Parse(f.base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, number := range []string{"１０", "10|"} {
+		conn, err := net.Dial("tcp", u.Host)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close()
+		fmt.Fprintf(conn, "GET %s/catalog/sets/odd%%20set%%2F%%C3%%BC/cards/%s?zone=intl HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\nConnection: close\r\n\r\n", u.Path, number, f.token)
+		resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if number == "１０" && (resp.StatusCode != http.StatusOK || !strings.Contains(string(body), `"id":"intl-odd/10"`)) {
+			t.Errorf("number %q: %d %s, want card intl-odd/10", number, resp.StatusCode, body)
+		}
+		if number == "10|" && !strings.Contains(string(body), `in set \"odd set/ü\"`) {
+			t.Errorf("number %q: %d %s, want the set found and the number not", number, resp.StatusCode, body)
+		}
 	}
 }

@@ -214,7 +214,14 @@ func (s *Server) limitClients(cfg Config) error {
 // itself; handlers unescape their parameters. Each route's handler is
 // wrapped in route.serve, the middleware of every request.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if escaped := r.URL.EscapedPath(); escaped != r.URL.Path {
+	// The path as sent: EscapedPath gives up a RawPath that holds bytes a
+	// client should have encoded (UTF-8, "|") and escapes the decoded
+	// path again, which turns an encoded "/" of an id into a separator.
+	escaped := r.URL.RawPath
+	if escaped == "" {
+		escaped = r.URL.EscapedPath()
+	}
+	if escaped != r.URL.Path {
 		r2 := *r
 		u := *r.URL
 		u.Path, u.RawPath = escaped, ""
