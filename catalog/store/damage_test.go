@@ -56,11 +56,7 @@ func TestDamageIsToldAsDamage(t *testing.T) {
 	} {
 		t.Run(damage.name, func(t *testing.T) {
 			path := writeTestCatalogue(t, "g1")
-			bdb, err := bolt.Open(path, 0o600, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			err = bdb.Update(func(tx *bolt.Tx) error {
+			db := damageFile(t, path, func(tx *bolt.Tx) error {
 				b := tx.Bucket(damage.bucket)
 				if b.Get(damage.key) == nil {
 					return errors.New("no such key to damage")
@@ -70,20 +66,27 @@ func TestDamageIsToldAsDamage(t *testing.T) {
 				}
 				return b.Put(damage.key, damage.value)
 			})
-			if cerr := bdb.Close(); err == nil {
-				err = cerr
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			db, err := Open(path)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer db.Close()
 			if err := damage.read(db); !errors.Is(err, ErrDamaged) || !strings.Contains(err.Error(), damage.says) {
 				t.Fatalf("read: %v; want ErrDamaged saying %q", err, damage.says)
 			}
 		})
 	}
+}
+
+// damageFile changes the catalogue file at path with damage, in a write
+// transaction of bbolt's, and opens it.
+func damageFile(t *testing.T, path string, damage func(*bolt.Tx) error) *DB {
+	t.Helper()
+	bdb, err := bolt.Open(path, 0o600, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = bdb.Update(damage)
+	if cerr := bdb.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return openCatalogue(t, path)
 }

@@ -697,12 +697,8 @@ func TestSearchReportsADamagedList(t *testing.T) {
 			// The first block of the longest list of a name's characters
 			// gets the damage; a search for those characters reads it
 			// first.
-			bdb, err := bolt.Open(path, 0o600, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
 			var term string
-			err = bdb.Update(func(tx *bolt.Tx) error {
+			db := damageFile(t, path, func(tx *bolt.Tx) error {
 				var first []byte
 				longest := 0
 				lists := map[string]int{}
@@ -729,19 +725,8 @@ func TestSearchReportsADamagedList(t *testing.T) {
 				}
 				return tx.Bucket(layout.BucketPostings).Put(first, damage.value)
 			})
-			if cerr := bdb.Close(); err == nil {
-				err = cerr
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			db, err := Open(path)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer db.Close()
 			found := 0
-			err = db.Search(SearchQuery{Q: term, Limit: 1000}, func([]byte) { found++ })
+			err := db.Search(SearchQuery{Q: term, Limit: 1000}, func([]byte) { found++ })
 			if !errors.Is(err, ErrDamaged) || !strings.Contains(err.Error(), "search index damaged") || !strings.Contains(err.Error(), damage.name) {
 				t.Fatalf("search %q over the damaged block: %d results, err = %v; want the damage named", term, found, err)
 			}
