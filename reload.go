@@ -96,7 +96,7 @@ func (rl *reloader) check(force bool) {
 	}
 	// Open reads a few pages; a page damaged elsewhere would fail the
 	// requests that read it for as long as the file is served. Check
-	// reads them all, while the current catalogue serves.
+	// walks them all, while the current catalogue serves.
 	if err := db.Check(); err != nil {
 		db.Close()
 		rl.log.Error("catalogue reload refused: the file is damaged; serving the current catalogue",

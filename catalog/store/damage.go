@@ -69,11 +69,12 @@ func (db *DB) View(fn func(tx layout.ReadTx) error) error {
 	return db.view(func(tx *bolt.Tx) error { return fn(layout.ReadTx{Tx: tx}) })
 }
 
-// Check reads every page of every bucket of the file, as a search or a
-// listing would, and returns an ErrDamaged for the first that is not a
-// page. Open reads only the pages it needs, so a file damaged elsewhere
-// opens; serve checks a new file before it serves it (a reload), which
-// reads the whole file once.
+// Check walks the tree of every bucket of the file, as a search or a
+// listing would, and returns an ErrDamaged for the first page that is not
+// a page. It checks the file's structure, page headers and keys, not the
+// bytes of its records: bbolt keeps no checksums. Open reads only the
+// pages it needs, so a file damaged elsewhere opens; serve checks a new
+// file before it serves it (a reload), which walks the whole file once.
 func (db *DB) Check() error {
 	err := db.view(func(tx *bolt.Tx) error {
 		return tx.ForEach(func(name []byte, b *bolt.Bucket) error {
