@@ -129,10 +129,8 @@ built-in sample catalogue when --db does not exist and issues its own tokens.`,
 
 // runServe serves until ctx is done; newServeCommand has checked o.
 func runServe(ctx context.Context, e *env, o serveOptions) error {
-	// A log reader that went away (a closed pipe) must not end the
-	// service: the Go runtime ends a program whose write to stderr meets
-	// a closed pipe, unless SIGPIPE is ignored. The write fails instead,
-	// and logbuf counts the lines it loses.
+	// A closed log pipe fails the write, counted by logbuf, rather than
+	// end the service, as Go does on stderr unless SIGPIPE is ignored.
 	signal.Ignore(syscall.SIGPIPE)
 	// One writer for every log line: access-log lines wait up to
 	// logFlushEvery to be written together, other lines go at once, and no
