@@ -2,6 +2,10 @@ package auth
 
 import (
 	"context"
+	"crypto"
+	"crypto/ecdsa"
+	"crypto/ed25519"
+	"crypto/rsa"
 	"crypto/sha256"
 	"encoding/json"
 	"errors"
@@ -382,7 +386,7 @@ var (
 func (v *Verifier) key(ctx context.Context, set *keySet, t *jwt.Token) (any, error) {
 	kid, _ := t.Header["kid"].(string)
 	if kid == "" {
-		return set.keyfunc.KeyfuncCtx(ctx)(t)
+		return signingKeys(ctx, set.store, t.Method.Alg())
 	}
 	if _, err := set.store.KeyRead(ctx, kid); err == nil {
 		return set.keyfunc.KeyfuncCtx(ctx)(t)
@@ -401,6 +405,50 @@ func (v *Verifier) key(ctx context.Context, set *keySet, t *jwt.Token) (any, err
 		return nil, fmt.Errorf("%w: key %q", errUnknownKey, kid)
 	}
 	return set.keyfunc.KeyfuncCtx(ctx)(t)
+}
+
+// signingKeys returns the keys a token that names none (no kid, or an
+// empty one) may be signed with: the set's keys for signatures, of the
+// type alg signs with, and of alg itself when the key says. keyfunc would
+// give jwt every key of the set, whatever its use and alg, and look an
+// empty kid up as an unknown one, refreshing the set inside the request.
+func signingKeys(ctx context.Context, store jwkset.Storage, alg string) (any, error) {
+	all, err := store.KeyReadAll(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("read the JWKS: %w", err)
+	}
+	var keys jwt.VerificationKeySet
+	for _, k := range all {
+		m := k.Marshal()
+		if (m.USE != jwkset.UseSig && m.USE != "") || (m.ALG != "" && m.ALG.String() != alg) {
+			continue
+		}
+		key := k.Key()
+		if pk, ok := key.(interface{ Public() crypto.PublicKey }); ok {
+			key = pk.Public()
+		}
+		if signsWith(key, alg) {
+			keys.Keys = append(keys.Keys, key)
+		}
+	}
+	if len(keys.Keys) == 0 {
+		return nil, fmt.Errorf("%w: the token names no key, and no key of the JWKS signs %s", errUnknownKey, alg)
+	}
+	return keys, nil
+}
+
+// signsWith reports whether key is of the type alg, one of acceptedAlgs,
+// signs with.
+func signsWith(key any, alg string) bool {
+	switch key.(type) {
+	case *rsa.PublicKey:
+		return alg[0] == 'R' || alg[0] == 'P'
+	case *ecdsa.PublicKey:
+		return alg[0] == 'E' && alg != "EdDSA"
+	case ed25519.PublicKey:
+		return alg == "EdDSA"
+	}
+	return false
 }
 
 // verify checks the signature and claims of a token not in the cache and

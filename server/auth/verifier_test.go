@@ -2,6 +2,7 @@ package auth
 
 import (
 	"context"
+	"crypto"
 	"crypto/x509"
 	"fmt"
 	"slices"
@@ -10,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/MicahParks/jwkset"
 	"github.com/golang-jwt/jwt/v5"
 )
 
@@ -76,7 +78,7 @@ func TestVerifyAccepts(t *testing.T) {
 			}
 			var token string
 			if tc.name == "NoKid" {
-				// Without kid, every published key is tried.
+				// Without kid, every published key of its alg is tried.
 				tok := jwt.NewWithClaims(jwt.SigningMethodES256, c)
 				s, err := tok.SignedString(ecKey(t).signer)
 				if err != nil {
@@ -402,5 +404,54 @@ func BenchmarkVerifyUncached(b *testing.B) {
 		if _, _, err := v.verify(ctx, token, time.Now()); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// TestVerifyTokensNamingNoKey: a token without a kid, or with an empty
+// one, is checked against the published keys for signatures of its alg
+// only, as a token naming its key is, and never refreshes the set from
+// the request.
+func TestVerifyTokensNamingNoKey(t *testing.T) {
+	enc := newTestKey(t, "ec-enc", ecSigners()[1], jwt.SigningMethodES256)
+	enc.jwk.USE = jwkset.UseEnc
+	idp := newTestIdP(t, rsaKey(t), enc, ecKey(t))
+	v := newVerifier(t, idp, nil)
+	fetches := idp.jwksHits.Load()
+	signed := func(method jwt.SigningMethod, signer crypto.Signer, kid any) string {
+		tok := jwt.NewWithClaims(method, idp.claims(time.Now()))
+		if kid != nil {
+			tok.Header["kid"] = kid
+		}
+		s, err := tok.SignedString(signer)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return "Bearer " + s
+	}
+	for _, c := range []struct {
+		name   string
+		header string
+		reason string // "" when accepted
+	}{
+		{"RS256", signed(jwt.SigningMethodRS256, rsaSigner(), nil), ""},
+		{"ES256", signed(jwt.SigningMethodES256, ecSigners()[0], nil), ""},
+		{"EmptyKid", signed(jwt.SigningMethodES256, ecSigners()[0], ""), ""},
+		{"KeyPublishedForEncryption", signed(jwt.SigningMethodES256, ecSigners()[1], nil), ReasonSignature},
+		{"PS256UnderAnRS256Key", signed(jwt.SigningMethodPS256, rsaSigner(), nil), ReasonUnknownKey},
+		{"EmptyKidOfNoKey", signed(jwt.SigningMethodEdDSA, edSigner(), ""), ReasonUnknownKey},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := v.Verify(context.Background(), c.header)
+			if c.reason == "" {
+				if err != nil {
+					t.Fatalf("Verify: %v", err)
+				}
+				return
+			}
+			authError(t, err, CodeInvalidToken, c.reason)
+		})
+	}
+	if n := idp.jwksHits.Load(); n != fetches {
+		t.Errorf("the JWKS was fetched %d times more, want none", n-fetches)
 	}
 }
