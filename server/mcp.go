@@ -95,8 +95,17 @@ func mcpBodyFits(w http.ResponseWriter, r *http.Request) bool {
 		return false
 	}
 	if b := bytes.TrimSpace(body); len(b) > 0 && b[0] == '[' {
+		// The SDK reads the first JSON value of the body and ignores what
+		// follows it, so the batch is counted the same way, and a body
+		// that is more than the batch is refused: else bytes after it
+		// would hide the batch from the count.
+		dec := json.NewDecoder(bytes.NewReader(b))
 		var calls []json.RawMessage
-		if json.Unmarshal(b, &calls) == nil && len(calls) > mcpMaxBatch {
+		switch err := dec.Decode(&calls); {
+		case err != nil || dec.InputOffset() != int64(len(b)):
+			writeProblem(w, http.StatusBadRequest, "the request body is not one JSON-RPC batch and nothing else")
+			return false
+		case len(calls) > mcpMaxBatch:
 			writeProblem(w, http.StatusBadRequest, fmt.Sprintf("a JSON-RPC batch of %d messages; at most %d: send more requests", len(calls), mcpMaxBatch))
 			return false
 		}

@@ -41,13 +41,14 @@ func TestMCPBatchIsOneRequestAtATime(t *testing.T) {
 		return []byte(`{}`), "ok", nil
 	}}
 	f.srv.mcp.AddTool(probe.tool, f.srv.toolHandler(probe))
-	batch := func(tool, args string, n int) *response {
+	batchThen := func(tool, args string, n int, after string) *response {
 		var calls []string
 		for i := range n {
 			calls = append(calls, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":%q,"arguments":%s}}`, i, tool, args))
 		}
-		return f.mcpSend(t, http.MethodPost, "["+strings.Join(calls, ",")+"]", "2025-03-26", "Bearer "+f.token, "")
+		return f.mcpSend(t, http.MethodPost, "["+strings.Join(calls, ",")+"]"+after, "2025-03-26", "Bearer "+f.token, "")
 	}
+	batch := func(tool, args string, n int) *response { return batchThen(tool, args, n, "") }
 
 	r := batch("probe", "{}", mcpMaxBatch)
 	r.wantStatus(t, http.StatusOK)
@@ -75,6 +76,17 @@ func TestMCPBatchIsOneRequestAtATime(t *testing.T) {
 	r.wantStatus(t, http.StatusBadRequest)
 	if !strings.Contains(string(r.body), fmt.Sprintf("at most %d", mcpMaxBatch)) {
 		t.Errorf("a batch of %d calls: %s", mcpMaxBatch+1, r.body)
+	}
+	// Bytes after a batch, which the SDK would ignore, do not hide it
+	// from the count: the body is refused, whatever the batch's size.
+	for _, after := range []string{" x", "]", "}", "\n{}"} {
+		for _, n := range []int{1, 50} {
+			r = batchThen("list_sets", "{}", n, after)
+			r.wantStatus(t, http.StatusBadRequest)
+			if !strings.Contains(string(r.body), "not one JSON-RPC batch and nothing else") {
+				t.Errorf("a batch of %d calls and %q: %s", n, after, r.body)
+			}
+		}
 	}
 }
 
