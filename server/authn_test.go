@@ -2,6 +2,7 @@ package server
 
 import (
 	"encoding/json"
+	"net"
 	"net/http"
 	"strings"
 	"testing"
@@ -133,4 +134,33 @@ func TestDevIssuerThroughTheServer(t *testing.T) {
 		t.Fatalf("jwks: %v %v", resp, err)
 	}
 	resp.Body.Close()
+
+	// A page whose name an attacker points at 127.0.0.1 (DNS rebinding)
+	// is refused whatever it asks for; a loopback name is served.
+	_, port, _ := net.SplitHostPort(f.http.Listener.Addr().String())
+	for host, want := range map[string]int{
+		"rebind.attacker.example:" + port: http.StatusMisdirectedRequest,
+		"rebind.attacker.example":         http.StatusMisdirectedRequest,
+		"10.0.0.1:" + port:                http.StatusMisdirectedRequest,
+		"localhost:" + port:               http.StatusOK,
+		"[::1]:" + port:                   http.StatusOK,
+		"127.0.0.2:" + port:               http.StatusOK,
+	} {
+		for _, path := range []string{"/oauth/token", "/api/v1/docs/settings.json"} {
+			req, _ := http.NewRequest(http.MethodPost, f.http.URL+path, strings.NewReader(body))
+			if path != "/oauth/token" {
+				req, _ = http.NewRequest(http.MethodGet, f.http.URL+path, nil)
+			}
+			req.Header.Set("Content-Type", "application/json")
+			req.Host = host
+			resp, err := f.http.Client().Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			if resp.StatusCode != want {
+				t.Errorf("%s for Host %s: %d, want %d", path, host, resp.StatusCode, want)
+			}
+		}
+	}
 }
