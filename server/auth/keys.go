@@ -267,7 +267,9 @@ func (l *keyLoader) discover(ctx context.Context) (string, error) {
 		return fallback, nil
 	}
 	u, err := url.Parse(doc.JWKSURI)
-	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+	// A document fetched over https that sends the keys over plain HTTP
+	// would let whoever is on the path choose them.
+	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || (strings.HasPrefix(docURL, "https:") && u.Scheme != "https") {
 		l.log.WarnContext(ctx, "auth: OpenID configuration has no usable jwks_uri, using the conventional JWKS URL",
 			"url", docURL, "jwks_uri", doc.JWKSURI, "jwks_url", fallback)
 		return fallback, nil
@@ -307,6 +309,27 @@ func (s *trackedStorage) KeyReplaceAll(ctx context.Context, given []jwkset.JWK) 
 	}
 	s.loaded.Store(int64(len(given)))
 	return nil
+}
+
+// noDowngrade returns a copy of c that refuses a redirect from https to
+// plain HTTP: the keys that decide which tokens are accepted would come in
+// clear, from whoever is on the path.
+func noDowngrade(c *http.Client) *http.Client {
+	safe := *c
+	next := c.CheckRedirect
+	safe.CheckRedirect = func(req *http.Request, via []*http.Request) error {
+		if via[0].URL.Scheme == "https" && req.URL.Scheme != "https" {
+			return fmt.Errorf("refused a redirect from %s to %s: the identity provider's keys would come in clear", via[0].URL.Redacted(), req.URL.Redacted())
+		}
+		if next != nil {
+			return next(req, via)
+		}
+		if len(via) >= 10 {
+			return errors.New("stopped after 10 redirects")
+		}
+		return nil
+	}
+	return &safe
 }
 
 // limitBodies returns a copy of c whose responses fail to read past max

@@ -1,13 +1,20 @@
 package auth
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
+	"encoding/json"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/MicahParks/jwkset"
 )
 
 // TestUnknownKidFlood: tokens with random kids cause one JWKS fetch at most
@@ -359,4 +366,60 @@ func TestSlowRefreshStillLands(t *testing.T) {
 	if got := idp.jwksHits.Load() - hits; got != 1 {
 		t.Errorf("%d JWKS fetches, want the one refresh", got)
 	}
+}
+
+// TestKeysNeverComeInClear: an identity provider reached over https never
+// hands its keys over plain HTTP, by the jwks_uri it publishes nor by a
+// redirect; and a plain-HTTP issuer that is not loopback is warned of.
+func TestKeysNeverComeInClear(t *testing.T) {
+	plain := newTestIdP(t, ecKey(t)) // its keys, over plain HTTP
+	var conventional atomic.Int64
+	mux := http.NewServeMux()
+	secure := httptest.NewUnstartedServer(mux)
+	mux.HandleFunc("GET /.well-known/openid-configuration", func(w http.ResponseWriter, r *http.Request) {
+		json.NewEncoder(w).Encode(map[string]string{"issuer": "https://" + r.Host, "jwks_uri": plain.url + "/keys"})
+	})
+	mux.HandleFunc("GET /.well-known/jwks.json", func(w http.ResponseWriter, r *http.Request) {
+		conventional.Add(1)
+		http.NotFound(w, r)
+	})
+	mux.HandleFunc("GET /moved", func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, plain.url+"/keys", http.StatusFound)
+	})
+	secure.StartTLS()
+	defer secure.Close()
+
+	var logs bytes.Buffer
+	discovered := newVerifierOf(t, Config{Issuer: secure.URL, Audience: testAudience, HTTPClient: secure.Client()})
+	moved := newVerifierOf(t, Config{Issuer: secure.URL, JWKSURL: secure.URL + "/moved", Audience: testAudience, HTTPClient: secure.Client()})
+	if conventional.Load() == 0 {
+		t.Errorf("a jwks_uri in clear was not refused for the conventional URL")
+	}
+	if n := plain.jwksHits.Load(); n != 0 || discovered.Ready() || moved.Ready() {
+		t.Errorf("the keys were fetched in clear %d times; ready %v, %v", n, discovered.Ready(), moved.Ready())
+	}
+
+	jwks, err := json.Marshal(jwkset.JWKSMarshal{Keys: []jwkset.JWKMarshal{ecKey(t).jwk}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	warned := func(issuer string) bool {
+		logs.Reset()
+		newVerifierOf(t, Config{Issuer: issuer, Audience: testAudience, Logger: slog.New(slog.NewJSONHandler(&logs, nil)), JWKS: jwks})
+		return strings.Contains(logs.String(), "plain HTTP")
+	}
+	if !warned("http://idp.example") || warned(plain.url) || warned("https://idp.example") {
+		t.Errorf("a plain-HTTP issuer not on loopback is not the one warned of")
+	}
+}
+
+// newVerifierOf returns a verifier of cfg, closed at the end of the test.
+func newVerifierOf(tb testing.TB, cfg Config) *Verifier {
+	tb.Helper()
+	v, err := NewVerifier(context.Background(), cfg)
+	if err != nil {
+		tb.Fatalf("NewVerifier: %v", err)
+	}
+	tb.Cleanup(v.Close)
+	return v
 }

@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/url"
 	"slices"
@@ -110,6 +111,12 @@ func NewVerifier(ctx context.Context, cfg Config) (*Verifier, error) {
 		return nil, err
 	}
 	cfg, timeout := cfg.withDefaults()
+	for what, u := range map[string]string{"issuer": cfg.Issuer, "JWKS URL": cfg.JWKSURL} {
+		if inClear(u) {
+			cfg.Logger.Warn("auth: the "+what+" is plain HTTP: the identity provider's keys, which decide the tokens accepted, come in clear from whoever is on the path; use https",
+				"url", u)
+		}
+	}
 	now := cfg.Now
 	deny := make(map[string]struct{}, len(cfg.DenyClients))
 	for _, c := range cfg.DenyClients {
@@ -140,7 +147,7 @@ func NewVerifier(ctx context.Context, cfg Config) (*Verifier, error) {
 		keys: &keyLoader{
 			cfg:     cfg,
 			log:     cfg.Logger,
-			client:  cfg.HTTPClient,
+			client:  noDowngrade(cfg.HTTPClient),
 			timeout: timeout,
 			jwksURL: cfg.JWKSURL,
 		},
@@ -227,6 +234,17 @@ func checkURL(what, s string) error {
 		return fmt.Errorf("auth: %s %q is not an absolute http(s) URL", what, s)
 	}
 	return nil
+}
+
+// inClear reports whether u is a plain HTTP URL of a host other than a
+// loopback one, where the dev issuer lives.
+func inClear(u string) bool {
+	p, err := url.Parse(u)
+	if err != nil || p.Scheme != "http" {
+		return false
+	}
+	ip := net.ParseIP(p.Hostname())
+	return p.Hostname() != "localhost" && (ip == nil || !ip.IsLoopback())
 }
 
 // Ready reports whether a JWKS has been loaded. It stays true afterwards,
