@@ -1,10 +1,13 @@
 // Package catalog is the domain of catalogd: sets and cards, the rules one
 // record and one name group must satisfy, the folding, romanized forms,
 // words and printed-number keys that order and find them. It knows no file: the
-// catalogue file is catalog/store's. That file keeps what Fold,
-// NewIndexText (the romanized forms) and AppendNumberKey give, so a change
-// to what they give is a new format of the file (layout.FormatVersion, in
-// catalog/store/internal/layout), which an upgrade imports again.
+// catalogue file is catalog/store's. That file keeps what Fold and
+// AppendNumberKey give, which the reader computes again from a query, so
+// a change to what they give is a new format of the file
+// (layout.FormatVersion, in catalog/store/internal/layout), which an
+// upgrade imports again. It keeps the romanized forms of NewIndexText too,
+// which only the import computes: a change to them takes effect at the
+// next import.
 package catalog
 
 import "encoding/json"

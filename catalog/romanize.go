@@ -54,7 +54,9 @@ func Romanize(folded, language string) string {
 			b.WriteRune(r)
 		}
 		double = false
-		prev = r
+		if r != 'ー' { // a long vowel: still the kana before it
+			prev = r
+		}
 	}
 	if b.Len() == len(folded) && b.String() == folded {
 		return ""

@@ -29,6 +29,7 @@ func TestRomanize(t *testing.T) {
 		{"アオキノウォーグル", "ja", "aokinowoguru"},
 		{"ロイェ", "ja", "roye"},
 		{"アィ ンァ", "ja", "ai na"},
+		{"ウーィ", "ja", "wi"},
 		{"ヴィクティニ", "ja", "vikutini"},
 		{"シェイミ", "ja", "sheimi"},
 		{"デューゴン", "ja", "dyugon"},
