@@ -145,6 +145,10 @@ func TestDevIssuerThroughTheServer(t *testing.T) {
 		"localhost:" + port:               http.StatusOK,
 		"[::1]:" + port:                   http.StatusOK,
 		"127.0.0.2:" + port:               http.StatusOK,
+		"LocalHost:" + port:               http.StatusOK,
+		"app.localhost:" + port:           http.StatusOK,
+		"localhost.:" + port:              http.StatusOK,
+		"localhost.attacker.example":      http.StatusMisdirectedRequest,
 	} {
 		for _, path := range []string{"/oauth/token", "/api/v1/docs/settings.json"} {
 			req, _ := http.NewRequest(http.MethodPost, f.http.URL+path, strings.NewReader(body))

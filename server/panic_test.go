@@ -66,3 +66,26 @@ func TestPanicAfterTheAnswerBegan(t *testing.T) {
 		t.Fatalf("access log %v, want one line with status 200 and the error", lines)
 	}
 }
+
+// TestAbortBeforeTheAnswer: a handler that aborts (http.ErrAbortHandler)
+// before a byte of its answer closes the connection, is recorded as the
+// failure it is, and is not logged as a panic.
+func TestAbortBeforeTheAnswer(t *testing.T) {
+	f, logs := logFixture(t)
+	rt := f.srv.route("abort", false, func(http.ResponseWriter, *http.Request, httprouter.Params) { panic(http.ErrAbortHandler) })
+	ts := httptest.NewUnstartedServer(rt)
+	ts.Config.ErrorLog = log.New(io.Discard, "", 0)
+	ts.Start()
+	defer ts.Close()
+	if res, err := http.Get(ts.URL + "/abort"); err == nil {
+		res.Body.Close()
+		t.Fatalf("status %d, want the connection closed", res.StatusCode)
+	}
+	if strings.Contains(logs.String(), "panic serving request") {
+		t.Errorf("an abort was logged as a panic: %s", logs)
+	}
+	lines := accessLines(t, logs)
+	if len(lines) != 1 || lines[0]["status"] != float64(500) || !strings.Contains(fmt.Sprint(lines[0]["error"]), "cut short") {
+		t.Fatalf("access log %v, want one line with status 500 and the error", lines)
+	}
+}

@@ -222,9 +222,12 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		// served.
 		host, _, err := net.SplitHostPort(r.Host)
 		if err != nil {
-			host = r.Host
+			host = strings.Trim(r.Host, "[]")
 		}
-		if ip := net.ParseIP(strings.Trim(host, "[]")); (ip == nil || !ip.IsLoopback()) && host != "localhost" && host != s.baseURL.Hostname() {
+		host = strings.ToLower(strings.TrimSuffix(host, "."))
+		// An empty Host is HTTP/1.0's, which no browser sends; a name
+		// under localhost resolves to loopback only (RFC 6761).
+		if ip := net.ParseIP(host); host != "" && (ip == nil || !ip.IsLoopback()) && host != "localhost" && !strings.HasSuffix(host, ".localhost") && host != strings.ToLower(s.baseURL.Hostname()) {
 			writeProblem(w, http.StatusMisdirectedRequest, "serve --dev answers requests for a loopback host only (127.0.0.1, [::1], localhost) or its --base-url's")
 			return
 		}
@@ -266,9 +269,10 @@ func (rt *route) requestCost(r *http.Request) int {
 // serve is the middleware of every request, in order: a request id, a
 // recorder of what is written, the bearer token and the rate limit (on
 // catalogue routes), the handler, then, deferred, recovery from a panic
-// and the request's metrics and access-log line (record). Authentication runs before anything looks
-// at the parameters, so a request without a token is a 401 whatever else is
-// wrong with it (docs/CONTRACT.md, Parameters).
+// and the request's metrics and access-log line (record). Authentication
+// runs before anything looks at the parameters, so a request without a
+// token is a 401 whatever else is wrong with it (docs/CONTRACT.md,
+// Parameters).
 func (rt *route) serve(w http.ResponseWriter, r *http.Request, ps httprouter.Params) {
 	s := rt.s
 	start := time.Now()
@@ -326,9 +330,6 @@ func (rec *recorder) Write(b []byte) (int, error) {
 	return n, err
 }
 
-// errAnswerAborted is the access log's error of an answer a panic cut short.
-var errAnswerAborted = errors.New("the handler panicked after the answer began; it was cut short")
-
 // Flush lets streamed answers (MCP) through.
 func (rec *recorder) Flush() {
 	if rec.status == 0 {
@@ -339,6 +340,10 @@ func (rec *recorder) Flush() {
 
 // Unwrap gives http.ResponseController the connection underneath.
 func (rec *recorder) Unwrap() http.ResponseWriter { return rec.ResponseWriter }
+
+// errAnswerAborted is the access log's error of an answer a panic cut
+// short, or stopped before it began.
+var errAnswerAborted = errors.New("the handler panicked; the answer was cut short")
 
 // record ends every request (route.serve defers it). A handler that
 // panicked is answered 500 first, or, when its answer had begun, cut short
@@ -354,9 +359,14 @@ func (rt *route) record(r *http.Request, rec *recorder, start time.Time, request
 		if v != http.ErrAbortHandler {
 			s.log.ErrorContext(r.Context(), "panic serving request", slog.String("path", r.URL.Path), slog.Any("panic", v))
 		}
-		if rec.status == 0 && v != http.ErrAbortHandler {
+		switch {
+		case rec.status == 0 && v != http.ErrAbortHandler:
 			writeProblem(rec, http.StatusInternalServerError, "the server could not answer; the error was logged")
-		} else {
+		case rec.status == 0:
+			// Aborted before a byte: counted as the failure it is.
+			rec.status, rec.writeErr = http.StatusInternalServerError, errAnswerAborted
+			defer panic(http.ErrAbortHandler)
+		default:
 			if rec.writeErr == nil {
 				rec.writeErr = errAnswerAborted
 			}
