@@ -318,8 +318,10 @@ func noDowngrade(c *http.Client) *http.Client {
 	safe := *c
 	next := c.CheckRedirect
 	safe.CheckRedirect = func(req *http.Request, via []*http.Request) error {
-		if via[0].URL.Scheme == "https" && req.URL.Scheme != "https" {
-			return fmt.Errorf("refused a redirect from %s to %s: the identity provider's keys would come in clear", via[0].URL.Redacted(), req.URL.Redacted())
+		for _, hop := range via {
+			if hop.URL.Scheme == "https" && req.URL.Scheme != "https" {
+				return fmt.Errorf("refused a redirect from %s to %s: the identity provider's keys would come in clear", hop.URL.Redacted(), req.URL.Redacted())
+			}
 		}
 		if next != nil {
 			return next(req, via)

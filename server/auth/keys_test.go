@@ -386,17 +386,24 @@ func TestKeysNeverComeInClear(t *testing.T) {
 	mux.HandleFunc("GET /moved", func(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, plain.url+"/keys", http.StatusFound)
 	})
+	// Plain HTTP, then https, then plain HTTP again.
+	mux.HandleFunc("GET /hop", func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, plain.url+"/keys", http.StatusFound)
+	})
 	secure.StartTLS()
 	defer secure.Close()
+	start := httptest.NewServer(http.RedirectHandler(secure.URL+"/hop", http.StatusFound))
+	defer start.Close()
 
 	var logs bytes.Buffer
 	discovered := newVerifierOf(t, Config{Issuer: secure.URL, Audience: testAudience, HTTPClient: secure.Client()})
 	moved := newVerifierOf(t, Config{Issuer: secure.URL, JWKSURL: secure.URL + "/moved", Audience: testAudience, HTTPClient: secure.Client()})
+	around := newVerifierOf(t, Config{Issuer: secure.URL, JWKSURL: start.URL + "/keys", Audience: testAudience, HTTPClient: secure.Client()})
 	if conventional.Load() == 0 {
 		t.Errorf("a jwks_uri in clear was not refused for the conventional URL")
 	}
-	if n := plain.jwksHits.Load(); n != 0 || discovered.Ready() || moved.Ready() {
-		t.Errorf("the keys were fetched in clear %d times; ready %v, %v", n, discovered.Ready(), moved.Ready())
+	if n := plain.jwksHits.Load(); n != 0 || discovered.Ready() || moved.Ready() || around.Ready() {
+		t.Errorf("the keys were fetched in clear %d times; ready %v, %v, %v", n, discovered.Ready(), moved.Ready(), around.Ready())
 	}
 
 	jwks, err := json.Marshal(jwkset.JWKSMarshal{Keys: []jwkset.JWKMarshal{ecKey(t).jwk}})
@@ -405,11 +412,21 @@ func TestKeysNeverComeInClear(t *testing.T) {
 	}
 	warned := func(issuer string) bool {
 		logs.Reset()
-		newVerifierOf(t, Config{Issuer: issuer, Audience: testAudience, Logger: slog.New(slog.NewJSONHandler(&logs, nil)), JWKS: jwks})
+		newVerifierOf(t, Config{Issuer: issuer, Audience: testAudience, Logger: slog.New(slog.NewJSONHandler(&logs, nil)), JWKSURL: plain.url + "/keys"})
 		return strings.Contains(logs.String(), "plain HTTP")
 	}
-	if !warned("http://idp.example") || warned(plain.url) || warned("https://idp.example") {
-		t.Errorf("a plain-HTTP issuer not on loopback is not the one warned of")
+	given := func() bool { // the keys handed over: nothing fetched
+		logs.Reset()
+		newVerifierOf(t, Config{Issuer: "http://idp.example", Audience: testAudience, Logger: slog.New(slog.NewJSONHandler(&logs, nil)), JWKS: jwks})
+		return strings.Contains(logs.String(), "plain HTTP")
+	}
+	if warned(plain.url) || given() {
+		t.Errorf("a loopback JWKS URL, or keys given, were warned of")
+	}
+	logs.Reset()
+	newVerifierOf(t, Config{Issuer: "https://idp.example", JWKSURL: "http://keys.example/jwks", Audience: testAudience, Logger: slog.New(slog.NewJSONHandler(&logs, nil)), HTTPClient: &http.Client{Timeout: time.Millisecond}})
+	if !strings.Contains(logs.String(), "plain HTTP") {
+		t.Errorf("a plain-HTTP JWKS URL off loopback was not warned of")
 	}
 }
 

@@ -111,8 +111,14 @@ func NewVerifier(ctx context.Context, cfg Config) (*Verifier, error) {
 		return nil, err
 	}
 	cfg, timeout := cfg.withDefaults()
-	for what, u := range map[string]string{"issuer": cfg.Issuer, "JWKS URL": cfg.JWKSURL} {
-		if inClear(u) {
+	// The URL the keys are fetched from: the JWKS URL, or the issuer's,
+	// where discovery starts; none when they are given.
+	fetched := map[string]string{"JWKS URL": cfg.JWKSURL}
+	if cfg.JWKSURL == "" {
+		fetched = map[string]string{"issuer": cfg.Issuer}
+	}
+	for what, u := range fetched {
+		if cfg.JWKS == nil && inClear(u) {
 			cfg.Logger.Warn("auth: the "+what+" is plain HTTP: the identity provider's keys, which decide the tokens accepted, come in clear from whoever is on the path; use https",
 				"url", u)
 		}
