@@ -129,9 +129,10 @@ built-in sample catalogue when --db does not exist and issues its own tokens.`,
 
 // runServe serves until ctx is done; newServeCommand has checked o.
 func runServe(ctx context.Context, e *env, o serveOptions) error {
-	// A closed log pipe fails the write, counted by logbuf, rather than
-	// end the service, as Go does on stderr unless SIGPIPE is ignored.
-	signal.Ignore(syscall.SIGPIPE)
+	// Go ends a process on a closed stderr pipe unless SIGPIPE is notified.
+	pipe := make(chan os.Signal, 1)
+	signal.Notify(pipe, syscall.SIGPIPE)
+	defer signal.Stop(pipe)
 	// One writer for every log line: access-log lines wait up to
 	// logFlushEvery to be written together, other lines go at once, and no
 	// two lines interleave even when stderr is a pipe.

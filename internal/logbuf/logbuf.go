@@ -48,6 +48,7 @@ type Writer struct {
 
 	writing sync.Mutex // held by the one call to out at a time
 	spare   []byte     // the lines being written, under writing
+	partial bool       // the output ends in half a line, under writing
 }
 
 // New returns a Writer that flushes every interval; with an interval of
@@ -166,10 +167,22 @@ func (w *Writer) flush() {
 		w.buf, w.spare = w.spare[:0], w.buf
 		w.mu.Unlock()
 
-		n, err := w.out.Write(w.spare)
+		var n int
+		var err error
+		if w.partial {
+			// A write cut short ended in half a line: end it, so that
+			// the lines after it stay whole.
+			if _, err = w.out.Write([]byte{'\n'}); err == nil {
+				w.partial = false
+			}
+		}
+		if err == nil {
+			n, err = w.out.Write(w.spare)
+		}
 		if err == nil {
 			continue
 		}
+		w.partial = w.partial || (n > 0 && w.spare[min(n, len(w.spare))-1] != '\n')
 		// A full disk, a closed pipe: what was not written is lost, and
 		// counted. A lost note is told again, with them, next time.
 		lost := bytes.Count(w.spare[min(max(n, 0), len(w.spare)):], []byte("\n"))

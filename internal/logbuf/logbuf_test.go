@@ -179,6 +179,21 @@ func TestLinesTheOutputLostAreCounted(t *testing.T) {
 	if !strings.HasPrefix(got, "five\n") || !strings.Contains(got, `"dropped":3}`) || strings.Count(got, "\n") != 2 {
 		t.Fatalf("written %q, want five and a note of 3 dropped lines", got)
 	}
+
+	// A write cut short in a line leaves half of it: the next write ends
+	// it first, so that the lines after it stay whole.
+	out.calls = nil
+	out.full, out.part = true, len("six\nsev")
+	w.Batch([]byte("six\nseven\n"))
+	w.Flush()
+	out.writes.Write([]byte("six\nsev")) // what the cut write wrote
+	out.full = false
+	w.Batch([]byte("eight\n"))
+	w.Flush()
+	lines := strings.Split(strings.Join(out.all(), ""), "\n")
+	if len(lines) < 4 || lines[0] != "six" || lines[1] != "sev" || lines[2] != "eight" || !strings.Contains(lines[3], `"dropped":1}`) {
+		t.Fatalf("written %q, want the half line ended before the next", lines)
+	}
 }
 
 // TestConcurrentLinesStayWhole writes from many goroutines both ways and
