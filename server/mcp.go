@@ -243,8 +243,9 @@ func toolOf[R any](tool *mcp.Tool, o op.Operation[R], summary func(db *store.DB,
 func (s *Server) toolHandler(t catalogTool) mcp.ToolHandler {
 	input := t.tool.InputSchema.(*jsonschema.Schema)
 	return func(ctx context.Context, req *mcp.CallToolRequest) (res *mcp.CallToolResult, err error) {
-		// The SDK calls tools on goroutines of its own, out of reach of the
-		// router's panic handler: unrecovered, a panic would end the process.
+		// The SDK calls tools on goroutines of its own, out of reach of
+		// route.record's recovery: unrecovered, a panic would end the
+		// process.
 		defer func() {
 			if v := recover(); v != nil {
 				res, err = s.toolError(ctx, t, fmt.Errorf("panic: %v", v)), nil

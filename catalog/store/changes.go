@@ -99,8 +99,8 @@ type Change struct {
 
 // Changes calls fn with at most q.Limit changes from generation q.Since to
 // the active one (sets, then cards, each by id, then the name groups; a
-// record once, as it is now), after the cursor q.After, and returns the cursor of the next page,
-// "" after the last.
+// record once, as it is now), after the cursor q.After, and returns the
+// cursor of the next page, "" after the last.
 //
 // A cursor remembers the generation its list started at. When another
 // catalogue has been swapped in since, the rest of the list is given as seen
@@ -308,9 +308,10 @@ func (q ChangesQuery) CheckCursor() error {
 // encodeCursor makes the cursor after the record key of the list of q
 // that started at generation pin: pin, uvarint-length-prefixed, a zero
 // byte, the listSum of q, then the key. A record key starts with a kind,
-// ChangeSet, ChangeCard or ChangeNames, never 0, so the zero byte makes a version of catalogd
-// that read the key right after pin refuse the cursor, rather than take
-// the sum for a key (replicas of two versions, during an upgrade).
+// ChangeSet, ChangeCard or ChangeNames, never 0, so the zero byte makes a
+// version of catalogd that read the key right after pin refuse the
+// cursor, rather than take the sum for a key (replicas of two versions,
+// during an upgrade).
 func encodeCursor(pin string, q ChangesQuery, key []byte) string {
 	b := binary.AppendUvarint(nil, uint64(len(pin)))
 	b = append(b, pin...)
