@@ -395,7 +395,6 @@ func TestKeysNeverComeInClear(t *testing.T) {
 	start := httptest.NewServer(http.RedirectHandler(secure.URL+"/hop", http.StatusFound))
 	defer start.Close()
 
-	var logs bytes.Buffer
 	discovered := newVerifierOf(t, Config{Issuer: secure.URL, Audience: testAudience, HTTPClient: secure.Client()})
 	moved := newVerifierOf(t, Config{Issuer: secure.URL, JWKSURL: secure.URL + "/moved", Audience: testAudience, HTTPClient: secure.Client()})
 	around := newVerifierOf(t, Config{Issuer: secure.URL, JWKSURL: start.URL + "/keys", Audience: testAudience, HTTPClient: secure.Client()})
@@ -410,24 +409,44 @@ func TestKeysNeverComeInClear(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	warned := func(issuer string) bool {
-		logs.Reset()
-		newVerifierOf(t, Config{Issuer: issuer, Audience: testAudience, Logger: slog.New(slog.NewJSONHandler(&logs, nil)), JWKSURL: plain.url + "/keys"})
-		return strings.Contains(logs.String(), "plain HTTP")
+	// Each verifier logs apart: its loader goes on logging after the check.
+	warnedOf := func(cfg Config) bool {
+		out := &lockedLog{}
+		cfg.Audience, cfg.Logger = testAudience, slog.New(slog.NewJSONHandler(out, nil))
+		newVerifierOf(t, cfg)
+		return strings.Contains(out.String(), "plain HTTP")
 	}
-	given := func() bool { // the keys handed over: nothing fetched
-		logs.Reset()
-		newVerifierOf(t, Config{Issuer: "http://idp.example", Audience: testAudience, Logger: slog.New(slog.NewJSONHandler(&logs, nil)), JWKS: jwks})
-		return strings.Contains(logs.String(), "plain HTTP")
+	if warnedOf(Config{Issuer: plain.url, JWKSURL: plain.url + "/keys"}) {
+		t.Errorf("a JWKS URL on loopback was warned of")
 	}
-	if warned(plain.url) || given() {
-		t.Errorf("a loopback JWKS URL, or keys given, were warned of")
+	if warnedOf(Config{Issuer: "http://idp.example", JWKS: jwks}) {
+		t.Errorf("keys handed over, nothing fetched, were warned of")
 	}
-	logs.Reset()
-	newVerifierOf(t, Config{Issuer: "https://idp.example", JWKSURL: "http://keys.example/jwks", Audience: testAudience, Logger: slog.New(slog.NewJSONHandler(&logs, nil)), HTTPClient: &http.Client{Timeout: time.Millisecond}})
-	if !strings.Contains(logs.String(), "plain HTTP") {
+	unreachable := &http.Client{Timeout: time.Millisecond}
+	if !warnedOf(Config{Issuer: "https://idp.example", JWKSURL: "http://keys.example/jwks", HTTPClient: unreachable}) {
 		t.Errorf("a plain-HTTP JWKS URL off loopback was not warned of")
 	}
+	if !warnedOf(Config{Issuer: "http://idp.example", HTTPClient: unreachable}) {
+		t.Errorf("a plain-HTTP issuer off loopback, where discovery starts, was not warned of")
+	}
+}
+
+// lockedLog is a log output that goroutines write to while a test reads it.
+type lockedLog struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedLog) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedLog) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
 
 // newVerifierOf returns a verifier of cfg, closed at the end of the test.
