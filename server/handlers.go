@@ -77,13 +77,7 @@ func (s *Server) handleListSets(w http.ResponseWriter, r *http.Request, ps httpr
 func restParams(r *http.Request, ps httprouter.Params) (op.Params, error) {
 	var p op.Params
 	for i := range min(len(ps), len(p.Path)) {
-		raw := strings.TrimPrefix(ps[i].Value, "/")
-		if raw == "" {
-			// An empty segment, or nothing after the path's last "/": the
-			// path of no route (docs/CONTRACT.md, Parameters).
-			return p, &op.Error{Kind: op.NotFound, Detail: "no such resource: " + r.URL.Path}
-		}
-		v, err := url.PathUnescape(raw)
+		v, err := url.PathUnescape(strings.TrimPrefix(ps[i].Value, "/"))
 		if err != nil {
 			return p, op.InvalidWith([]op.ParamError{{Parameter: ps[i].Key, Detail: "is not a valid percent-encoded path segment"}}, nil)
 		}

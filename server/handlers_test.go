@@ -342,11 +342,13 @@ func TestGetCard(t *testing.T) {
 // route's shape is, not a bad parameter the client did not send.
 func TestEmptySegmentIsNoRoute(t *testing.T) {
 	f := newFixture(t)
-	for _, target := range []string{"/catalog/cards/", "/catalog/cards/?id=jp-SV1a-001", "/catalog/sets//cards", "/catalog/sets//cards/1", "/catalog/sets/SV1a/cards/"} {
-		r := f.get(target)
-		r.wantStatus(t, http.StatusNotFound)
-		if !strings.Contains(string(r.body), `"detail":"no such resource: /api/v1/catalog/`) {
-			t.Errorf("%s: %s, want the problem of no route", target, r.body)
+	for _, target := range []string{"/catalog/cards/", "/catalog/cards/?id=jp-SV1a-001", "/catalog/sets//cards", "/catalog/sets//cards/1", "/catalog/sets/SV1a/cards/", "/catalog/sets/"} {
+		for _, token := range []string{"Bearer " + f.token, ""} {
+			r := f.do(http.MethodGet, target, "Authorization", token)
+			r.wantStatus(t, http.StatusNotFound)
+			if !strings.Contains(string(r.body), `"detail":"no such resource: /api/v1/catalog/`) {
+				t.Errorf("%s: %s, want the problem of no route", target, r.body)
+			}
 		}
 	}
 }

@@ -246,6 +246,13 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		r2.URL = &u
 		r = &r2
 	}
+	if strings.HasSuffix(escaped, "/") || strings.Contains(escaped, "//") {
+		// An empty segment is in no route's path, though a parameter
+		// would match it: 404 whatever the token (docs/CONTRACT.md,
+		// Parameters).
+		s.router.NotFound.ServeHTTP(w, r)
+		return
+	}
 	s.router.ServeHTTP(w, r)
 }
 
