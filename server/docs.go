@@ -121,8 +121,8 @@ type docsDevToken struct {
 // docsFiles returns the files of the page by their path under the base
 // path: the page itself, its script and style sheets, the OpenAPI document
 // as the running server answers it, and the page's settings.
-func (s *Server) docsFiles() (map[string]*staticFile, error) {
-	files := map[string]*staticFile{}
+func (s *Server) docsFiles() (map[string]http.Handler, error) {
+	files := map[string]http.Handler{}
 	for path, file := range map[string]struct{ name, contentType string }{
 		"/docs":                      {"index.html", "text/html; charset=utf-8"},
 		"/docs/page.js":              {"page.js", "text/javascript; charset=utf-8"},
@@ -157,8 +157,12 @@ func (s *Server) docsFiles() (map[string]*staticFile, error) {
 	if err != nil {
 		return nil, fmt.Errorf("server: API reference page settings: %w", err)
 	}
-	// The dev settings hold a client secret: no cache keeps them.
+	// The dev settings hold a client secret: no cache keeps them, and only
+	// a page of a loopback host reads them.
 	files["/docs/settings.json"] = newStaticFile("application/json", "no-store", body)
+	if s.dev != nil {
+		files["/docs/settings.json"] = s.devHostsOnly(files["/docs/settings.json"])
+	}
 	return files, nil
 }
 

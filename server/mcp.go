@@ -62,9 +62,9 @@ func (s *Server) handleMCP() http.Handler {
 		// client's Host on, which catalogd must work behind (docs/CONTRACT.md,
 		// MCP). Rebinding gains an attacker nothing here: this handler sits
 		// behind the bearer check of route.serve, so every request must carry a valid bearer
-		// token, and the browser a rebinding page runs in has none to send;
-		// serve --dev, which gives its token to whoever asks, answers a
-		// loopback Host only (Server.ServeHTTP).
+		// token, and the browser a rebinding page runs in has none to send:
+		// serve --dev gives its token to a loopback Host only
+		// (devHostsOnly).
 		DisableLocalhostProtection: true,
 		MaxRequestBodyBytes:        mcpMaxBody,
 		Logger:                     s.sdkLog(),

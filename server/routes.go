@@ -1,6 +1,7 @@
 package server
 
 import (
+	"net"
 	"net/http"
 	"strings"
 
@@ -12,7 +13,7 @@ import (
 
 // routes lists the whole HTTP surface. Each route has the name it carries
 // in metrics and access logs, and every request goes through route.serve.
-func (s *Server) routes(docs map[string]*staticFile) *httprouter.Router {
+func (s *Server) routes(docs map[string]http.Handler) *httprouter.Router {
 	r := httprouter.New()
 	r.RedirectTrailingSlash = false
 	r.RedirectFixedPath = false
@@ -61,9 +62,32 @@ func (s *Server) routes(docs map[string]*staticFile) *httprouter.Router {
 		s.public(r, "jwks", "/.well-known/jwks.json", handler(s.dev.JWKSHandler()))
 		s.public(r, "discovery", "/.well-known/openid-configuration", discovery)
 		s.public(r, "discovery", "/.well-known/oauth-authorization-server", discovery)
-		r.Handle(http.MethodPost, "/oauth/token", s.route("token", false, handler(s.dev.TokenHandler())).serve)
+		r.Handle(http.MethodPost, "/oauth/token", s.route("token", false, handler(s.devHostsOnly(s.dev.TokenHandler()))).serve)
 	}
 	return r
+}
+
+// devHostsOnly serves h, which hands out the dev server's token, only to
+// requests for a loopback host or the base URL's, and answers others 421:
+// the dev server gives its token to whoever asks, so a web page whose name
+// an attacker points at 127.0.0.1 (DNS rebinding) could ask too.
+func (s *Server) devHostsOnly(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		host, _, err := net.SplitHostPort(r.Host)
+		if err != nil {
+			host = strings.Trim(r.Host, "[]")
+		}
+		host = strings.ToLower(strings.TrimSuffix(host, "."))
+		ip := net.ParseIP(host)
+		// An empty Host is HTTP/1.0's, which no browser sends; a name
+		// under localhost resolves to loopback only (RFC 6761).
+		loopback := host == "" || (ip != nil && ip.IsLoopback()) || host == "localhost" || strings.HasSuffix(host, ".localhost")
+		if !loopback && host != strings.ToLower(s.baseURL.Hostname()) {
+			writeProblem(w, http.StatusMisdirectedRequest, "serve --dev gives its token to requests for a loopback host only (127.0.0.1, [::1], localhost) or its --base-url's")
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
 }
 
 // setsPath is the path of listSets under the base path.

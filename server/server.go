@@ -10,7 +10,6 @@ import (
 	"io"
 	"log/slog"
 	"math"
-	"net"
 	"net/http"
 	"net/url"
 	"strings"
@@ -215,23 +214,6 @@ func (s *Server) limitClients(cfg Config) error {
 // itself; handlers unescape their parameters. Each route's handler is
 // wrapped in route.serve, the middleware of every request.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if s.dev != nil {
-		// The dev server gives its token to whoever asks, so a page
-		// whose name an attacker points at 127.0.0.1 (DNS rebinding)
-		// could ask too: only a loopback host, or the base URL's, is
-		// served.
-		host, _, err := net.SplitHostPort(r.Host)
-		if err != nil {
-			host = strings.Trim(r.Host, "[]")
-		}
-		host = strings.ToLower(strings.TrimSuffix(host, "."))
-		// An empty Host is HTTP/1.0's, which no browser sends; a name
-		// under localhost resolves to loopback only (RFC 6761).
-		if ip := net.ParseIP(host); host != "" && (ip == nil || !ip.IsLoopback()) && host != "localhost" && !strings.HasSuffix(host, ".localhost") && host != strings.ToLower(s.baseURL.Hostname()) {
-			writeProblem(w, http.StatusMisdirectedRequest, "serve --dev answers requests for a loopback host only (127.0.0.1, [::1], localhost) or its --base-url's")
-			return
-		}
-	}
 	// The path as sent: EscapedPath gives up a RawPath that holds bytes a
 	// client should have encoded (UTF-8, "|") and escapes the decoded
 	// path again, which turns an encoded "/" of an id into a separator.
