@@ -345,17 +345,16 @@ var errAnswerAborted = errors.New("the handler panicked; the answer was cut shor
 func (rt *route) record(r *http.Request, rec *recorder, start time.Time, requestID string) {
 	s := rt.s
 	if v := recover(); v != nil {
-		if v != http.ErrAbortHandler {
+		aborted := v == http.ErrAbortHandler
+		if !aborted {
 			s.log.ErrorContext(r.Context(), "panic serving request", slog.String("path", r.URL.Path), slog.Any("panic", v))
 		}
-		switch {
-		case rec.status == 0 && v != http.ErrAbortHandler:
+		if rec.status == 0 && !aborted {
 			writeProblem(rec, http.StatusInternalServerError, "the server could not answer; the error was logged")
-		case rec.status == 0:
-			// Aborted before a byte: counted as the failure it is.
-			rec.status, rec.writeErr = http.StatusInternalServerError, errAnswerAborted
-			defer panic(http.ErrAbortHandler)
-		default:
+		} else {
+			if rec.status == 0 { // aborted before a byte: the failure it is
+				rec.status = http.StatusInternalServerError
+			}
 			if rec.writeErr == nil {
 				rec.writeErr = errAnswerAborted
 			}
