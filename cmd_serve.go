@@ -380,7 +380,7 @@ func (o *serveOptions) check() error {
 		if err != nil {
 			return usageErrorf("serve: --addr %q: %v", o.addr, err)
 		}
-		if !isLoopback(host) {
+		if !auth.LoopbackHost(host) {
 			return usageErrorf("serve: --dev listens on loopback only; --addr %q is not a loopback address (use 127.0.0.1 or [::1])", o.addr)
 		}
 	} else if o.issuer == "" {
@@ -433,14 +433,6 @@ func (o *serveOptions) accessLogPolicy() (server.AccessLogPolicy, error) {
 	}
 	p.Slow = o.slowRequest
 	return p, nil
-}
-
-func isLoopback(host string) bool {
-	if host == "localhost" {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
 }
 
 // openCatalog opens --db; in dev mode, when it does not exist, it imports the

@@ -75,14 +75,10 @@ func (s *Server) devHostsOnly(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		host, _, err := net.SplitHostPort(r.Host)
 		if err != nil {
-			host = strings.Trim(r.Host, "[]")
+			host = r.Host
 		}
-		host = strings.ToLower(strings.TrimSuffix(host, "."))
-		ip := net.ParseIP(host)
-		// An empty Host is HTTP/1.0's, which no browser sends; a name
-		// under localhost resolves to loopback only (RFC 6761).
-		loopback := host == "" || (ip != nil && ip.IsLoopback()) || host == "localhost" || strings.HasSuffix(host, ".localhost")
-		if !loopback && host != strings.ToLower(s.baseURL.Hostname()) {
+		// An empty Host is HTTP/1.0's, which no browser sends.
+		if host != "" && !auth.LoopbackHost(host) && !strings.EqualFold(strings.TrimSuffix(host, "."), s.baseURL.Hostname()) {
 			writeProblem(w, http.StatusMisdirectedRequest, "serve --dev gives its token to requests for a loopback host only (127.0.0.1, [::1], localhost) or its --base-url's")
 			return
 		}

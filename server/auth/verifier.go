@@ -113,15 +113,13 @@ func NewVerifier(ctx context.Context, cfg Config) (*Verifier, error) {
 	cfg, timeout := cfg.withDefaults()
 	// The URL the keys are fetched from: the JWKS URL, or the issuer's,
 	// where discovery starts; none when they are given.
-	fetched := map[string]string{"JWKS URL": cfg.JWKSURL}
-	if cfg.JWKSURL == "" {
-		fetched = map[string]string{"issuer": cfg.Issuer}
+	what, fetched := "JWKS URL", cfg.JWKSURL
+	if fetched == "" {
+		what, fetched = "issuer", cfg.Issuer
 	}
-	for what, u := range fetched {
-		if cfg.JWKS == nil && inClear(u) {
-			cfg.Logger.Warn("auth: the "+what+" is plain HTTP: the identity provider's keys, which decide the tokens accepted, come in clear from whoever is on the path; use https",
-				"url", u)
-		}
+	if cfg.JWKS == nil && inClear(fetched) {
+		cfg.Logger.Warn("auth: the "+what+" is plain HTTP: the identity provider's keys, which decide the tokens accepted, come in clear from whoever is on the path; use https",
+			"url", fetched)
 	}
 	now := cfg.Now
 	deny := make(map[string]struct{}, len(cfg.DenyClients))
@@ -246,11 +244,16 @@ func checkURL(what, s string) error {
 // loopback one, where the dev issuer lives.
 func inClear(u string) bool {
 	p, err := url.Parse(u)
-	if err != nil || p.Scheme != "http" {
-		return false
-	}
-	ip := net.ParseIP(p.Hostname())
-	return p.Hostname() != "localhost" && (ip == nil || !ip.IsLoopback())
+	return err == nil && p.Scheme == "http" && !LoopbackHost(p.Hostname())
+}
+
+// LoopbackHost reports whether host, without its port, names this machine
+// alone: a loopback address, localhost, or a name under localhost, which
+// resolves to loopback only (RFC 6761).
+func LoopbackHost(host string) bool {
+	host = strings.ToLower(strings.TrimSuffix(strings.Trim(host, "[]"), "."))
+	ip := net.ParseIP(host)
+	return (ip != nil && ip.IsLoopback()) || host == "localhost" || strings.HasSuffix(host, ".localhost")
 }
 
 // Ready reports whether a JWKS has been loaded. It stays true afterwards,
