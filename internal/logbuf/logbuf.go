@@ -167,25 +167,13 @@ func (w *Writer) flush() {
 		w.buf, w.spare = w.spare[:0], w.buf
 		w.mu.Unlock()
 
-		var n int
-		var err error
-		if w.partial {
-			// A write cut short ended in half a line: end it, so that
-			// the lines after it stay whole.
-			if _, err = w.out.Write([]byte{'\n'}); err == nil {
-				w.partial = false
-			}
-		}
-		if err == nil {
-			n, err = w.out.Write(w.spare)
-		}
+		n, err := w.write(w.spare)
 		if err == nil {
 			continue
 		}
-		w.partial = w.partial || (n > 0 && w.spare[min(n, len(w.spare))-1] != '\n')
 		// A full disk, a closed pipe: what was not written is lost, and
 		// counted. A lost note is told again, with them, next time.
-		lost := bytes.Count(w.spare[min(max(n, 0), len(w.spare)):], []byte("\n"))
+		lost := bytes.Count(w.spare[n:], []byte("\n"))
 		w.mu.Lock()
 		if w.err == nil {
 			w.err = err
@@ -199,6 +187,24 @@ func (w *Writer) flush() {
 		w.mu.Unlock()
 		return
 	}
+}
+
+// write writes p, under writing, after the end of a line that a write cut
+// short left half written, so that the lines after it stay whole. It
+// returns the bytes of p written, at most len(p).
+func (w *Writer) write(p []byte) (int, error) {
+	if w.partial {
+		if _, err := w.out.Write([]byte{'\n'}); err != nil {
+			return 0, err
+		}
+		w.partial = false
+	}
+	n, err := w.out.Write(p)
+	n = min(max(n, 0), len(p))
+	if err != nil && n > 0 && p[n-1] != '\n' {
+		w.partial = true
+	}
+	return n, err
 }
 
 // errStalled is Close's error when the last lines could not be written in
