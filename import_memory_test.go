@@ -30,7 +30,11 @@ const importAnonBound = 200 << 20
 // end; when every card names a set that never comes, which fails; when
 // names are long (spaces fold to one, so that the index stays small and the
 // test quick); and when card ids come in no order, as UUIDs do.
+//
+// The shapes run side by side, and beside the package's other parallel
+// tests: each import is a process of its own, whose memory alone is read.
 func TestImportMemoryIsBounded(t *testing.T) {
+	t.Parallel()
 	exe := productionBinary(t)
 	for _, shape := range []struct {
 		name     string
@@ -38,6 +42,8 @@ func TestImportMemoryIsBounded(t *testing.T) {
 		write    func(w io.Writer, cards int) error
 		wantExit int
 	}{
+		// The longest to import first, so that the others run beside it.
+		{"the longest names, of the character that folds longest", []int{1_000, 10_000}, writeLongNames, 0},
 		{"names that do not repeat", []int{15_000, 150_000}, func(w io.Writer, cards int) error {
 			return writeDistinctNames(w, cards, false)
 		}, 0},
@@ -45,17 +51,19 @@ func TestImportMemoryIsBounded(t *testing.T) {
 			return writeDistinctNames(w, cards, true)
 		}, 0},
 		{"cards of sets that never come", []int{30_000, 300_000}, writeCardsOfMissingSets, 1},
-		{"the longest names, of the character that folds longest", []int{1_000, 10_000}, writeLongNames, 0},
 		{"card ids in no order", []int{100_000, 1_000_000}, writeRandomIDs, 0},
 	} {
-		db := filepath.Join(t.TempDir(), "catalog.db")
-		for _, cards := range shape.sizes {
-			peak := importPeakAnon(t, exe, db, cards, shape.write, shape.wantExit)
-			t.Logf("%s, %d cards: peak RssAnon %d MiB", shape.name, cards, peak>>20)
-			if peak > importAnonBound {
-				t.Errorf("importing %d cards, %s: peak RssAnon %d MiB, over %d MiB", cards, shape.name, peak>>20, importAnonBound>>20)
+		t.Run(shape.name, func(t *testing.T) {
+			t.Parallel()
+			db := filepath.Join(t.TempDir(), "catalog.db")
+			for _, cards := range shape.sizes {
+				peak := importPeakAnon(t, exe, db, cards, shape.write, shape.wantExit)
+				t.Logf("%d cards: peak RssAnon %d MiB", cards, peak>>20)
+				if peak > importAnonBound {
+					t.Errorf("importing %d cards: peak RssAnon %d MiB, over %d MiB", cards, peak>>20, importAnonBound>>20)
+				}
 			}
-		}
+		})
 	}
 }
 
