@@ -115,17 +115,20 @@ func Import(ctx context.Context, cfg Config) (Result, error) {
 		return Result{}, err
 	}
 	var unfollowed error
+	replaced := ""
 	if !cfg.DryRun && cfg.History > 0 {
 		prev, err := store.Open(dbPath)
 		switch {
 		case err == nil:
 			defer prev.Close()
 			w.Follow(prev, cfg.History)
+			replaced = prev.Generation()
 		case errors.Is(err, fs.ErrNotExist):
 		default:
 			unfollowed = err
 		}
 	}
+	info.Generation = store.NewGeneration(info.ImportedAt, replaced)
 	if info, err = w.Finish(ctx, info); err != nil {
 		if ctx.Err() != nil {
 			return Result{}, ctx.Err()
@@ -304,11 +307,8 @@ func (r *run) report(e *RecordError) error {
 }
 
 func (r *run) readAll() (store.Info, error) {
-	now := r.cfg.Now() // one instant: the generation's name says when it was imported
-	info := store.Info{
-		Generation: store.NewGeneration(now),
-		ImportedAt: now.UTC().Truncate(time.Second),
-	}
+	// The generation's name says when it was imported (Import names it).
+	info := store.Info{ImportedAt: r.cfg.Now().UTC().Truncate(time.Second)}
 	r.total = 0
 	for _, in := range r.cfg.Inputs {
 		if in == "-" {

@@ -30,24 +30,58 @@ var ErrNewerGeneration = errors.New("newer than the catalogue served here")
 // (NewGeneration).
 const generationTime = "20060102T150405Z"
 
-// NewGeneration names the generation of an import made at now: the time,
-// to the second, then 8 hex digits at random. Names sort by time, which
-// tells a generation newer than the one served from one gone from its
-// history (notHeld).
-func NewGeneration(now time.Time) string {
+// switchWindow is how long after the time its name gives a generation
+// newer than the active one counts as one this server is switching to: its
+// import, then its file put beside every replica, take minutes, not hours.
+// Past that, or from beyond the clocks' skew in the future, it is a
+// generation this server will not switch to (a catalogue file restored
+// from a backup, a since made up): ErrOutsideHistory, so that the partner
+// downloads the export again rather than retry for as long as nothing is
+// imported (docs/OPERATIONS.md, Backups).
+const (
+	switchWindow = 6 * time.Hour
+	clockSkew    = 5 * time.Minute
+)
+
+// NewGeneration names the generation of an import made at now that
+// replaces the generation after ("" for none): a time to the second, then
+// 8 hex digits at random. The time is now's, or the second after that of
+// after when now is not past it (two imports in one second, a clock set
+// back): names sort by time, which tells a generation newer than the one
+// served from one gone from its history (notHeld).
+func NewGeneration(now time.Time, after string) string {
+	t := now.UTC().Truncate(time.Second)
+	if prev, ok := generationMade(after); ok && !t.After(prev) {
+		t = prev.Add(time.Second)
+	}
 	var b [4]byte
 	rand.Read(b[:])
-	return now.UTC().Format(generationTime) + "-" + hex.EncodeToString(b[:])
+	return t.Format(generationTime) + "-" + hex.EncodeToString(b[:])
+}
+
+// generationMade returns the time that starts the name of generation gen,
+// if gen is a generation's name as NewGeneration makes them.
+func generationMade(gen string) (time.Time, bool) {
+	stamp, suffix, ok := strings.Cut(gen, "-")
+	if !ok || len(suffix) != 8 || strings.ToLower(suffix) != suffix {
+		return time.Time{}, false
+	}
+	if _, err := hex.DecodeString(suffix); err != nil {
+		return time.Time{}, false
+	}
+	t, err := time.Parse(generationTime, stamp)
+	return t, err == nil
 }
 
 // notHeld is the error of a generation whose changes the catalogue does
 // not hold: ErrNewerGeneration when its name says it was made after the
-// active one, ErrOutsideHistory otherwise. role, if any, says what the
-// generation is to the request.
+// active one, within switchWindow of now; ErrOutsideHistory otherwise.
+// role, if any, says what the generation is to the request.
 func (db *DB) notHeld(gen, role string) error {
-	t, err := time.Parse(generationTime, strings.SplitN(gen, "-", 2)[0])
-	active, aerr := time.Parse(generationTime, strings.SplitN(db.info.Generation, "-", 2)[0])
-	if err == nil && aerr == nil && t.After(active) {
+	t, ok := generationMade(gen)
+	active, aok := generationMade(db.info.Generation)
+	now := db.now()
+	if ok && aok && t.After(active) && t.Before(now.Add(clockSkew)) && now.Sub(t) < switchWindow {
 		return fmt.Errorf("generation %q%s is %w, %q", gen, role, ErrNewerGeneration, db.info.Generation)
 	}
 	return fmt.Errorf("generation %q%s is %w", gen, role, ErrOutsideHistory)
@@ -55,6 +89,10 @@ func (db *DB) notHeld(gen, role string) error {
 
 // ErrBadCursor means a changes cursor is not one this catalogue made.
 var ErrBadCursor = errors.New("not a cursor of the list of changes")
+
+// ErrOtherListCursor means a changes cursor is one of another list, made
+// with another since or zone. It is an ErrBadCursor.
+var ErrOtherListCursor = fmt.Errorf("a cursor of another list of changes (another since or zone): %w", ErrBadCursor)
 
 // SyncGenerations returns the generations Changes answers for, oldest
 // first: the one each kept step came from, then the active one.
@@ -338,7 +376,7 @@ func decodeCursor(s string, q ChangesQuery) (string, []byte, error) {
 		return "", nil, fmt.Errorf("cursor %s: %w", catalog.Quote(s), ErrBadCursor)
 	}
 	if binary.BigEndian.Uint32(sum) != listSum(q) {
-		return "", nil, fmt.Errorf("cursor %s is of another list of changes (another since or zone): %w", catalog.Quote(s), ErrBadCursor)
+		return "", nil, fmt.Errorf("cursor %s is %w", catalog.Quote(s), ErrOtherListCursor)
 	}
 	return pin, key, nil
 }

@@ -24,6 +24,7 @@ type DB struct {
 	db   *bolt.DB
 	path string
 	info layout.Info
+	now  func() time.Time // tells a generation this server is switching to (notHeld)
 
 	exportOnce sync.Once // measures the cards of each set for Export
 	exportSets []measuredSet
@@ -196,7 +197,7 @@ func Open(path string) (*DB, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open catalogue %s: %w", path, err)
 	}
-	db := &DB{db: bdb, path: path, readers: make(chan *reader, readersPerDB)}
+	db := &DB{db: bdb, path: path, now: time.Now, readers: make(chan *reader, readersPerDB)}
 	if err := bdb.View(func(tx *bolt.Tx) error { return db.loadWhole(tx, file) }); err != nil {
 		bdb.Close()
 		return nil, fmt.Errorf("open catalogue %s: %w", path, err)

@@ -16,6 +16,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/catalogd/catalogd/catalog"
 	"github.com/catalogd/catalogd/catalog/store/build"
@@ -365,7 +366,9 @@ func TestCursorsOfAnotherVersion(t *testing.T) {
 // TestChangesFromANewerGeneration: a generation whose changes the file
 // does not hold is newer than the active one (a replica beside this one
 // switched first) or gone; its name's time tells which, for since and for
-// the generation a cursor started at.
+// the generation a cursor started at. Newer is also recent: a generation
+// made hours ago that this server never switched to, or one from the
+// future, is one it will not switch to.
 func TestChangesFromANewerGeneration(t *testing.T) {
 	active := "20261130T120000Z-0a0a0a0a"
 	db, err := Open(writeTestCatalogue(t, active))
@@ -373,19 +376,34 @@ func TestChangesFromANewerGeneration(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
+	now := time.Date(2026, 11, 30, 12, 10, 0, 0, time.UTC)
+	db.now = func() time.Time { return now }
 	none := func(Change) error { return nil }
 	later, earlier := "20261130T120001Z-0b0b0b0b", "20261130T115959Z-0c0c0c0c"
 	for since, want := range map[string]error{
-		later:                     ErrNewerGeneration,
-		earlier:                   ErrOutsideHistory,
-		"20261130T120000Z-ffffff": ErrOutsideHistory, // the same second: not newer
-		"junk":                    ErrOutsideHistory,
-		"99999999T999999Z-0":      ErrOutsideHistory, // no time at all
+		later:                       ErrNewerGeneration,
+		"20261130T121400Z-0b0b0b0b": ErrNewerGeneration, // a clock a little ahead
+		earlier:                     ErrOutsideHistory,
+		"20261130T120000Z-ffffffff": ErrOutsideHistory, // the same second: not newer
+		"20261130T121600Z-0b0b0b0b": ErrOutsideHistory, // past the clocks' skew
+		"29991231T000000Z-00000000": ErrOutsideHistory,
+		"20261130T120001Z":          ErrOutsideHistory, // not a generation's name
+		"20261130T120001Z-0B0B0B0B": ErrOutsideHistory,
+		"20261130T120001Z-0b0b0b":   ErrOutsideHistory,
+		"junk":                      ErrOutsideHistory,
+		"99999999T999999Z-0":        ErrOutsideHistory, // no time at all
 	} {
 		if _, err := db.Changes(ChangesQuery{Since: since, Limit: 10}, none); !errors.Is(err, want) {
 			t.Errorf("since %s: %v, want %v", since, err, want)
 		}
 	}
+	// Six hours on, a newer generation this server has not switched to is
+	// one it will not: a file restored from a backup, say.
+	now = time.Date(2026, 11, 30, 18, 0, 1, 0, time.UTC)
+	if _, err := db.Changes(ChangesQuery{Since: later, Limit: 10}, none); !errors.Is(err, ErrOutsideHistory) {
+		t.Errorf("since %s, six hours on: %v, want ErrOutsideHistory", later, err)
+	}
+	now = time.Date(2026, 11, 30, 12, 10, 0, 0, time.UTC)
 	q := ChangesQuery{Since: active, Limit: 10}
 	q.After = encodeCursor(later, q, []byte{layout.ChangeCard, 'x'})
 	if _, err := db.Changes(q, none); !errors.Is(err, ErrNewerGeneration) || !strings.Contains(err.Error(), "where this list of changes started") {
@@ -393,5 +411,28 @@ func TestChangesFromANewerGeneration(t *testing.T) {
 	}
 	if _, err := db.Changes(ChangesQuery{Since: active, Limit: 10}, none); err != nil {
 		t.Errorf("since the active generation: %v", err)
+	}
+}
+
+// TestGenerationsSortByTime: a generation's name sorts after the one it
+// replaces, even when the import comes in the same second, or after the
+// clock was set back; otherwise its name says when it was imported.
+func TestGenerationsSortByTime(t *testing.T) {
+	now := time.Date(2026, 11, 30, 12, 0, 0, 500, time.UTC)
+	for _, c := range []struct{ after, wantTime string }{
+		{"", "20261130T120000Z"},
+		{"20261130T115959Z-0c0c0c0c", "20261130T120000Z"},
+		{"20261130T120000Z-0a0a0a0a", "20261130T120001Z"}, // the same second
+		{"20261130T130000Z-0a0a0a0a", "20261130T130001Z"}, // a clock set back
+		{"junk", "20261130T120000Z"},
+	} {
+		gen := NewGeneration(now, c.after)
+		stamp, suffix, _ := strings.Cut(gen, "-")
+		if stamp != c.wantTime || len(suffix) != 8 {
+			t.Errorf("NewGeneration after %q = %q, want %s-xxxxxxxx", c.after, gen, c.wantTime)
+		}
+		if made, ok := generationMade(gen); !ok || c.after != "junk" && c.after != "" && gen <= c.after {
+			t.Errorf("NewGeneration after %q = %q (%v, %v): not a name that sorts after it", c.after, gen, made, ok)
+		}
 	}
 }
