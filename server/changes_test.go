@@ -411,11 +411,16 @@ func TestChangesParameters(t *testing.T) {
 	f.get("/catalog/changes?since=19990101T000000Z-00000000").wantStatus(t, http.StatusGone)
 	// A generation newer than the one served is one a replica beside this
 	// one serves already: this one is about to, so retry, not download.
-	newer := time.Now().Add(time.Hour).UTC().Format("20060102T150405Z") + "-00000000"
+	newer := time.Now().Add(time.Minute).UTC().Format("20060102T150405Z") + "-00000000"
 	r503 := f.get("/catalog/changes?since=" + newer)
 	r503.wantStatus(t, http.StatusServiceUnavailable)
 	if r503.header.Get("Retry-After") != "2" || !strings.Contains(string(r503.body), "retry") || strings.Contains(string(r503.body), "export") {
 		t.Errorf("since a newer generation: Retry-After %q, %s; want 2 and a problem saying to retry", r503.header.Get("Retry-After"), r503.body)
+	}
+	// One no replica will switch to, made up or from far ahead, is gone:
+	// retrying would not end.
+	for _, since := range []string{"29991231T000000Z-00000000", "29991231T000000Z"} {
+		f.get("/catalog/changes?since="+since).wantStatus(t, http.StatusGone)
 	}
 	// Every bad parameter is named in the one 400, the cursor among them.
 	r := f.get("/catalog/changes?since=" + first + "&after=AAAA&limit=0")
@@ -436,8 +441,8 @@ func TestChangesParameters(t *testing.T) {
 	for _, other := range []string{"since=" + second + "&zone=jp", "since=" + first, "since=" + first + "&zone=intl"} {
 		r := f.get("/catalog/changes?" + other + "&limit=1&after=" + after)
 		r.wantStatus(t, http.StatusBadRequest)
-		if !strings.Contains(string(r.body), `"parameter":"after"`) {
-			t.Errorf("%s with a cursor of since=%s&zone=jp: %s", other, first, r.body)
+		if !strings.Contains(string(r.body), `"parameter":"after"`) || !strings.Contains(string(r.body), "another list") {
+			t.Errorf("%s with a cursor of since=%s&zone=jp: %s; want a 400 on after that says it is another list's", other, first, r.body)
 		}
 	}
 

@@ -1,6 +1,7 @@
 package op
 
 import (
+	"errors"
 	"unicode/utf8"
 
 	"github.com/catalogd/catalogd/catalog"
@@ -33,11 +34,13 @@ func ParseChanges(p Params) (ChangesRequest, error) {
 	}
 	if after, ok := r.one("after"); ok {
 		req.After = after
-		switch {
+		switch err := req.CheckCursor(); {
 		case after == "":
 			r.fail("after", "must not be empty: pass the meta.next of the previous page as it is")
-		case req.CheckCursor() != nil:
-			r.fail("after", "is not a cursor of this list: pass the meta.next of the previous page as it is")
+		case errors.Is(err, store.ErrOtherListCursor):
+			r.fail("after", "is the cursor of another list (another since or zone): give it with the since and zone of the page whose meta.next it is, or start again from since without after")
+		case err != nil:
+			r.fail("after", "is not a cursor of this list: pass the meta.next of the previous page as it is, or start again from since without after")
 		}
 	}
 	return req, r.err()
