@@ -99,7 +99,7 @@ func fromCatalog(err error) error {
 	case errors.Is(err, store.ErrNewerGeneration):
 		return &Error{Kind: NotYet, Err: err, Detail: err.Error() + ": this server is switching to it; retry in a few seconds"}
 	case errors.Is(err, store.ErrOutsideHistory):
-		return &Error{Kind: Gone, Err: err, Detail: err.Error() + ", which holds the changes of its last imports only: download /catalog/export and sync from its Catalog-Generation"}
+		return &Error{Kind: Gone, Err: err, Detail: err.Error() + ", which holds the changes of its last imports only: download /catalog/export (with the same zone, for a copy of one zone) and sync from its Catalog-Generation"}
 	case errors.Is(err, store.ErrNotFound):
 		return &Error{Kind: NotFound, Err: err, Detail: err.Error() + " in the active catalogue"}
 	}
