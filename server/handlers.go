@@ -44,6 +44,9 @@ func handleOp[R any](s *Server, o op.Operation[R], keep bool) httprouter.Handle 
 				return
 			}
 		}
+		if op.FromCatalogue(err) {
+			w.Header().Set(GenerationHeader, db.Generation())
+		}
 		s.writeError(w, r, err)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/catalogd/catalogd/data"
 )
@@ -527,6 +528,33 @@ func TestQueryParameterRules(t *testing.T) {
 				t.Errorf("%s?%s: errors %+v", target, q, p.Errors)
 			}
 		}
+	}
+}
+
+// TestErrorsOfTheCatalogueNameItsGeneration: a 404, 410 or 503 is the
+// catalogue's answer, and names the generation that gave it; a 400 is the
+// parameters' alone.
+func TestErrorsOfTheCatalogueNameItsGeneration(t *testing.T) {
+	f := newFixture(t)
+	gen := f.live.Current().Generation()
+	newer := time.Now().Add(time.Minute).UTC().Format("20060102T150405Z") + "-00000000"
+	for target, status := range map[string]int{
+		"/catalog/cards/jp-NOPE-001":                       http.StatusNotFound,
+		"/catalog/sets/NOPE/cards":                         http.StatusNotFound,
+		"/catalog/sets/SV2a/cards/999":                     http.StatusNotFound,
+		"/catalog/changes?since=19990101T000000Z-00000000": http.StatusGone,
+		"/catalog/changes?since=" + newer:                  http.StatusServiceUnavailable,
+	} {
+		r := f.get(target)
+		r.wantStatus(t, status)
+		if g := r.header.Get(GenerationHeader); g != gen {
+			t.Errorf("%s: %d with Catalog-Generation %q, want %q", target, status, g, gen)
+		}
+	}
+	bad := f.get("/catalog/sets/SV1a/cards?page=0")
+	bad.wantStatus(t, http.StatusBadRequest)
+	if g := bad.header.Get(GenerationHeader); g != "" {
+		t.Errorf("a bad parameter: Catalog-Generation %q, want none", g)
 	}
 }
 

@@ -25,6 +25,15 @@ const (
 	NotYet
 )
 
+// FromCatalogue reports whether err is an answer of the catalogue, not of
+// the request's parameters alone: a record not found, a generation gone
+// or not yet served. Such an answer names the generation that gave it, as
+// a success does (docs/CONTRACT.md, Answers).
+func FromCatalogue(err error) bool {
+	var e *Error
+	return errors.As(err, &e) && e.Kind != Invalid
+}
+
 // Error is the one error an operation returns for a bad request. Any other
 // error is the server's own fault: the transports log it and tell the
 // client nothing internal.
