@@ -8,7 +8,9 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -320,6 +322,11 @@ func (a *toolArgs) fail(name, format string, args ...any) {
 	a.errs = append(a.errs, op.ParamError{Parameter: name, Detail: fmt.Sprintf(format, args...)})
 }
 
+// maxUnknownArgs is how many undeclared arguments of one call are named:
+// enough to show a client its mistake, not one problem per member of a
+// body made of them.
+const maxUnknownArgs = 10
+
 // errArgumentsNotObject is the error of a call whose arguments are not a
 // JSON object.
 var errArgumentsNotObject = &op.Error{Kind: op.Invalid, Detail: "the arguments must be a JSON object of named arguments"}
@@ -331,8 +338,10 @@ var errArgumentsNotObject = &op.Error{Kind: op.Invalid, Detail: "the arguments m
 // kept as written, so that the operation judges 1.0 or -1; an array gives
 // one value per string, as a repeated query parameter does), and be given
 // once; null counts as absent, as clients send it for an argument they
-// leave out; arguments the schema does not declare are ignored, like
-// unknown query parameters.
+// leave out. An argument the schema does not declare is refused, naming
+// those it does: where REST ignores an unknown query parameter, an agent
+// that guessed a name (setCode for set) would otherwise take the answer
+// without its filter for the answer it asked for.
 func decodeToolArgs(raw json.RawMessage, input *jsonschema.Schema) (toolArgs, error) {
 	a := toolArgs{values: map[string][]string{}}
 	var args map[string]json.RawMessage
@@ -380,6 +389,14 @@ func decodeToolArgs(raw json.RawMessage, input *jsonschema.Schema) (toolArgs, er
 			a.fail(name, "must be an array of strings, got %s", jsonKind(v))
 		default:
 			a.fail(name, "must be a string, got %s", jsonKind(v))
+		}
+	}
+	unknown := 0
+	for _, name := range slices.Sorted(maps.Keys(args)) {
+		if _, ok := input.Properties[name]; !ok {
+			if unknown++; unknown <= maxUnknownArgs {
+				a.fail(name, "is not an argument of this tool, which takes %s", strings.Join(input.PropertyOrder, ", "))
+			}
 		}
 	}
 	return a, nil

@@ -12,7 +12,7 @@ import (
 // objectSchema is the schema of an object: props holds pairs of a member
 // name and its schema, in the order they are shown.
 func objectSchema(required []string, props ...any) *jsonschema.Schema {
-	s := &jsonschema.Schema{Type: "object", Required: required, Properties: map[string]*jsonschema.Schema{}}
+	s := &jsonschema.Schema{Type: "object", Required: required, Properties: map[string]*jsonschema.Schema{}, AdditionalProperties: falseSchema()}
 	for i := 0; i+1 < len(props); i += 2 {
 		name := props[i].(string)
 		s.Properties[name] = props[i+1].(*jsonschema.Schema)

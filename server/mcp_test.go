@@ -397,9 +397,8 @@ func TestMCPToolsAnswerLikeREST(t *testing.T) {
 		{"autocomplete_names", map[string]any{"q": "charizard", "zone": "jp", "limit": 3}, "/catalog/autocomplete?q=charizard&zone=jp&limit=3"},
 		{"autocomplete_names", map[string]any{"q": "p", "limit": 20}, "/catalog/autocomplete?q=p&limit=20"},
 		{"autocomplete_names", map[string]any{"q": "zzqx"}, "/catalog/autocomplete?q=zzqx"},
-		// Arguments the schema does not declare are ignored, as unknown
-		// query parameters are; null is an argument left out.
-		{"search_cards", map[string]any{"q": "one", "zone": nil, "page": 3}, "/catalog/search?q=one"},
+		// null is an argument left out.
+		{"search_cards", map[string]any{"q": "one", "zone": nil}, "/catalog/search?q=one"},
 	}
 	for _, protocol := range mcpProtocols {
 		cs := f.mcp(t, protocol)
@@ -524,7 +523,7 @@ func TestMCPBadArguments(t *testing.T) {
 		{"IDsEmptyArray", "get_cards", map[string]any{"id": []string{}}, []string{"id", "got none"}, "", 0},
 		{"IDEmpty", "get_cards", map[string]any{"id": []string{"intl-base1-4", ""}}, []string{"id", "value 2 of 2 is empty"}, "/catalog/cards?id=intl-base1-4&id=", 400},
 		{"IDsEmpty", "get_cards", map[string]any{"id": []string{"intl-base1-4", "", "x", ""}}, []string{"id: value 2 of 4 is empty", "id: value 4 of 4 is empty"}, "/catalog/cards?id=intl-base1-4&id=&id=x&id=", 400},
-		{"IDsTooMany", "get_cards", map[string]any{"id": make([]string, 101)}, []string{"id", "given 101 times"}, "/catalog/cards?" + strings.Repeat("id=x&", 100) + "id=y", 400},
+		{"IDsTooMany", "get_cards", map[string]any{"id": make([]string, 101)}, []string{"id", "holds 101 card ids"}, "/catalog/cards?" + strings.Repeat("id=x&", 100) + "id=y", 400},
 		{"IDsString", "get_cards", map[string]any{"id": "intl-base1-4"}, []string{"id", "must be an array of strings"}, "", 0},
 		{"IDsOfNumbers", "get_cards", map[string]any{"id": []any{"a", 2}}, []string{"id", "must be an array of strings, got the number 2 as value 2 of 2"}, "", 0},
 		{"NumberMissing", "get_set_cards_by_number", map[string]any{"code": "SV2a"}, []string{"number", "is required"}, "", 0},
@@ -532,6 +531,8 @@ func TestMCPBadArguments(t *testing.T) {
 		{"NumberTooLong", "get_set_cards_by_number", map[string]any{"code": "SV2a", "number": strings.Repeat("1", 65)}, []string{"number"}, "/catalog/sets/SV2a/cards/" + strings.Repeat("1", 65), 400},
 		{"NumberUnknownSet", "get_set_cards_by_number", map[string]any{"code": "nope", "number": "1"}, []string{"nope", "list_sets"}, "/catalog/sets/nope/cards/1", 404},
 		{"NumberUnknown", "get_set_cards_by_number", map[string]any{"code": "SV2a", "number": "999"}, []string{"999", "SV2a"}, "/catalog/sets/SV2a/cards/999", 404},
+		{"UnknownArgument", "search_cards", map[string]any{"q": "pikachu", "setCode": "SV2a"}, []string{"setCode: is not an argument of this tool, which takes q, zone, set, limit, fuzzy"}, "", 0},
+		{"UnknownArguments", "list_set_cards", map[string]any{"code": "base1", "page_size": 200, "pageSize": 0}, []string{"page_size: is not an argument", "pageSize"}, "", 0},
 		{"ListSetsZoneMars", "list_sets", map[string]any{"zone": "mars"}, []string{"zone"}, "", 0},
 		{"ListSetsZoneArray", "list_sets", map[string]any{"zone": []string{"jp"}}, []string{"zone"}, "", 0},
 		{"ArgumentsNotAnObject", "list_sets", []int{1}, []string{"arguments"}, "", 0},
