@@ -116,7 +116,7 @@ func TestGetCards(t *testing.T) {
 		{"OtherParameterOnly", "?zone=jp", "is required"},
 		{"Empty", "?id=", "value 1 of 1 is empty"},
 		{"OneOfThemEmpty", "?id=intl-base1-4&id=&id=x", "value 2 of 3 is empty"},
-		{"TooMany", "?" + strings.Repeat("id=x&", 100) + "id=y", "given 101 times"},
+		{"TooMany", "?" + strings.Repeat("id=x&", 100) + "id=y", "holds 101 card ids"},
 		{"NotUTF8", "?id=%FF", "valid UTF-8"},
 	}
 	for _, c := range bad {

@@ -40,11 +40,11 @@ func ParseGetCards(p Params) (GetCardsRequest, error) {
 	ids := r.list("id")
 	switch {
 	case ids == nil:
-		r.fail("id", "is required: give 1 to %d card ids, one id parameter each", MaxIDs)
+		r.fail("id", "is required: give 1 to %d card ids", MaxIDs)
 	case len(ids) == 0:
 		r.fail("id", "must hold 1 to %d card ids, got none", MaxIDs)
 	case len(ids) > MaxIDs:
-		r.fail("id", "given %d times; give 1 to %d card ids", len(ids), MaxIDs)
+		r.fail("id", "holds %d card ids; give 1 to %d a request, and ask for more in more requests", len(ids), MaxIDs)
 	}
 	var req GetCardsRequest
 	if len(r.errs) > 0 {
