@@ -311,6 +311,8 @@ func FuzzValidate(f *testing.F) {
 	f.Add("x", "X", strings.Repeat("\ufdfa", MaxNameLength), "jp", "", int64(0), "1", "ja", "R", "urn:x", int64(1996), int64(1))
 	f.Add("x", "X", strings.Repeat("n", MaxNameLength+1), "jp", "", int64(0), "1", "ja", "R", "urn:x", int64(1996), int64(1))
 	f.Add("\xff", "\xc0\xaf", "日", "chn", "2023-13-01", int64(0), "1/2", "日本", "\x00", "http://h/a b", int64(-1), int64(-1))
+	f.Add("x", "X", "\u3000\u200b", "jp", "", int64(0), "/1", "ja", "R", "urn:x", int64(1996), int64(1))
+	f.Add("x", "X", "\u0301", "jp", "", int64(0), " ", "ja", "R", "urn:x", int64(1996), int64(1))
 	f.Fuzz(func(t *testing.T, id, code, name, zone, releasedOn string, cardCount int64, number, language, rarity, imageURL string, year, totalCards int64) {
 		set := Set{ID: id, Code: code, Name: name, Zone: zone, ReleasedOn: Some(releasedOn), CardCount: cardCount}
 		card := Card{
@@ -341,10 +343,10 @@ func FuzzValidate(f *testing.F) {
 		rarityLen := utf8.RuneCountInString(rarity)
 		wantCard := map[string]bool{
 			"id":              between(utf8.RuneCountInString(id), 1, MaxKeyLength),
-			"name":            between(utf8.RuneCountInString(name), 1, MaxNameLength),
+			"name":            between(utf8.RuneCountInString(name), 1, MaxNameLength) && Fold(name) != "",
 			"setName":         utf8.RuneCountInString(name) >= 1,
 			"setCode":         between(utf8.RuneCountInString(code), 1, MaxKeyLength),
-			"number":          between(utf8.RuneCountInString(number), 1, MaxNumberLength),
+			"number":          between(utf8.RuneCountInString(number), 1, MaxNumberLength) && NormalizeNumber(number) != "",
 			"language":        utf8.RuneCountInString(language) >= 2,
 			"year":            1996 <= year && year <= MaxInteger,
 			"rarity":          1 <= rarityLen && rarityLen <= 100,

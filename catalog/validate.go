@@ -43,9 +43,18 @@ func (c *Card) Validate() []FieldError {
 	var errs []FieldError
 	errs = checkLen(errs, "id", c.ID, 1, MaxKeyLength)
 	errs = checkLen(errs, "name", c.Name, 1, MaxNameLength)
+	if !lastFailed(errs, "name") && foldsToNothing(c.Name) {
+		// Spaces, or marks alone: no word of the search index.
+		errs = append(errs, FieldError{"name", "a name with a letter, digit or sign", Quote(c.Name)})
+	}
 	errs = checkMinLen(errs, "setName", c.SetName, 1)
 	errs = checkLen(errs, "setCode", c.SetCode, 1, MaxKeyLength)
 	errs = checkLen(errs, "number", c.Number, 1, MaxNumberLength)
+	if !lastFailed(errs, "number") && NormalizeNumber(c.Number) == "" {
+		// Looked up by its normalized form, an empty one ("/1", spaces)
+		// would be found by no number of its own, and by every other such.
+		errs = append(errs, FieldError{"number", "a printed number with a letter, digit or sign before any /", Quote(c.Number)})
+	}
 	errs = checkMinLen(errs, "language", c.Language, 2)
 	if c.Year.HasValue() {
 		errs = checkRange(errs, "year", c.Year.Value, 1996)
@@ -79,6 +88,23 @@ func (c *Card) Validate() []FieldError {
 		errs = checkURI(errs, "scanFallbackUrl", c.ScanFallbackURL.Value)
 	}
 	return errs
+}
+
+// lastFailed reports whether the last error of errs is of field: the rule
+// just checked did not hold, and the next of the same field need not be.
+func lastFailed(errs []FieldError, field string) bool {
+	return len(errs) > 0 && errs[len(errs)-1].Field == field
+}
+
+// foldsToNothing reports whether Fold(s) is empty. An ASCII letter or
+// digit folds to itself, so most names are told without folding them.
+func foldsToNothing(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' {
+			return false
+		}
+	}
+	return Fold(s) == ""
 }
 
 // MaxKeyLength and MaxNumberLength bound, in characters, the fields that
