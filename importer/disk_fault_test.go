@@ -159,19 +159,23 @@ func TestDiskFull(t *testing.T) {
 }
 
 // TestRenameFails: the new catalogue is complete but cannot take the place
-// of --db, which is a directory.
+// of --db, which became a directory while the import ran (a directory at
+// the start is refused before anything is read).
 func TestRenameFails(t *testing.T) {
 	dir := t.TempDir()
 	db := filepath.Join(dir, "catalog.db")
-	if err := os.Mkdir(db, 0o755); err != nil {
-		t.Fatal(err)
-	}
 	inside := filepath.Join(db, "keep")
-	if err := os.WriteFile(inside, []byte("kept"), 0o644); err != nil {
-		t.Fatal(err)
+	var before fileState
+	becomeDir := func() {
+		if err := os.Mkdir(db, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(inside, []byte("kept"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		before = snapshotFile(t, inside)
 	}
-	before := snapshotFile(t, inside)
-	_, err := Import(context.Background(), Config{DB: db, Inputs: []string{filepath.Join("testdata", "valid.json")}})
+	_, err := Import(context.Background(), Config{DB: db, Inputs: []string{filepath.Join("testdata", "valid.json")}, finished: becomeDir})
 	if err == nil || !strings.Contains(err.Error(), "replace "+db) {
 		t.Fatalf("error %v, want one about replacing %s", err, db)
 	}

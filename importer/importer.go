@@ -94,6 +94,11 @@ func Import(ctx context.Context, cfg Config) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
+	if !cfg.DryRun {
+		if err := replaceable(dbPath, cfg.DB, cfg.Inputs); err != nil {
+			return Result{}, err
+		}
+	}
 	tmp, release, err := workFile(dbPath, cfg.DryRun)
 	if err != nil {
 		return Result{}, err
@@ -185,39 +190,6 @@ func workFile(dbPath string, dryRun bool) (tmp string, release func(), err error
 	}
 	removeStaleTemps(dir, base)
 	return filepath.Join(dir, fmt.Sprintf(".%s.import-%d", base, os.Getpid())), unlock, nil
-}
-
-// catalogueFile returns the absolute path of the file the import replaces:
-// --db itself, or the file it links to, which need not exist yet. An
-// operator who keeps the catalogue on another disk and links to it from
-// --db wants that file replaced, on that disk, and the link kept.
-func catalogueFile(db string) (string, error) {
-	abs, err := filepath.Abs(db)
-	if err != nil {
-		return "", fmt.Errorf("import: catalogue path %s: %w", db, err)
-	}
-	path := abs
-	for hops := 0; ; hops++ {
-		fi, err := os.Lstat(path)
-		if err != nil || fi.Mode()&fs.ModeSymlink == 0 {
-			break
-		}
-		if hops == 40 {
-			return "", fmt.Errorf("import: --db %s: too many levels of symbolic links", db)
-		}
-		target, err := os.Readlink(path)
-		if err != nil {
-			return "", fmt.Errorf("import: --db %s: %w", db, err)
-		}
-		if !filepath.IsAbs(target) {
-			target = filepath.Join(filepath.Dir(path), target)
-		}
-		path = target
-	}
-	if _, err := os.Stat(filepath.Dir(path)); err != nil && path != abs {
-		return "", fmt.Errorf("import: --db %s is a symbolic link to %s, whose directory cannot be used: %w", db, path, err)
-	}
-	return path, nil
 }
 
 // lockImports serialises imports into one catalogue, so that two never race
