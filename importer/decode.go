@@ -1,9 +1,12 @@
 package importer
 
 import (
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
+	"unicode"
 
 	"github.com/catalogd/catalogd/catalog"
 )
@@ -154,7 +157,7 @@ func decodeRecord(s *scanner, fields []field, rec *record) ([]problem, error) {
 		return []problem{{rec.line, rec.col, "", "an object", found}}, nil
 	}
 	var problems []problem
-	var unknown map[string]bool
+	var unknown map[[sha256.Size]byte]bool // the names of unknown members met, by their hash
 	more, err := s.first('{', '}', "an object")
 	for err == nil && more {
 		if problems, err = decodeMember(s, fields, rec, problems, &unknown); err != nil {
@@ -171,7 +174,7 @@ func decodeRecord(s *scanner, fields []field, rec *record) ([]problem, error) {
 // decodeMember reads one member of a record, its name and then its value
 // against the field of that name, and appends its problems to problems;
 // unknown holds the names of the unknown members met so far.
-func decodeMember(s *scanner, fields []field, rec *record, problems []problem, unknown *map[string]bool) ([]problem, error) {
+func decodeMember(s *scanner, fields []field, rec *record, problems []problem, unknown *map[[sha256.Size]byte]bool) ([]problem, error) {
 	line, col := s.start()
 	key, n, kerr := s.scanString(true)
 	if kerr != nil && !errors.Is(kerr, errTooLong) {
@@ -181,6 +184,7 @@ func decodeMember(s *scanner, fields []field, rec *record, problems []problem, u
 	// converts key on the stack: no allocation.
 	i := -1
 	var name string
+	var sum [sha256.Size]byte // of an unknown member's name
 	switch {
 	case kerr != nil:
 		name = describeLongString(n)
@@ -189,6 +193,7 @@ func decodeMember(s *scanner, fields []field, rec *record, problems []problem, u
 			name = fields[i].name
 		} else {
 			name = unknownMember(string(key))
+			sum = sha256.Sum256(key) // key is the scanner's, until the value is read
 		}
 	}
 	if err := s.expect(':', "':'"); err != nil {
@@ -204,14 +209,18 @@ func decodeMember(s *scanner, fields []field, rec *record, problems []problem, u
 		case len(problems) > MaxErrors:
 			// The import reports no more: a record of a million members
 			// must not hold a million problems.
-		case (*unknown)[name]:
+		case kerr == nil && (*unknown)[sum]:
 			problems = append(problems, problem{line, col, name, "each member once", "a duplicate member"})
 		default:
 			problems = append(problems, problem{line, col, name, "no member of that name (unknown property)", found})
-			if *unknown == nil {
-				*unknown = make(map[string]bool)
+			if kerr == nil {
+				// By the whole name: two long names that start alike are
+				// reported alike, and are two members.
+				if *unknown == nil {
+					*unknown = make(map[[sha256.Size]byte]bool)
+				}
+				(*unknown)[sum] = true
 			}
-			(*unknown)[name] = true
 		}
 	case rec.values[i].present:
 		// Which of the two values was meant is anyone's guess: neither is
@@ -375,9 +384,12 @@ func toCard(r *record) catalog.Card {
 // unknownMember is how a problem names a member that is none of the
 // record's: as it is, or quoted and cut short (catalog.Quote) when it is
 // longer than a field name could be, so that a snapshot of long names
-// does not make each report as long.
+// does not make each report as long, or when it holds a character that is
+// not printable, so that a name of control characters (a terminal's
+// escape sequences, a line break that forges a line of the log) is shown,
+// not obeyed.
 func unknownMember(name string) string {
-	if len(name) <= 60 {
+	if len(name) <= 60 && !strings.ContainsFunc(name, func(r rune) bool { return !unicode.IsPrint(r) }) {
 		return name
 	}
 	return catalog.Quote(name)

@@ -366,7 +366,7 @@ func (s *scanner) scanEscape() (rune, error) {
 		}
 		return r, nil
 	}
-	return 0, s.fail("invalid escape sequence \\%c", c)
+	return 0, s.fail("invalid escape sequence: \\ then %s", describeByte(c))
 }
 
 // scanHex consumes \uXXXX.

@@ -227,6 +227,7 @@ func TestImportRejectsInvalidJSON(t *testing.T) {
 		{"invalid-utf8.json", 4, 35, "cards[0]", "invalid UTF-8"},
 		{"control-character.json", 4, 35, "cards[0]", "control character"},
 		{"invalid-escape.json", 4, 35, "cards[0]", "invalid escape"},
+		{"invalid-escape-control.json", 1, 29, "cards[0]", `invalid escape sequence: \ then byte 0x1b`},
 		{"lone-surrogate.json", 4, 35, "cards[0]", "unpaired UTF-16 surrogate"},
 		{"leading-zero.json", 2, 106, "sets[0]", "invalid number \"00\""},
 		{"plus-sign.json", 4, 141, "cards[0]", "expected a value, found '+'"},
@@ -414,25 +415,32 @@ func TestImportOfALongSetNameBeforeItsSet(t *testing.T) {
 
 // TestImportCutsLongUnknownMembers: a member no record has is named in
 // its problem as it is, or cut short when it is long: a snapshot of
-// members of 65,000 characters does not make a report of megabytes.
+// members of 65,000 characters does not make a report of megabytes. Two
+// long names that start alike are two members, not one given twice. A
+// name of control characters is quoted, so that a terminal or a log shows
+// it rather than obeys it.
 func TestImportCutsLongUnknownMembers(t *testing.T) {
-	long := strings.Repeat("x", 65_000)
+	long, other := strings.Repeat("x", 65_000), strings.Repeat("x", 64_999)+"y"
+	forged := `\u001b[2J\nh/good.json:1:1: all fine` // as JSON escapes
 	dir := t.TempDir()
 	file := filepath.Join(dir, "snapshot.json")
-	writeFile(t, file, fmt.Sprintf(`{"sets":[{"id":"intl-s","code":"s","name":"S","zone":"intl","cardCount":0,%q:1,"short":2}],"cards":[],%q:3}`, long, long))
+	writeFile(t, file, fmt.Sprintf(`{"sets":[{"id":"intl-s","code":"s","name":"S","zone":"intl","cardCount":0,%q:1,"short":2,%q:3,"%s":4}],"cards":[],%q:5}`, long, other, forged, long))
 	_, err := Import(context.Background(), Config{DB: filepath.Join(dir, "catalog.db"), Inputs: []string{file}})
 	ve := asValidationError(t, err)
-	if len(ve.Errors) != 3 {
-		t.Fatalf("%d problems, want 3: %v", len(ve.Errors), err)
+	if len(ve.Errors) != 5 {
+		t.Fatalf("%d problems, want 5: %v", len(ve.Errors), err)
+	}
+	if msg := err.Error(); strings.ContainsRune(msg, 0x1b) || strings.Count(msg, "\n") != len(ve.Errors) {
+		t.Errorf("the report holds control characters of the snapshot:\n%s", msg)
 	}
 	cut := `"` + strings.Repeat("x", 60) + `"… (65000 characters)`
-	for i, want := range []string{cut, "short", cut} {
+	for i, want := range []string{cut, "short", cut, `"\x1b[2J\nh/good.json:1:1: all fine"`, cut} {
 		if got := ve.Errors[i].Field; got != want {
 			t.Errorf("problem %d names the member %.80q, want %q", i, got, want)
 		}
 	}
 	if len(err.Error()) > 2000 {
-		t.Errorf("a message of %d bytes for three problems", len(err.Error()))
+		t.Errorf("a message of %d bytes for five problems", len(err.Error()))
 	}
 }
 
