@@ -245,6 +245,9 @@ type run struct {
 
 	errs      []*RecordError
 	truncated bool
+	// unread: a file could not be read to its end (errUnread), and was
+	// reported.
+	unread bool
 
 	// rejected holds the zone and code of sets reported as invalid.
 	rejected map[setRef]bool
@@ -265,6 +268,11 @@ type setRef struct{ zone, code string }
 
 // errStop ends reading once MaxErrors problems are known.
 var errStop = errors.New("too many errors")
+
+// errUnread ends the reading of a file that is not JSON, or could not be
+// read, past a point, once that is reported: the rest of it is neither
+// read nor waited for (a stream that never ends, a stalled pipe).
+var errUnread = errors.New("the file could not be read to its end")
 
 func (r *run) report(e *RecordError) error {
 	if len(r.errs) >= MaxErrors {
@@ -303,7 +311,9 @@ func (r *run) readAll() (store.Info, error) {
 		}
 		info.Sources = append(info.Sources, src)
 	}
-	if !r.truncated {
+	// A file not read to its end may hold the sets its cards name past
+	// where it stopped: a card is not told of a missing set then.
+	if !r.truncated && !r.unread {
 		if err := r.checkPending(); err != nil {
 			return info, err
 		}
@@ -379,7 +389,9 @@ func (r *run) readInput(name string) (store.Source, error) {
 		in = zr
 	}
 	s := newScanner(in)
-	if err := r.readSnapshot(src.Name, s); err != nil {
+	if err := r.readSnapshot(src.Name, s); errors.Is(err, errUnread) {
+		return src, nil // reported: what follows is not to be read, nor waited for
+	} else if err != nil {
 		return src, err
 	}
 	// Hash what is left (trailing bytes after a gzip member, say) so the
@@ -424,20 +436,17 @@ func (c *countingReader) Read(p []byte) (int, error) {
 func (r *run) readSnapshot(file string, s *scanner) error {
 	fatal := func(record string, err error) error {
 		var se *syntaxError
+		if errors.Is(err, errStop) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, errWrite) {
+			return err
+		}
+		r.unread = true
 		if errors.As(err, &se) {
-			if rerr := r.report(&RecordError{File: file, Line: se.line, Column: se.col, Record: record, Found: "invalid JSON: " + se.msg}); rerr != nil {
-				return rerr
-			}
-			return nil
+			err = r.report(&RecordError{File: file, Line: se.line, Column: se.col, Record: record, Found: "invalid JSON: " + se.msg})
+		} else {
+			line, col := s.position()
+			err = r.report(&RecordError{File: file, Line: line, Column: col, Record: record, Found: "cannot read the file: " + err.Error()})
 		}
-		if errors.Is(err, errStop) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-			return err
-		}
-		if errors.Is(err, errWrite) {
-			return err
-		}
-		line, col := s.position()
-		return r.report(&RecordError{File: file, Line: line, Column: col, Record: record, Found: "cannot read the file: " + err.Error()})
+		return cmp.Or(err, errUnread)
 	}
 	r.curMember = "" // a syntax error in the previous file left its record behind
 

@@ -526,3 +526,50 @@ func TestSnapshotChangesWhileRead(t *testing.T) {
 		}
 	})
 }
+
+// TestImportStopsReadingAtASyntaxError: once a file is known not to be
+// JSON, the rest of it is neither read nor waited for (a stream that
+// never ends), and a file cut short is reported once, where it stops,
+// not also as every card whose set lay past the cut.
+func TestImportStopsReadingAtASyntaxError(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "catalog.db")
+	rest := &countingSpaces{left: 16 << 20}
+	in := io.MultiReader(strings.NewReader("xyz"), rest)
+	_, err := Import(context.Background(), Config{DB: db, Inputs: []string{"-"}, Stdin: in})
+	ve := asValidationError(t, err)
+	if len(ve.Errors) != 1 || !strings.Contains(ve.Errors[0].Found, "invalid JSON") {
+		t.Errorf("problems %v, want the invalid JSON", err)
+	}
+	if read := 16<<20 - rest.left; read > 1<<20 {
+		t.Errorf("read %d bytes past the syntax error", read)
+	}
+
+	cards := `{"cards":[` + `{"id":"jp-A-1","name":"n","setName":"A","setCode":"A","number":"1","language":"ja","zone":"jp"},` +
+		`{"id":"jp-B-1","name":"n","setName":"B","setCode":"B","number":"1","language":"ja","zone":"jp"}],` +
+		`"sets":[{"id":"jp-A","code":"A","name":"A","zone":"jp","cardCount":1},{"id":"jp-B","co`
+	file := filepath.Join(dir, "cut.json")
+	if err := os.WriteFile(file, []byte(cards), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err = Import(context.Background(), Config{DB: db, Inputs: []string{file}})
+	ve = asValidationError(t, err)
+	if len(ve.Errors) != 1 || !strings.Contains(ve.Errors[0].Found, "unexpected end of input") {
+		t.Errorf("a file cut short: %v, want its end reported alone", err)
+	}
+}
+
+// countingSpaces reads as left spaces.
+type countingSpaces struct{ left int }
+
+func (c *countingSpaces) Read(p []byte) (int, error) {
+	if c.left == 0 {
+		return 0, io.EOF
+	}
+	n := min(len(p), c.left)
+	for i := range n {
+		p[i] = ' '
+	}
+	c.left -= n
+	return n, nil
+}
