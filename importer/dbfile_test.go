@@ -3,11 +3,15 @@ package importer
 import (
 	"bytes"
 	"context"
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/catalogd/catalogd/catalog/store/build"
 )
 
 // TestImportReplacesOnlyACatalogue: --db that names the snapshot being
@@ -78,5 +82,51 @@ func TestImportReplacesOnlyACatalogue(t *testing.T) {
 	// A dry run replaces nothing, so it may name anything.
 	if _, err := Import(context.Background(), Config{DB: notes, Inputs: []string{snapshot}, DryRun: true}); err != nil {
 		t.Errorf("a dry run with --db %s: %v", notes, err)
+	}
+}
+
+// TestImportRefusesACardInTooManyGroups: a card whose name holds the names
+// of more than build.MaxCardGroups name groups (one name in every group,
+// say) fails the import, saying which card and why, and leaves the
+// catalogue as it was; at the limit it is imported.
+func TestImportRefusesACardInTooManyGroups(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "catalog.db")
+	mustImport(t, Config{DB: db, Inputs: []string{filepath.Join("testdata", "valid.json")}})
+	before := mustOpen(t, db)
+	gen := before.Generation()
+	before.Close()
+	for _, groups := range []int{build.MaxCardGroups, build.MaxCardGroups + 1} {
+		var b strings.Builder
+		b.WriteString(`{"sets":[{"id":"intl-s","code":"s","name":"S","zone":"intl","cardCount":1}],` +
+			`"cards":[{"id":"intl-s-1","name":"Pika Card","setName":"S","setCode":"s","number":"1","language":"en","zone":"intl"}],"names":[`)
+		for i := range groups {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			fmt.Fprintf(&b, `["Pika","Group %d"]`, i)
+		}
+		b.WriteString("]}")
+		file := filepath.Join(dir, fmt.Sprintf("groups-%d.json", groups))
+		if err := os.WriteFile(file, []byte(b.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		tmp := filepath.Join(t.TempDir(), "catalog.db")
+		_, err := Import(context.Background(), Config{DB: tmp, Inputs: []string{file}})
+		if groups <= build.MaxCardGroups {
+			if err != nil {
+				t.Errorf("a card in %d groups: %v", groups, err)
+			}
+			continue
+		}
+		if !errors.Is(err, build.ErrTooManyGroups) || !strings.Contains(err.Error(), `"Pika Card"`) {
+			t.Errorf("a card in %d groups: %v, want ErrTooManyGroups naming the card", groups, err)
+		}
+		if _, err := Import(context.Background(), Config{DB: db, Inputs: []string{file}}); !errors.Is(err, build.ErrTooManyGroups) {
+			t.Errorf("over a catalogue: %v", err)
+		}
+		if after := mustOpen(t, db); after.Generation() != gen {
+			t.Errorf("the catalogue was replaced: generation %s, was %s", after.Generation(), gen)
+		}
 	}
 }

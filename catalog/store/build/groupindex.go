@@ -101,12 +101,19 @@ func (g *nameGroups) named(name []byte) []uint32 {
 // printed name's words apart (catalog.SplitUnspacedWords), folded; or it
 // ends a word of kana or Han of the latter (of the folded name, when
 // nothing is apart) that is no name of a group (catalog.EachWordEnding).
-func (g *nameGroups) appendGroupIDs(dst, folded, printed []byte) []byte {
+//
+// A name in more than MaxCardGroups groups is an error (ErrTooManyGroups):
+// real names hold one to three, and each group of a card is read by every
+// search that finds it.
+func (g *nameGroups) appendGroupIDs(dst, folded, printed []byte) ([]byte, error) {
 	var found [8]uint32
 	groups := found[:0]
 	add := func(words []byte) bool {
 		ids := g.named(words)
 		for _, id := range ids {
+			if len(groups) > MaxCardGroups {
+				break // an error below; the rest is not searched
+			}
 			if !slices.Contains(groups, id) {
 				groups = append(groups, id)
 			}
@@ -130,11 +137,21 @@ func (g *nameGroups) appendGroupIDs(dst, folded, printed []byte) []byte {
 		}
 		catalog.EachWord(words, addEnding)
 	}
+	if len(groups) > MaxCardGroups {
+		return dst, fmt.Errorf("the card named %s: %w", catalog.Quote(string(printed)), ErrTooManyGroups)
+	}
 	var scratch [8 * binary.MaxVarintLen32]byte
 	ids := scratch[:0]
 	for _, id := range groups {
 		ids = binary.AppendUvarint(ids, uint64(id))
 	}
 	dst = binary.AppendUvarint(dst, uint64(len(ids)))
-	return append(dst, ids...)
+	return append(dst, ids...), nil
 }
+
+// MaxCardGroups is the most name groups a card's name may hold the names of.
+const MaxCardGroups = 64
+
+// ErrTooManyGroups is the error of a catalogue one of whose cards' names
+// holds the names of more than MaxCardGroups name groups.
+var ErrTooManyGroups = fmt.Errorf("its name holds names of more than %d name groups; a name is of one to three: check the name groups", MaxCardGroups)

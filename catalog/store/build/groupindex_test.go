@@ -66,7 +66,10 @@ func TestGroupsOfAName(t *testing.T) {
 		{"Charizardite", nil},
 		{"Megacharizard", nil},
 	} {
-		entry := g.appendGroupIDs(nil, []byte(catalog.Fold(c.name)), []byte(c.name))
+		entry, err := g.appendGroupIDs(nil, []byte(catalog.Fold(c.name)), []byte(c.name))
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
 		n, w := binary.Uvarint(entry)
 		var got []uint32
 		for rest := entry[w : w+int(n)]; len(rest) > 0; {

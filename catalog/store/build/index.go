@@ -181,7 +181,9 @@ func (w *Writer) appendStoredEntry(dst, sorted []byte) (entry, name []byte, clas
 		return dst, nil, 0, layout.ErrBadEntry
 	}
 	text := fields[w8:]
-	dst = w.groups.appendGroupIDs(append(dst, head...), text[:folded], name)
+	if dst, err = w.groups.appendGroupIDs(append(dst, head...), text[:folded], name); err != nil {
+		return dst, nil, 0, err
+	}
 	dst = binary.AppendUvarint(dst, folded)
 	return append(dst, text...), name, class, nil
 }
