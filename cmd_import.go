@@ -43,6 +43,15 @@ GET /catalog/changes serves to partners that keep a copy.`,
 			if history < 0 {
 				return usageErrorf("import: --history %d: give 0 or more imports", history)
 			}
+			stdin := 0
+			for _, in := range args {
+				if in == "-" {
+					stdin++
+				}
+			}
+			if stdin > 1 {
+				return usageErrorf("import: '-' given %d times: standard input is one snapshot", stdin)
+			}
 			// Checked before the snapshots are read, not at the rename
 			// after them; "" would name the working directory.
 			if fi, err := os.Stat(db); db == "" || strings.HasSuffix(db, "/") || err == nil && fi.IsDir() {

@@ -128,6 +128,9 @@ func TestImportKeepsHistory(t *testing.T) {
 	if code, _, errOut := runCLI(t, nil, "import", "--db", db, "--history", "-1", "data/sample.json"); code != exitUsage {
 		t.Errorf("--history -1: exit %d, want %d\n%s", code, exitUsage, errOut)
 	}
+	if code, _, errOut := runCLI(t, nil, "import", "--db", db, "-", "data/sample.json", "-"); code != exitUsage || !strings.Contains(errOut, "standard input is one snapshot") {
+		t.Errorf("'-' twice: exit %d, want %d\n%s", code, exitUsage, errOut)
+	}
 	// A --db that names a directory is refused before anything is read
 	// or written, and leaves nothing behind.
 	dir := t.TempDir()
