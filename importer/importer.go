@@ -119,20 +119,8 @@ func Import(ctx context.Context, cfg Config) (Result, error) {
 		w.Abort()
 		return Result{}, err
 	}
-	var unfollowed error
-	replaced := ""
-	if !cfg.DryRun && cfg.History > 0 {
-		prev, err := store.Open(dbPath)
-		switch {
-		case err == nil:
-			defer prev.Close()
-			w.Follow(prev, cfg.History)
-			replaced = prev.Generation()
-		case errors.Is(err, fs.ErrNotExist):
-		default:
-			unfollowed = err
-		}
-	}
+	replaced, closePrev, unfollowed := follow(w, dbPath, cfg)
+	defer closePrev()
 	info.Generation = store.NewGeneration(info.ImportedAt, replaced)
 	if info, err = w.Finish(ctx, info); err != nil {
 		if ctx.Err() != nil {
@@ -169,6 +157,26 @@ func Import(ctx context.Context, cfg Config) (Result, error) {
 		return res, fmt.Errorf("import: %s was replaced, but %w: %w", dbPath, ErrNotSynced, err)
 	}
 	return res, nil
+}
+
+// follow has w compare the new catalogue with the one at dbPath, and keep
+// its history, when the import keeps one. It returns the generation
+// replaced ("" for none), what closes it once the new one is written, and
+// why it could not be read if it could not (the new one then starts a
+// history of its own).
+func follow(w *build.Writer, dbPath string, cfg Config) (replaced string, closePrev func(), unfollowed error) {
+	if cfg.DryRun || cfg.History <= 0 {
+		return "", func() {}, nil
+	}
+	prev, err := store.Open(dbPath)
+	switch {
+	case err == nil:
+		w.Follow(prev, cfg.History)
+		return prev.Generation(), func() { prev.Close() }, nil
+	case errors.Is(err, fs.ErrNotExist):
+		return "", func() {}, nil
+	}
+	return "", func() {}, err
 }
 
 // workFile returns the file a new catalogue for dbPath is written to, and
