@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"maps"
 	"net/http"
 	"slices"
 	"strconv"
@@ -391,13 +390,15 @@ func decodeToolArgs(raw json.RawMessage, input *jsonschema.Schema) (toolArgs, er
 			a.fail(name, "must be a string, got %s", jsonKind(v))
 		}
 	}
-	unknown := 0
-	for _, name := range slices.Sorted(maps.Keys(args)) {
+	var unknown []string
+	for name := range args {
 		if _, ok := input.Properties[name]; !ok {
-			if unknown++; unknown <= maxUnknownArgs {
-				a.fail(name, "is not an argument of this tool, which takes %s", strings.Join(input.PropertyOrder, ", "))
-			}
+			unknown = append(unknown, name)
 		}
+	}
+	slices.Sort(unknown)
+	for _, name := range unknown[:min(len(unknown), maxUnknownArgs)] {
+		a.fail(name, "is not an argument of this tool, which takes %s", strings.Join(input.PropertyOrder, ", "))
 	}
 	return a, nil
 }
