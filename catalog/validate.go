@@ -97,10 +97,11 @@ func lastFailed(errs []FieldError, field string) bool {
 }
 
 // foldsToNothing reports whether Fold(s) is empty. An ASCII letter or
-// digit folds to itself, so most names are told without folding them.
+// digit folds to itself, and a Han ideograph or a kana to another
+// (letterBlock), so nearly every name is told without folding it.
 func foldsToNothing(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' {
+	for _, r := range s {
+		if 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9' || letterBlock(r) != 0 {
 			return false
 		}
 	}
