@@ -2,6 +2,7 @@ package importer
 
 import (
 	"bytes"
+	"compress/gzip"
 	"context"
 	"errors"
 	"fmt"
@@ -27,8 +28,13 @@ func TestImportReplacesOnlyACatalogue(t *testing.T) {
 		t.Fatal(err)
 	}
 	notes := filepath.Join(dir, "notes.txt")
+	gzipped := filepath.Join(dir, "snapshot.json.gz")
 	pipe := filepath.Join(dir, "pipe")
-	for file, body := range map[string][]byte{snapshot: valid, notes: []byte(`{"important":"data"}` + "\n")} {
+	var gz bytes.Buffer
+	zw := gzip.NewWriter(&gz)
+	zw.Write(valid)
+	zw.Close()
+	for file, body := range map[string][]byte{snapshot: valid, notes: []byte(`{"important":"data"}` + "\n"), gzipped: gz.Bytes()} {
 		if err := os.WriteFile(file, body, 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -38,7 +44,8 @@ func TestImportReplacesOnlyACatalogue(t *testing.T) {
 	}
 	for db, want := range map[string]string{
 		snapshot: "is the snapshot",
-		notes:    "holds something other than a catalogue",
+		notes:    "holds text, not a catalogue",
+		gzipped:  "holds gzip, not a catalogue",
 		pipe:     "is not a file but a named pipe",
 	} {
 		before, _ := os.Lstat(db)
@@ -57,8 +64,9 @@ func TestImportReplacesOnlyACatalogue(t *testing.T) {
 		t.Errorf("a lock was taken beside the refused --db")
 	}
 
-	// What may be replaced: no file, an empty one, a catalogue, and a
-	// catalogue whose first page (one of bbolt's two meta pages) is damaged.
+	// What may be replaced: no file, an empty one, a catalogue, and
+	// catalogues damaged in their first page (one of bbolt's two meta
+	// pages), in both, or cut short.
 	good := filepath.Join(dir, "good.db")
 	mustImport(t, Config{DB: good, Inputs: []string{snapshot}})
 	mustImport(t, Config{DB: good, Inputs: []string{snapshot}})
@@ -75,7 +83,16 @@ func TestImportReplacesOnlyACatalogue(t *testing.T) {
 	if err := os.WriteFile(firstPageDamaged, b, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	for _, db := range []string{filepath.Join(dir, "new.db"), empty, firstPageDamaged} {
+	bothPagesZeroed := filepath.Join(dir, "zeroed.db")
+	clear(b[:2*os.Getpagesize()])
+	if err := os.WriteFile(bothPagesZeroed, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cut := filepath.Join(dir, "cut.db")
+	if err := os.WriteFile(cut, b[:10], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, db := range []string{filepath.Join(dir, "new.db"), empty, firstPageDamaged, bothPagesZeroed, cut} {
 		mustImport(t, Config{DB: db, Inputs: []string{snapshot}})
 		mustOpen(t, db).Close()
 	}
