@@ -550,23 +550,30 @@ func TestImportLongestKeys(t *testing.T) {
 }
 
 // TestGenerationsFollowInOrder imports three times into one file at one
-// instant, then once with the clock set back an hour: each generation's
-// name sorts after the one it replaced, as a replica that has not switched
-// yet tells a newer generation by (docs/CONTRACT.md, Changes), and each
-// import's changes are kept from the one before.
+// instant, then once with the clock set back two minutes: each
+// generation's name sorts after the one it replaced, as a replica that
+// has not switched yet tells a newer generation by (docs/CONTRACT.md,
+// Changes), and each import's changes are kept from the one before. So
+// without a history, which reads the catalogue replaced for its name
+// alone.
 func TestGenerationsFollowInOrder(t *testing.T) {
-	dbPath := filepath.Join(t.TempDir(), "catalog.db")
 	at := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
-	var gens []string
-	for i, now := range []time.Time{at, at, at.Add(500 * time.Millisecond), at.Add(-time.Hour)} {
-		res := mustImport(t, Config{DB: dbPath, Inputs: []string{filepath.Join("testdata", "valid.json")}, History: 30, Now: func() time.Time { return now }})
-		gen := res.Info.Generation
-		if i > 0 && gen <= gens[i-1] {
-			t.Errorf("import %d at %s: generation %s does not sort after %s", i, now.Format(time.TimeOnly), gen, gens[i-1])
+	for _, history := range []int{30, 0} {
+		dbPath := filepath.Join(t.TempDir(), "catalog.db")
+		var gens []string
+		for i, now := range []time.Time{at, at, at.Add(500 * time.Millisecond), at.Add(-2 * time.Minute)} {
+			res := mustImport(t, Config{DB: dbPath, Inputs: []string{filepath.Join("testdata", "valid.json")}, History: history, Now: func() time.Time { return now }})
+			gen := res.Info.Generation
+			if i > 0 && gen <= gens[i-1] {
+				t.Errorf("history %d, import %d at %s: generation %s does not sort after %s", history, i, now.Format(time.TimeOnly), gen, gens[i-1])
+			}
+			gens = append(gens, gen)
 		}
-		gens = append(gens, gen)
-	}
-	if got := mustOpen(t, dbPath).SyncGenerations(); !slices.Equal(got, gens) {
-		t.Errorf("generations a sync starts from: %v, want %v", got, gens)
+		if history == 0 {
+			gens = gens[len(gens)-1:]
+		}
+		if got := mustOpen(t, dbPath).SyncGenerations(); !slices.Equal(got, gens) {
+			t.Errorf("history %d: generations a sync starts from: %v, want %v", history, got, gens)
+		}
 	}
 }

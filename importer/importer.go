@@ -164,16 +164,22 @@ func Import(ctx context.Context, cfg Config) (Result, error) {
 // replaced ("" for none), what closes it once the new one is written, and
 // why it could not be read if it could not (the new one then starts a
 // history of its own).
+//
+// Without a history the catalogue replaced is still read for its
+// generation, which the new one's name must sort after (NewGeneration).
 func follow(w *build.Writer, dbPath string, cfg Config) (replaced string, closePrev func(), unfollowed error) {
-	if cfg.DryRun || cfg.History <= 0 {
+	if cfg.DryRun {
 		return "", func() {}, nil
 	}
 	prev, err := store.Open(dbPath)
 	switch {
-	case err == nil:
+	case err == nil && cfg.History > 0:
 		w.Follow(prev, cfg.History)
 		return prev.Generation(), func() { prev.Close() }, nil
-	case errors.Is(err, fs.ErrNotExist):
+	case err == nil:
+		defer prev.Close()
+		return prev.Generation(), func() {}, nil
+	case errors.Is(err, fs.ErrNotExist) || cfg.History <= 0:
 		return "", func() {}, nil
 	}
 	return "", func() {}, err

@@ -47,11 +47,14 @@ const (
 // replaces the generation after ("" for none): a time to the second, then
 // 8 hex digits at random. The time is now's, or the second after that of
 // after when now is not past it (two imports in one second, a clock set
-// back): names sort by time, which tells a generation newer than the one
-// served from one gone from its history (notHeld).
+// back a little): names sort by time, which tells a generation newer than
+// the one served from one gone from its history (notHeld). A generation
+// named further ahead of now than the clocks' skew was made by a clock
+// that was wrong; following it would name every import after it in the
+// future, so the order is broken that once instead.
 func NewGeneration(now time.Time, after string) string {
 	t := now.UTC().Truncate(time.Second)
-	if prev, ok := generationMade(after); ok && !t.After(prev) {
+	if prev, ok := generationMade(after); ok && !t.After(prev) && prev.Before(now.Add(clockSkew)) {
 		t = prev.Add(time.Second)
 	}
 	var b [4]byte

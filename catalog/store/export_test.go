@@ -416,23 +416,28 @@ func TestChangesFromANewerGeneration(t *testing.T) {
 
 // TestGenerationsSortByTime: a generation's name sorts after the one it
 // replaces, even when the import comes in the same second, or after the
-// clock was set back; otherwise its name says when it was imported.
+// clock was set back a little; otherwise its name says when it was
+// imported, and so it does after a generation named by a clock far ahead.
 func TestGenerationsSortByTime(t *testing.T) {
 	now := time.Date(2026, 11, 30, 12, 0, 0, 500, time.UTC)
-	for _, c := range []struct{ after, wantTime string }{
-		{"", "20261130T120000Z"},
-		{"20261130T115959Z-0c0c0c0c", "20261130T120000Z"},
-		{"20261130T120000Z-0a0a0a0a", "20261130T120001Z"}, // the same second
-		{"20261130T130000Z-0a0a0a0a", "20261130T130001Z"}, // a clock set back
-		{"junk", "20261130T120000Z"},
+	for _, c := range []struct {
+		after, wantTime string
+		follows         bool // the name must sort after after
+	}{
+		{"", "20261130T120000Z", false},
+		{"20261130T115959Z-0c0c0c0c", "20261130T120000Z", true},
+		{"20261130T120000Z-0a0a0a0a", "20261130T120001Z", true},  // the same second
+		{"20261130T120200Z-0a0a0a0a", "20261130T120201Z", true},  // a clock set back a little
+		{"20261130T130000Z-0a0a0a0a", "20261130T120000Z", false}, // an hour ahead: that clock was wrong
+		{"junk", "20261130T120000Z", false},
 	} {
 		gen := NewGeneration(now, c.after)
 		stamp, suffix, _ := strings.Cut(gen, "-")
-		if stamp != c.wantTime || len(suffix) != 8 {
+		if _, ok := generationMade(gen); !ok || stamp != c.wantTime || len(suffix) != 8 {
 			t.Errorf("NewGeneration after %q = %q, want %s-xxxxxxxx", c.after, gen, c.wantTime)
 		}
-		if made, ok := generationMade(gen); !ok || c.after != "junk" && c.after != "" && gen <= c.after {
-			t.Errorf("NewGeneration after %q = %q (%v, %v): not a name that sorts after it", c.after, gen, made, ok)
+		if c.follows && gen <= c.after {
+			t.Errorf("NewGeneration after %q = %q, which does not sort after it", c.after, gen)
 		}
 	}
 }
