@@ -325,9 +325,7 @@ func (r *run) readAll() (store.Info, error) {
 		}
 		info.Sources = append(info.Sources, src)
 	}
-	// A file not read to its end may hold the sets its cards name past
-	// where it stopped: a card is not told of a missing set then.
-	if !r.truncated && !r.unread {
+	if !r.truncated {
 		if err := r.checkPending(); err != nil {
 			return info, err
 		}

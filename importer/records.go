@@ -226,7 +226,9 @@ func parseDeferredCard(note []byte) (c deferredCard, ok bool) {
 
 // checkPending reports the deferred cards whose set never came or has
 // another name, in the order they were read. Only as many as can still be
-// reported are kept, whatever the number of references.
+// reported are kept, whatever the number of references. When a file was
+// not read to its end (r.unread), a set that never came may lie past
+// where it stopped: only another name is reported then.
 func (r *run) checkPending() error {
 	keep := MaxErrors - len(r.errs) + 1 // one more tells that the list was cut
 	type unmatched struct {
@@ -239,7 +241,7 @@ func (r *run) checkPending() error {
 		found = found[:min(keep, len(found))]
 	}
 	err := r.w.CheckSetRefs(func(p *build.SetRefProblem) error {
-		if r.rejected[setRef{zone: p.Zone, code: p.Code}] {
+		if r.rejected[setRef{zone: p.Zone, code: p.Code}] || r.unread && !p.Known {
 			return nil
 		}
 		c, ok := parseDeferredCard(p.Note)

@@ -557,6 +557,16 @@ func TestImportStopsReadingAtASyntaxError(t *testing.T) {
 	if len(ve.Errors) != 1 || !strings.Contains(ve.Errors[0].Found, "unexpected end of input") {
 		t.Errorf("a file cut short: %v, want its end reported alone", err)
 	}
+	// A card whose set was read, with another name, is reported still.
+	misnamed := strings.Replace(cards, `"setName":"A"`, `"setName":"Not A"`, 1)
+	if err := os.WriteFile(file, []byte(misnamed), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err = Import(context.Background(), Config{DB: db, Inputs: []string{file}})
+	ve = asValidationError(t, err)
+	if len(ve.Errors) != 2 || ve.Errors[0].Field != "setName" || !strings.Contains(ve.Errors[1].Found, "unexpected end of input") {
+		t.Errorf("a misnamed set and a file cut short: %v, want both reported", err)
+	}
 }
 
 // countingSpaces reads as left spaces.
