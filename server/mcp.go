@@ -337,10 +337,11 @@ var errArgumentsNotObject = &op.Error{Kind: op.Invalid, Detail: "the arguments m
 // kept as written, so that the operation judges 1.0 or -1; an array gives
 // one value per string, as a repeated query parameter does), and be given
 // once; null counts as absent, as clients send it for an argument they
-// leave out. An argument the schema does not declare is refused, naming
-// those it does: where REST ignores an unknown query parameter, an agent
-// that guessed a name (setCode for set) would otherwise take the answer
-// without its filter for the answer it asked for.
+// leave out, declared or not. An argument the schema does not declare is
+// refused, naming those it does: where REST ignores an unknown query
+// parameter, an agent that guessed a name (setCode for set) would
+// otherwise take the answer without its filter for the answer it asked
+// for.
 func decodeToolArgs(raw json.RawMessage, input *jsonschema.Schema) (toolArgs, error) {
 	a := toolArgs{values: map[string][]string{}}
 	var args map[string]json.RawMessage
@@ -391,14 +392,18 @@ func decodeToolArgs(raw json.RawMessage, input *jsonschema.Schema) (toolArgs, er
 		}
 	}
 	var unknown []string
-	for name := range args {
-		if _, ok := input.Properties[name]; !ok {
+	for name, v := range args {
+		if _, ok := input.Properties[name]; !ok && !bytes.Equal(bytes.TrimSpace(v), []byte("null")) {
 			unknown = append(unknown, name)
 		}
 	}
 	slices.Sort(unknown)
-	for _, name := range unknown[:min(len(unknown), maxUnknownArgs)] {
-		a.fail(name, "is not an argument of this tool, which takes %s", strings.Join(input.PropertyOrder, ", "))
+	for i, name := range unknown[:min(len(unknown), maxUnknownArgs)] {
+		more := ""
+		if i == maxUnknownArgs-1 && len(unknown) > maxUnknownArgs {
+			more = fmt.Sprintf(" (and %d more arguments it does not take were given)", len(unknown)-maxUnknownArgs)
+		}
+		a.fail(name, "is not an argument of this tool, which takes %s%s", strings.Join(input.PropertyOrder, ", "), more)
 	}
 	return a, nil
 }

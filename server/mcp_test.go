@@ -397,8 +397,8 @@ func TestMCPToolsAnswerLikeREST(t *testing.T) {
 		{"autocomplete_names", map[string]any{"q": "charizard", "zone": "jp", "limit": 3}, "/catalog/autocomplete?q=charizard&zone=jp&limit=3"},
 		{"autocomplete_names", map[string]any{"q": "p", "limit": 20}, "/catalog/autocomplete?q=p&limit=20"},
 		{"autocomplete_names", map[string]any{"q": "zzqx"}, "/catalog/autocomplete?q=zzqx"},
-		// null is an argument left out.
-		{"search_cards", map[string]any{"q": "one", "zone": nil}, "/catalog/search?q=one"},
+		// null is an argument left out, declared or not.
+		{"search_cards", map[string]any{"q": "one", "zone": nil, "page": nil}, "/catalog/search?q=one"},
 	}
 	for _, protocol := range mcpProtocols {
 		cs := f.mcp(t, protocol)
@@ -531,7 +531,7 @@ func TestMCPBadArguments(t *testing.T) {
 		{"NumberTooLong", "get_set_cards_by_number", map[string]any{"code": "SV2a", "number": strings.Repeat("1", 65)}, []string{"number"}, "/catalog/sets/SV2a/cards/" + strings.Repeat("1", 65), 400},
 		{"NumberUnknownSet", "get_set_cards_by_number", map[string]any{"code": "nope", "number": "1"}, []string{"nope", "list_sets"}, "/catalog/sets/nope/cards/1", 404},
 		{"NumberUnknown", "get_set_cards_by_number", map[string]any{"code": "SV2a", "number": "999"}, []string{"999", "SV2a"}, "/catalog/sets/SV2a/cards/999", 404},
-		{"UnknownArgument", "search_cards", map[string]any{"q": "pikachu", "setCode": "SV2a"}, []string{"setCode: is not an argument of this tool, which takes q, zone, set, limit, fuzzy"}, "", 0},
+		{"UnknownArgument", "search_cards", map[string]any{"q": "pikachu", "setCode": "SV2a", "page": nil}, []string{"setCode: is not an argument of this tool, which takes q, zone, set, limit, fuzzy"}, "", 0},
 		{"UnknownArguments", "list_set_cards", map[string]any{"code": "base1", "page_size": 200, "pageSize": 0}, []string{"page_size: is not an argument", "pageSize"}, "", 0},
 		{"ListSetsZoneMars", "list_sets", map[string]any{"zone": "mars"}, []string{"zone"}, "", 0},
 		{"ListSetsZoneArray", "list_sets", map[string]any{"zone": []string{"jp"}}, []string{"zone"}, "", 0},
