@@ -112,7 +112,7 @@ func (g *nameGroups) appendGroupIDs(dst, folded, printed []byte) ([]byte, error)
 		ids := g.named(words)
 		for _, id := range ids {
 			if len(groups) > MaxCardGroups {
-				break // an error below; the rest is not searched
+				break // an error below: no more are kept
 			}
 			if !slices.Contains(groups, id) {
 				groups = append(groups, id)
@@ -138,7 +138,7 @@ func (g *nameGroups) appendGroupIDs(dst, folded, printed []byte) ([]byte, error)
 		catalog.EachWord(words, addEnding)
 	}
 	if len(groups) > MaxCardGroups {
-		return dst, fmt.Errorf("the card named %s: %w", catalog.Quote(string(printed)), ErrTooManyGroups)
+		return dst, fmt.Errorf("named %s: %w", catalog.Quote(string(printed)), ErrTooManyGroups)
 	}
 	var scratch [8 * binary.MaxVarintLen32]byte
 	ids := scratch[:0]

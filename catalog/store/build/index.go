@@ -2,6 +2,7 @@ package build
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"math"
 	"strings"
@@ -64,7 +65,9 @@ func (w *Writer) writeIndex() error {
 		var err error
 		var name []byte
 		var class byte
-		if entry, name, class, err = w.appendStoredEntry(entry[:0], sorted); err != nil {
+		if entry, name, class, err = w.appendStoredEntry(entry[:0], sorted); errors.Is(err, ErrTooManyGroups) {
+			return err // the snapshot's, not the file's
+		} else if err != nil {
 			return fmt.Errorf("write catalogue %s: search index: %w", w.path, err)
 		}
 		e, err := layout.DecodeIndexEntry(entry)
@@ -164,10 +167,15 @@ func appendSortedHead(dst []byte, c *catalog.Card, numberKey []byte) []byte {
 // the folded name and the text with no length (DecodeIndexEntry reads it).
 func (w *Writer) appendStoredEntry(dst, sorted []byte) (entry, name []byte, class byte, err error) {
 	fields := sorted[1:]
-	for range 3 {
+	var id []byte
+	for i := range 3 {
+		var field []byte
 		var ok bool
-		if _, fields, ok = layout.LengthPrefixed(fields); !ok {
+		if field, fields, ok = layout.LengthPrefixed(fields); !ok {
 			return dst, nil, 0, layout.ErrBadEntry
+		}
+		if i == 0 {
+			id = field
 		}
 	}
 	head := sorted[:len(sorted)-len(fields)]
@@ -182,7 +190,7 @@ func (w *Writer) appendStoredEntry(dst, sorted []byte) (entry, name []byte, clas
 	}
 	text := fields[w8:]
 	if dst, err = w.groups.appendGroupIDs(append(dst, head...), text[:folded], name); err != nil {
-		return dst, nil, 0, err
+		return dst, nil, 0, fmt.Errorf("card %s, %w", catalog.Quote(string(id)), err)
 	}
 	dst = binary.AppendUvarint(dst, folded)
 	return append(dst, text...), name, class, nil
