@@ -44,7 +44,7 @@ func ParseGetCards(p Params) (GetCardsRequest, error) {
 	case len(ids) == 0:
 		r.fail("id", "must hold 1 to %d card ids, got none", MaxIDs)
 	case len(ids) > MaxIDs:
-		r.fail("id", "holds %d card ids; give 1 to %d a request, and ask for more in more requests", len(ids), MaxIDs)
+		r.fail("id", "holds %d card ids; give 1 to %d per request, and ask for more in more requests", len(ids), MaxIDs)
 	}
 	var req GetCardsRequest
 	if len(r.errs) > 0 {
