@@ -50,7 +50,7 @@ func (c *Card) Validate() []FieldError {
 	errs = checkMinLen(errs, "setName", c.SetName, 1)
 	errs = checkLen(errs, "setCode", c.SetCode, 1, MaxKeyLength)
 	errs = checkLen(errs, "number", c.Number, 1, MaxNumberLength)
-	if !lastFailed(errs, "number") && NormalizeNumber(c.Number) == "" {
+	if !lastFailed(errs, "number") && normalizesToNothing(c.Number) {
 		// Looked up by its normalized form, an empty one ("/1", spaces)
 		// would be found by no number of its own, and by every other such.
 		errs = append(errs, FieldError{"number", "a printed number with a letter, digit or sign before any /", Quote(c.Number)})
@@ -101,11 +101,23 @@ func lastFailed(errs []FieldError, field string) bool {
 // (letterBlock), so nearly every name is told without folding it.
 func foldsToNothing(s string) bool {
 	for _, r := range s {
-		if 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9' || letterBlock(r) != 0 {
+		if r < utf8.RuneSelf && isASCIIAlnum(byte(r)) || letterBlock(r) != 0 {
 			return false
 		}
 	}
 	return Fold(s) == ""
+}
+
+// normalizesToNothing reports whether NormalizeNumber(n) is empty. A
+// number that starts with an ASCII letter or digit keeps it, which nearly
+// every number is told by without normalizing it.
+func normalizesToNothing(n string) bool {
+	return (n == "" || !isASCIIAlnum(n[0])) && NormalizeNumber(n) == ""
+}
+
+// isASCIIAlnum reports whether c is an ASCII letter or digit.
+func isASCIIAlnum(c byte) bool {
+	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9'
 }
 
 // MaxKeyLength and MaxNumberLength bound, in characters, the fields that
