@@ -33,6 +33,8 @@ const importAnonBound = 200 << 20
 //
 // The shapes run side by side, and beside the package's other parallel
 // tests: each import is a process of its own, whose memory alone is read.
+// .ci/run runs this test without the race detector, which the imports it
+// measures are built without.
 func TestImportMemoryIsBounded(t *testing.T) {
 	t.Parallel()
 	exe := productionBinary(t)
