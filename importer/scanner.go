@@ -210,6 +210,14 @@ func (s *scanner) kind() (string, error) {
 	case c == '-' || ('0' <= c && c <= '9'):
 		return "number", nil
 	}
+	if s.offset+int64(s.pos) == 0 {
+		switch c {
+		case 0xEF:
+			return "", s.fail("expected a value, found byte 0xef, the start of a UTF-8 byte-order mark: JSON has none, save the file without it")
+		case 0xFE, 0xFF:
+			return "", s.fail("expected a value, found byte %#02x, the start of a UTF-16 byte-order mark: a snapshot is UTF-8", c)
+		}
+	}
 	return "", s.fail("expected a value, found %s", describeByte(c))
 }
 

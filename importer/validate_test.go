@@ -234,7 +234,8 @@ func TestImportRejectsInvalidJSON(t *testing.T) {
 		{"bare-fraction.json", 4, 141, "cards[0]", "invalid number \"2023.\""},
 		{"bad-literal.json", 4, 193, "cards[0]", "invalid literal"},
 		{"too-deep.json", 4, 252, "cards[0]", "nested deeper than 64"},
-		{"byte-order-mark.json", 1, 1, "", "byte 0xef"},
+		{"byte-order-mark.json", 1, 1, "", "byte 0xef, the start of a UTF-8 byte-order mark"},
+		{"utf-16.json", 1, 1, "", "byte 0xff, the start of a UTF-16 byte-order mark: a snapshot is UTF-8"},
 	}
 	for _, tt := range tests {
 		t.Run(strings.TrimSuffix(tt.name, ".json"), func(t *testing.T) {
