@@ -68,9 +68,9 @@ func (f *staticFile) compressed() *encodedAnswer {
 	return f.gzipped
 }
 
-// ServeHTTP answers 304 when If-None-Match names the file (plain or
-// compressed), and otherwise the file, compressed for clients that take
-// gzip, as the catalogue's answers are.
+// ServeHTTP answers the file, compressed for clients that take gzip, as
+// the catalogue's answers are, or the 304 or 412 its preconditions call
+// for.
 func (f *staticFile) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h := w.Header()
 	h.Set("Content-Security-Policy", docsPolicy)
@@ -78,23 +78,22 @@ func (f *staticFile) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.Set("Referrer-Policy", "no-referrer")
 	h["Cache-Control"] = f.cacheControl
 	h["Etag"] = f.etag
-	compress := compressible(len(f.body))
-	if compress {
+	gzipped := compressible(len(f.body))
+	if gzipped {
 		varyOnAcceptEncoding(h)
-	}
-	if inm := ifNoneMatch(r.Header); inm != "" {
-		if matched, ok := etagListMatch(inm, f.etag[0], compress && acceptsGzip(r)); ok {
-			h["Etag"] = []string{matched}
-			w.WriteHeader(http.StatusNotModified)
-			return
-		}
+		gzipped = acceptsGzip(r)
 	}
 	body := f.body
-	if compress && acceptsGzip(r) {
+	if gzipped {
 		z := f.compressed()
 		h["Etag"] = z.etag
-		h["Content-Encoding"] = gzipEncoding
 		body = z.body
+	}
+	if !preconditionsHold(w, r, h["Etag"][0]) {
+		return
+	}
+	if gzipped {
+		h["Content-Encoding"] = gzipEncoding
 	}
 	h["Content-Type"] = f.contentType
 	h.Set("Content-Length", strconv.Itoa(len(body)))

@@ -114,8 +114,17 @@ func TestDocsServed(t *testing.T) {
 			if ztag == tag {
 				t.Errorf("the compressed file has the plain one's ETag %q", tag)
 			}
-			if r := docsGet(t, f, path, "Accept-Encoding", "gzip", "If-None-Match", ztag); r.status != http.StatusNotModified {
-				t.Errorf("If-None-Match of the compressed tag: status %d, want 304", r.status)
+			if r := docsGet(t, f, path, "Accept-Encoding", "gzip", "If-None-Match", ztag); r.status != http.StatusNotModified || r.header.Get("ETag") != ztag {
+				t.Errorf("If-None-Match of the compressed tag: status %d, ETag %q, want 304", r.status, r.header.Get("ETag"))
+			}
+			// A cache that holds both may not be told to serve the
+			// compressed file to a client that takes no gzip, nor the
+			// plain one to a client that does.
+			if r := docsGet(t, f, path, "If-None-Match", ztag); r.status != http.StatusOK || r.header.Get("ETag") != tag {
+				t.Errorf("If-None-Match of the compressed tag, no gzip: status %d, ETag %q, want 200 of %s", r.status, r.header.Get("ETag"), tag)
+			}
+			if r := docsGet(t, f, path, "Accept-Encoding", "gzip", "If-None-Match", tag); r.status != http.StatusOK || r.header.Get("ETag") != ztag {
+				t.Errorf("If-None-Match of the plain tag, taking gzip: status %d, ETag %q, want 200 of %s", r.status, r.header.Get("ETag"), ztag)
 			}
 		})
 	}

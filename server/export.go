@@ -85,18 +85,16 @@ func (s *Server) handleExport(w http.ResponseWriter, r *http.Request, ps httprou
 	if out.encodedSize > 0 {
 		size = out.encodedSize
 	}
-	prepareConditions(r.Header, valid.tag(), tag, size)
+	prepareConditions(r.Header, size)
 	http.ServeContent(out, r, "", time.Time{}, body)
 }
 
 // prepareConditions readies the conditional and range header fields of a
-// request for the representation of size bytes tagged tag (plainTag
-// untouched, else its gzip variant) for http.ServeContent, which would
-// otherwise answer:
-//   - an If-None-Match naming the other representation's tag with a 200,
-//     where the API's other answers take either tag (docs/CONTRACT.md,
-//     Conditional requests and compression); and only its first line, where a list may be split across
-//     lines;
+// request for the representation of size bytes for http.ServeContent,
+// which would otherwise answer:
+//   - an If-None-Match or If-Match list split across lines by its first
+//     line alone, where RFC 9110 section 5.3 has the lines read as one
+//     list;
 //   - several ranges with multipart/byteranges, the compressed parts
 //     under a Content-Encoding that is not the multipart body's, each range
 //     compressing its chunk again: a request of many small ranges would
@@ -106,12 +104,14 @@ func (s *Server) handleExport(w http.ResponseWriter, r *http.Request, ps httprou
 //     section 14.2 has it ignored: the whole representation;
 //   - "bytes=-0" with a 206 of no bytes, where it is unsatisfiable
 //     (section 14.1.3): a 416, through a range that starts at the end.
-func prepareConditions(h http.Header, plainTag, tag string, size int64) {
-	if inm := ifNoneMatch(h); inm != "" {
-		if _, ok := etagListMatch(inm, plainTag, false); ok {
-			inm = tag
+//
+// ServeContent compares the tags with the representation's own, as the
+// API's other answers do (preconditionsHold).
+func prepareConditions(h http.Header, size int64) {
+	for _, key := range [...]string{"If-Match", "If-None-Match"} {
+		if len(h[key]) > 1 {
+			h[key] = []string{listHeader(h, key)}
 		}
-		h["If-None-Match"] = []string{inm}
 	}
 	if v := h["Range"]; len(v) > 0 {
 		if spec, ok := singleByteRange(v, size); ok {

@@ -381,11 +381,11 @@ func TestExportRangesAndTags(t *testing.T) {
 			}
 
 			tag := whole.header.Get("ETag")
-			plain := strings.TrimSuffix(tag, `-gzip"`)
-			if plain != tag {
-				plain += `"`
+			other := gzipTag(tag) // the other representation's tag
+			if plain := strings.TrimSuffix(tag, `-gzip"`); plain != tag {
+				other = plain + `"`
 			}
-			for _, inm := range [][]string{{plain}, {gzipTag(plain)}, {`W/` + gzipTag(plain)}, {`"other"`, plain}, {`"other"`, gzipTag(plain)}} {
+			for _, inm := range [][]string{{tag}, {`W/` + tag}, {`"other"`, tag}, {other, tag}} {
 				header := []string{"Accept-Encoding", enc}
 				for _, v := range inm {
 					header = append(header, "If-None-Match", v)
@@ -396,7 +396,30 @@ func TestExportRangesAndTags(t *testing.T) {
 					t.Errorf("If-None-Match %q: 304 with ETag %q, want %q", inm, got.header.Get("ETag"), tag)
 				}
 			}
-			f.raw("/catalog/export", "Accept-Encoding", enc, "If-None-Match", `"other"`).wantStatus(t, http.StatusOK)
+			// Only the representation's own tag revalidates it (RFC 9110
+			// section 13.1.2).
+			for _, inm := range []string{`"other"`, other} {
+				if got := f.raw("/catalog/export", "Accept-Encoding", enc, "If-None-Match", inm); got.status != http.StatusOK || got.header.Get("ETag") != tag {
+					t.Errorf("If-None-Match %s: %d, ETag %q; want 200 of %s", inm, got.status, got.header.Get("ETag"), tag)
+				}
+			}
+			// If-Match compares strongly, a list split across lines too.
+			for _, im := range [][]string{{tag}, {"*"}, {`"other"`, tag}} {
+				header := []string{"Accept-Encoding", enc}
+				for _, v := range im {
+					header = append(header, "If-Match", v)
+				}
+				if got := f.raw("/catalog/export", header...); got.status != http.StatusOK {
+					t.Errorf("If-Match %q: %d, want 200", im, got.status)
+				}
+			}
+			for _, im := range []string{other, "W/" + tag} {
+				got := f.raw("/catalog/export", "Accept-Encoding", enc, "If-Match", im)
+				got.wantStatus(t, http.StatusPreconditionFailed)
+				if got.header.Get("Content-Type") != "application/problem+json" {
+					t.Errorf("If-Match %s: 412 of %q, want a problem", im, got.header.Get("Content-Type"))
+				}
+			}
 		})
 	}
 }
@@ -598,9 +621,12 @@ func TestExportFirstDownloadStreams(t *testing.T) {
 		t.Error("a range first differs from those bytes of the first download")
 	}
 	i := newFixtureAt(t, path, nil)
-	for _, inm := range []string{tag, plain.header.Get("ETag")} {
-		if r := i.raw("/catalog/export", "Accept-Encoding", "gzip", "If-None-Match", inm); r.status != http.StatusNotModified {
-			t.Errorf("If-None-Match %s first: %d, want 304", inm, r.status)
-		}
+	if r := i.raw("/catalog/export", "Accept-Encoding", "gzip", "If-None-Match", tag); r.status != http.StatusNotModified || r.header.Get("ETag") != tag {
+		t.Errorf("If-None-Match %s first: %d, ETag %q; want 304 naming it", tag, r.status, r.header.Get("ETag"))
+	}
+	// The plain representation's tag does not revalidate the compressed
+	// one (RFC 9110 section 13.1.2).
+	if r := i.raw("/catalog/export", "Accept-Encoding", "gzip", "If-None-Match", plain.header.Get("ETag")); r.status != http.StatusOK || r.header.Get("ETag") != tag {
+		t.Errorf("If-None-Match of the plain tag from a client that takes gzip: %d, ETag %q; want 200 of %s", r.status, r.header.Get("ETag"), tag)
 	}
 }

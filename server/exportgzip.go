@@ -110,12 +110,9 @@ func measureGzip(export *store.Export) (*gzipLayout, error) {
 // those of every later download, which the layout it learns serves with a
 // length and ranges. plainTag is the plain representation's ETag.
 func streamGzipExport(out *exportWriter, r *http.Request, slot *gzipSlot, plain io.ReadSeeker, size int64, plainTag string) {
-	if inm := ifNoneMatch(r.Header); inm != "" {
-		// Either representation's tag, as on every other answer.
-		if _, ok := etagListMatch(inm, plainTag, true); ok {
-			out.WriteHeader(http.StatusNotModified)
-			return
-		}
+	if inm := listHeader(r.Header, "If-None-Match"); inm != "" && etagListHas(inm, gzipTag(plainTag), false) {
+		out.WriteHeader(http.StatusNotModified)
+		return
 	}
 	out.WriteHeader(http.StatusOK)
 	if out.problem {

@@ -53,14 +53,18 @@ func newGzip() (func(http.Handler) http.HandlerFunc, error) {
 	return func(h http.Handler) http.HandlerFunc {
 		compressing := wrap(h)
 		return func(w http.ResponseWriter, r *http.Request) {
-			// A request that accepts no encoding gets the plain answer:
-			// the wrapper would only negotiate that at a cost, per request,
-			// of a response writer and a header scan.
-			if _, ok := r.Header["Accept-Encoding"]; !ok {
+			// A request that takes no gzip gets the plain answer: the
+			// wrapper would only negotiate that at a cost, per request, of
+			// a response writer and a header scan. One that takes it is
+			// told so in the one form the wrapper reads alike, so that
+			// whether an answer is compressed follows one rule,
+			// acceptsGzip's, on every route.
+			if !acceptsGzip(r) {
 				varyOnAcceptEncoding(w.Header())
 				h.ServeHTTP(w, r)
 				return
 			}
+			r.Header["Accept-Encoding"] = gzipEncoding
 			compressing(w, r)
 		}
 	}, nil
@@ -75,27 +79,28 @@ func newGzip() (func(http.Handler) http.HandlerFunc, error) {
 // gzipEncoding is the Content-Encoding value of compressed answers.
 var gzipEncoding = []string{"gzip"}
 
-// acceptsGzip reports whether r takes a gzip answer, by the rules of the
-// middleware in front of MCP: an Accept-Encoding (its first line) naming
-// gzip with a q-value above 0, and not HEAD, which is never compressed
-// (golang.org/issue/5522). One difference: a q-value that reads
-// as no finite number (NaN, inf, 1e400) refuses gzip here, where the
-// middleware takes it; no client sends one.
+// acceptsGzip reports whether r takes a gzip answer: an Accept-Encoding
+// (its lines read as one list) naming gzip, or x-gzip (RFC 9110 section
+// 8.4.1.3), with a q-value above 0; and not a HEAD, which is answered as
+// a client that takes no gzip would be, as the compression middleware
+// answers it (for a bug of nginx it cites: golang.org/issue/5522). A
+// q-value that reads as no finite number (NaN, inf, 1e400) refuses gzip.
 func acceptsGzip(r *http.Request) bool {
 	if r.Method == http.MethodHead {
 		return false
 	}
-	return gzipQValue(firstHeader(r.Header, "Accept-Encoding")) > 0
+	return gzipQValue(listHeader(r.Header, "Accept-Encoding")) > 0
 }
 
-// gzipQValue returns the q-value the Accept-Encoding value ae gives gzip,
-// 0 when it names none or a malformed one.
+// gzipQValue returns the q-value the Accept-Encoding value ae gives gzip
+// (or x-gzip, whichever it names first), 0 when it names neither or a
+// malformed one.
 func gzipQValue(ae string) float64 {
 	for ae != "" {
 		var coding string
 		coding, ae, _ = strings.Cut(ae, ",")
 		name, params, _ := strings.Cut(coding, ";")
-		if !strings.EqualFold(strings.TrimSpace(name), "gzip") {
+		if name = strings.TrimSpace(name); !strings.EqualFold(name, "gzip") && !strings.EqualFold(name, "x-gzip") {
 			continue
 		}
 		q := 1.0

@@ -243,7 +243,9 @@ func TestGzipQValue(t *testing.T) {
 		{"gzip;q=inf", 0},
 		{"gzip;q=-Infinity", 0},
 		{"gzip;q=", 0},
-		{"x-gzip", 0},
+		{"x-gzip", 1},
+		{"X-Gzip;q=0.5, gzip", 0.5},
+		{"br, x-gzip;q=0", 0},
 		{"*", 0},
 		{"identity", 0},
 		{"", 0},
@@ -322,15 +324,37 @@ func testGzip(t *testing.T, f *fixture) {
 				bare.Header().Get("Content-Encoding"), bare.Header().Get("ETag"), bare.Header().Get("Vary"), bytes.Equal(bare.Body.Bytes(), plain.body))
 		}
 		// The compressed representation has a tag of its own, strong, and
-		// revalidates to a 304 that names it.
+		// revalidates to a 304 that names it. Each tag revalidates only its
+		// own representation (RFC 9110 section 13.1.2): a cache that holds
+		// both must not be told to serve the other.
 		ptag, ztag := plain.header.Get("ETag"), zipped.header.Get("ETag")
 		if ztag != strings.TrimSuffix(ptag, `"`)+gzipETagSuffix+`"` {
 			t.Errorf("%s: gzip ETag %q, plain %q", target, ztag, ptag)
 		}
-		for _, c := range []struct{ inm, want string }{{ztag, ztag}, {ptag, ptag}, {"W/" + ztag, ztag}} {
-			nm := gzipGet(t, f, target, "If-None-Match", c.inm)
-			if nm.status != http.StatusNotModified || len(nm.body) != 0 || nm.header.Get("ETag") != c.want {
-				t.Errorf("%s If-None-Match %s: status %d, %d bytes, ETag %q, want 304 %s", target, c.inm, nm.status, len(nm.body), nm.header.Get("ETag"), c.want)
+		for _, inm := range []string{ztag, "W/" + ztag, ptag + ", " + ztag} {
+			nm := gzipGet(t, f, target, "If-None-Match", inm)
+			if nm.status != http.StatusNotModified || len(nm.body) != 0 || nm.header.Get("ETag") != ztag {
+				t.Errorf("%s If-None-Match %s: status %d, %d bytes, ETag %q, want 304 %s", target, inm, nm.status, len(nm.body), nm.header.Get("ETag"), ztag)
+			}
+		}
+		if r := gzipGet(t, f, target, "If-None-Match", ptag); r.status != http.StatusOK || r.header.Get("ETag") != ztag {
+			t.Errorf("%s If-None-Match of the plain tag, taking gzip: status %d, ETag %q, want 200 %s", target, r.status, r.header.Get("ETag"), ztag)
+		}
+		for _, ae := range []string{"identity", "gzip;q=0"} {
+			if r := f.do(http.MethodGet, target, "Accept-Encoding", ae, "If-None-Match", ztag); r.status != http.StatusOK || r.header.Get("ETag") != ptag {
+				t.Errorf("%s If-None-Match of the gzip tag, Accept-Encoding %s: status %d, ETag %q, want 200 %s", target, ae, r.status, r.header.Get("ETag"), ptag)
+			}
+		}
+		// Accept-Encoding's lines are one list, and x-gzip is gzip (RFC
+		// 9110 sections 5.3 and 8.4.1.3).
+		for _, ae := range [][]string{{"br", "gzip"}, {"x-gzip"}} {
+			req := httptest.NewRequest(http.MethodGet, f.base+target, nil)
+			req.Header.Set("Authorization", "Bearer "+f.token)
+			req.Header["Accept-Encoding"] = ae
+			got := httptest.NewRecorder()
+			f.srv.ServeHTTP(got, req)
+			if got.Code != http.StatusOK || got.Header().Get("Content-Encoding") != "gzip" || got.Header().Get("ETag") != ztag {
+				t.Errorf("%s with Accept-Encoding %q: status %d, Content-Encoding %q, ETag %q", target, ae, got.Code, got.Header().Get("Content-Encoding"), got.Header().Get("ETag"))
 			}
 		}
 	}

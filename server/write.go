@@ -3,6 +3,7 @@ package server
 import (
 	"crypto/sha256"
 	"encoding/base64"
+	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
@@ -61,15 +62,16 @@ var jsonContentType = []string{"application/json"}
 const AutoLengthMax = 2048
 
 // writeAnswer writes the 200 of a catalogue request whose validators are
-// valid and whose body is parts, or a 304 when the request's If-None-Match
-// names it. The body is compressed when the client takes gzip and it is
-// large enough to gain (compressible): zipped returns it compressed when
-// that is kept somewhere (the list of sets, a cached answer), and is nil
-// otherwise. The body was built before If-None-Match is looked at: "*"
-// matches only an answer that exists, and a card or set that does not is a
-// 404. A compressible body varies with Accept-Encoding, and its 304
-// carries the Vary its 200 would (RFC 9110 section 15.4.5); a smaller one
-// is the same bytes for every client, so neither says Vary.
+// valid and whose body is parts, or a 304 or 412 when the request's
+// preconditions say so (preconditionsHold). The body is compressed when
+// the client takes gzip and it is large enough to gain (compressible):
+// zipped returns it compressed when that is kept somewhere (the list of
+// sets, a cached answer), and is nil otherwise. The body was built before
+// the preconditions are looked at: "*" matches only an answer that exists,
+// and a card or set that does not is a 404. A compressible body varies
+// with Accept-Encoding, and its 304 carries the Vary its 200 would (RFC
+// 9110 section 15.4.5); a smaller one is the same bytes for every client,
+// so neither says Vary.
 func writeAnswer(w http.ResponseWriter, r *http.Request, valid *validators, zipped func() []byte, parts ...[]byte) {
 	n := 0
 	for _, p := range parts {
@@ -79,20 +81,22 @@ func writeAnswer(w http.ResponseWriter, r *http.Request, valid *validators, zipp
 	h["Etag"] = valid[0:1:1]
 	h[GenerationHeader] = valid[1:2:2]
 	h["Cache-Control"] = privateCache
-	compress := compressible(n)
-	if compress {
+	gzipped := compressible(n)
+	if gzipped {
 		varyOnAcceptEncoding(h)
+		gzipped = acceptsGzip(r)
 	}
-	if inm := ifNoneMatch(r.Header); inm != "" {
-		if matched, ok := etagListMatch(inm, valid.tag(), compress && acceptsGzip(r)); ok {
-			// A 304 names the representation the client holds: the
-			// compressed one's tag carries the gzip suffix.
-			h["Etag"] = []string{matched}
-			w.WriteHeader(http.StatusNotModified)
-			return
-		}
+	tag := valid.tag()
+	if gzipped {
+		// The compressed body is another representation, with a tag of
+		// its own.
+		tag = gzipTag(tag)
+		h["Etag"] = []string{tag}
 	}
-	if !compress || !acceptsGzip(r) {
+	if !preconditionsHold(w, r, tag) {
+		return
+	}
+	if !gzipped {
 		writeBody(w, n, parts...)
 		return
 	}
@@ -102,9 +106,27 @@ func writeAnswer(w http.ResponseWriter, r *http.Request, valid *validators, zipp
 	} else {
 		body = gzipBytes(parts...)
 	}
-	h["Etag"] = []string{gzipTag(valid.tag())}
 	h["Content-Encoding"] = gzipEncoding
 	writeBody(w, len(body), body)
+}
+
+// preconditionsHold evaluates r's If-Match and If-None-Match against tag,
+// the ETag of the representation its 200 would send, in the order of RFC
+// 9110 section 13.2.2: when one fails it answers, 412 or 304, and reports
+// false. Only the representation's own tag matches (section 13.1): the
+// plain answer's tag does not revalidate the compressed one, for a cache
+// that holds both would serve the one the client did not ask for.
+func preconditionsHold(w http.ResponseWriter, r *http.Request, tag string) bool {
+	if im := listHeader(r.Header, "If-Match"); im != "" && !etagListHas(im, tag, true) {
+		writeProblem(w, http.StatusPreconditionFailed, fmt.Sprintf(
+			"If-Match names no tag of this answer, which is now %s: the catalogue changed since it was read", tag))
+		return false
+	}
+	if inm := listHeader(r.Header, "If-None-Match"); inm != "" && etagListHas(inm, tag, false) {
+		w.WriteHeader(http.StatusNotModified)
+		return false
+	}
+	return true
 }
 
 // writeBody writes a 200 whose JSON body is the parts, n bytes in all.
@@ -129,44 +151,32 @@ func answerKey(b []byte, r *http.Request) []byte {
 	return append(b, r.URL.RawQuery...)
 }
 
-// ifNoneMatch returns the list of tags of h's If-None-Match, which a client
-// may split across several lines (RFC 9110 section 5.3).
-func ifNoneMatch(h http.Header) string {
-	v := h["If-None-Match"]
+// listHeader returns the list that h's field named key (in canonical
+// form) holds, which a client may split across several lines (RFC 9110
+// section 5.3).
+func listHeader(h http.Header, key string) string {
+	v := h[key]
 	if len(v) > 1 {
 		return strings.Join(v, ",")
 	}
-	return firstHeader(h, "If-None-Match")
+	return firstHeader(h, key)
 }
 
-// etagListMatch returns the entry of an If-None-Match list that names tag,
-// as tag itself or as its compressed variant. GET and HEAD compare weakly
-// (RFC 9110 section 13.1.2), so W/ prefixes are ignored. "*" names no
-// representation: it gets the tag the 200 would carry (RFC 9110 section
-// 15.4.5), the compressed one's when gzipped.
-func etagListMatch(list, tag string, gzipped bool) (string, bool) {
+// etagListHas reports whether a list of entity tags names tag, or is "*",
+// which names any representation that exists (RFC 9110 section 13.1).
+// If-None-Match compares weakly, ignoring W/ prefixes; If-Match strongly
+// (strong), where a weak tag names nothing.
+func etagListHas(list, tag string, strong bool) bool {
 	for list != "" {
 		var candidate string
 		candidate, list, _ = strings.Cut(list, ",")
-		candidate = strings.TrimPrefix(strings.TrimSpace(candidate), "W/")
-		switch {
-		case candidate == "*" && gzipped:
-			return gzipTag(tag), true
-		case candidate == "*" || candidate == tag:
-			return tag, true
-		case isGzipVariant(candidate, tag):
-			return candidate, true
+		candidate = strings.TrimSpace(candidate)
+		if !strong {
+			candidate = strings.TrimPrefix(candidate, "W/")
+		}
+		if candidate == "*" || candidate == tag {
+			return true
 		}
 	}
-	return "", false
-}
-
-// isGzipVariant reports whether candidate is tag with the gzip suffix
-// inside its closing quote, as gzipTag and the compression middleware
-// write it.
-func isGzipVariant(candidate, tag string) bool {
-	body := tag[:len(tag)-1] // without the closing quote
-	return len(candidate) == len(tag)+len(gzipETagSuffix) &&
-		strings.HasPrefix(candidate, body) &&
-		candidate[len(body):] == gzipETagSuffix+`"`
+	return false
 }
