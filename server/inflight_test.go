@@ -85,3 +85,41 @@ func TestClientRequestsInFlight(t *testing.T) {
 		}
 	}
 }
+
+// A request refused for the client's requests in flight takes nothing from
+// its rate budget, and its 429 says nothing of that budget: a client that
+// read RateLimit-Remaining there would retry at once.
+func TestInFlightRefusalSpendsNoBudget(t *testing.T) {
+	f := newFixtureWith(t, func(c *Config) {
+		c.MaxClientRequests = 1
+		c.RateLimit = RateLimit{PerSecond: 0.01, Burst: 5}
+	})
+	get := func(w http.ResponseWriter) {
+		r := httptest.NewRequest(http.MethodGet, f.base+"/catalog/sets", nil)
+		r.Header.Set("Authorization", "Bearer "+f.token)
+		f.srv.ServeHTTP(w, r)
+	}
+	held, ended := newHeldWriter(), make(chan struct{})
+	go func() { defer close(ended); get(held) }()
+	<-held.writing
+	for i := range 3 {
+		over := httptest.NewRecorder()
+		get(over)
+		if over.Code != http.StatusTooManyRequests || !strings.Contains(over.Body.String(), "requests in flight") {
+			t.Fatalf("refusal %d: status %d, %s; want the in-flight 429", i+1, over.Code, over.Body)
+		}
+		for _, name := range []string{"RateLimit-Remaining", "RateLimit-Limit", "RateLimit-Reset", "RateLimit-Policy"} {
+			if v := over.Header().Get(name); v != "" {
+				t.Errorf("refusal %d: %s %q on the in-flight 429", i+1, name, v)
+			}
+		}
+	}
+	close(held.release)
+	<-ended
+	// The held request took one of five; the refusals none.
+	next := httptest.NewRecorder()
+	get(next)
+	if next.Code != http.StatusOK || next.Header().Get("RateLimit-Remaining") != "3" {
+		t.Errorf("after the refusals: status %d, RateLimit-Remaining %q; want 200 and 3", next.Code, next.Header().Get("RateLimit-Remaining"))
+	}
+}

@@ -276,13 +276,16 @@ func (rt *route) serve(w http.ResponseWriter, r *http.Request, ps httprouter.Par
 			return
 		}
 		rec.clientID = p.ClientID
-		if s.limits != nil && !s.limits.allow(rec, p.ClientID, rt.requestCost(r)) {
-			return
-		}
+		// In flight first: a request refused for the client's requests
+		// in flight takes nothing from its budget, and its 429 says
+		// nothing of the budget.
 		if !s.inFlight.acquire(rec, p.ClientID) {
 			return
 		}
 		defer s.inFlight.release(p.ClientID)
+		if s.limits != nil && !s.limits.allow(rec, p.ClientID, rt.requestCost(r)) {
+			return
+		}
 	}
 	rt.handle(rec, r, ps)
 }
