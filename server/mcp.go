@@ -9,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -87,11 +88,21 @@ func (s *Server) handleMCP() http.Handler {
 // hands it on to the SDK when it is not a JSON-RPC batch of more than
 // mcpMaxBatch calls; else it answers 413 or 400 and reports false.
 func mcpBodyFits(w http.ResponseWriter, r *http.Request) bool {
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, mcpMaxBody))
+	var body []byte
+	var err error = &http.MaxBytesError{Limit: mcpMaxBody}
+	if r.ContentLength <= mcpMaxBody {
+		// A body declared too large is refused before any of it is read,
+		// and a client that waits on Expect: 100-continue sends none.
+		body, err = io.ReadAll(http.MaxBytesReader(w, r.Body, mcpMaxBody))
+	}
 	var tooLarge *http.MaxBytesError
 	switch {
 	case errors.As(err, &tooLarge):
 		writeProblem(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("the request body is over %d bytes", mcpMaxBody))
+		return false
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		// The server's read timeout: a client or proxy may send it again.
+		writeProblem(w, http.StatusRequestTimeout, "the request body did not arrive in time")
 		return false
 	case err != nil:
 		writeProblem(w, http.StatusBadRequest, "the request body could not be read whole")

@@ -1,9 +1,13 @@
 package server
 
 import (
+	"bufio"
 	"encoding/json"
 	"fmt"
+	"net"
 	"net/http"
+	"net/http/httptest"
+	"net/url"
 	"strings"
 	"sync"
 	"testing"
@@ -156,5 +160,44 @@ func TestMCPInstructionsNameEveryTool(t *testing.T) {
 	}
 	if n == 0 {
 		t.Fatal("no tools listed")
+	}
+}
+
+// TestMCPBodyTooLargeOrTooSlow: a body declared over the limit is refused
+// before any of it is sent, so a client waiting on Expect: 100-continue
+// uploads nothing; a body that stops arriving is a 408, which a client or
+// proxy may send again, not a 400.
+func TestMCPBodyTooLargeOrTooSlow(t *testing.T) {
+	f := newFixture(t)
+	slow := httptest.NewUnstartedServer(f.srv)
+	slow.Config.ReadTimeout = 300 * time.Millisecond
+	slow.Start()
+	t.Cleanup(slow.Close)
+	base, err := url.Parse(f.base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	send := func(addr, head string) *http.Response {
+		t.Helper()
+		conn, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { conn.Close() })
+		fmt.Fprintf(conn, "POST %s/mcp HTTP/1.1\r\nHost: %s\r\nAuthorization: Bearer %s\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\n%s",
+			base.Path, base.Host, f.token, head)
+		conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+		resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp
+	}
+	if resp := send(base.Host, fmt.Sprintf("Content-Length: %d\r\nExpect: 100-continue\r\n\r\n", mcpMaxBody+1)); resp.StatusCode != http.StatusRequestEntityTooLarge {
+		t.Errorf("a body declared over the limit, with Expect: 100-continue: %d, want 413 before the body", resp.StatusCode)
+	}
+	if resp := send(slow.Listener.Addr().String(), "Content-Length: 100\r\n\r\n{\"jsonrpc\""); resp.StatusCode != http.StatusRequestTimeout {
+		t.Errorf("a body that stopped arriving: %d, want 408", resp.StatusCode)
 	}
 }
