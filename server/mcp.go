@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
+	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
@@ -263,6 +264,8 @@ func (s *Server) toolHandler(t catalogTool) mcp.ToolHandler {
 				res, err = s.toolError(ctx, t, fmt.Errorf("panic: %v", v)), nil
 			}
 		}()
+		// A fault on the catalogue file's mapped bytes too (route.serve).
+		defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 		caller, _ := ctx.Value(mcpCallerKey{}).(*mcpCaller)
 		if caller != nil {
 			caller.turn.Lock()

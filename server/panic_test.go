@@ -6,10 +6,13 @@ import (
 	"log"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/julienschmidt/httprouter"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // TestPanicIsA500: a handler that panics answers a 500 problem that tells
@@ -87,5 +90,40 @@ func TestAbortBeforeTheAnswer(t *testing.T) {
 	lines := accessLines(t, logs)
 	if len(lines) != 1 || lines[0]["status"] != float64(500) || !strings.Contains(fmt.Sprint(lines[0]["error"]), "cut short") {
 		t.Fatalf("access log %v, want one line with status 500 and the error", lines)
+	}
+}
+
+// TestACatalogueCutShortUnderServe cuts the served file short in place,
+// as a cp or truncate over it does: every route and tool still answers,
+// with a 500 where it reads what is gone, and the process goes on (a read
+// of the map past the file's end is SIGBUS, which would end it).
+func TestACatalogueCutShortUnderServe(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "catalog.db")
+	b, err := os.ReadFile(sampleCatalogue(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	f := newFixtureAt(t, path, nil)
+	targets := []string{"/catalog/sets", "/catalog/sets/SV1a/cards", "/catalog/cards/jp-SV1a-001", "/catalog/cards?id=jp-SV1a-001&id=intl-base1-4",
+		"/catalog/sets/SV2a/cards/025", "/catalog/search?q=pikachu", "/catalog/search?q=pikachuu&fuzzy=true", "/catalog/autocomplete?q=pik", "/catalog/export"}
+	for _, target := range targets {
+		f.raw(target).wantStatus(t, http.StatusOK)
+	}
+	if err := os.Truncate(path, int64(len(b)/8)); err != nil {
+		t.Fatal(err)
+	}
+	for _, target := range targets {
+		if r := f.raw(target); r.status != http.StatusOK && r.status != http.StatusInternalServerError {
+			t.Errorf("%s of a file cut short: %d, want 200 or 500", target, r.status)
+		}
+	}
+	cs := f.mcp(t, "")
+	for name, args := range map[string]map[string]any{"list_sets": {}, "search_cards": {"q": "pikachu"}, "get_card": {"cardId": "jp-SV1a-001"}} {
+		if _, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: name, Arguments: args}); err != nil {
+			t.Errorf("%s of a file cut short: %v", name, err)
+		}
 	}
 }

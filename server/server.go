@@ -12,6 +12,7 @@ import (
 	"math"
 	"net/http"
 	"net/url"
+	"runtime/debug"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -269,6 +270,11 @@ func (rt *route) serve(w http.ResponseWriter, r *http.Request, ps httprouter.Par
 	w.Header()[RequestIDHeader] = []string{id}
 	rec := &recorder{ResponseWriter: w, head: r.Method == http.MethodHead}
 	defer rt.record(r, rec, start, id)
+	// Some answers are written from the catalogue file's own mapped bytes
+	// (the list of sets): in a file cut short under serve, a read of them
+	// faults, and a fault is then a panic that record answers, not the
+	// end of the process (docs/RELIABILITY.md).
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	if rt.authed {
 		p, err := s.auth.Verify(r.Context(), firstHeader(r.Header, "Authorization"))
 		if err != nil {

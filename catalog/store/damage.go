@@ -3,6 +3,7 @@ package store
 import (
 	"fmt"
 	"runtime"
+	"runtime/debug"
 	"strings"
 
 	"github.com/catalogd/catalogd/catalog/store/internal/layout"
@@ -20,11 +21,20 @@ func (e *damageError) Error() string        { return e.msg }
 func (e *damageError) Is(target error) bool { return target == layout.ErrDamaged }
 
 // recoverDamage turns a panic of bbolt's, which is how it meets a page
-// that is not a page, into an ErrDamaged in *err. A panic of any other
-// origin is a bug, not damage, and goes on.
+// that is not a page, into an ErrDamaged in *err; and so a fault of the
+// memory the file is mapped in, which reads run with panics on faults
+// (readsMap). A panic of any other origin is a bug, not damage, and goes
+// on.
 func recoverDamage(err *error) {
 	v := recover()
 	if v == nil {
+		return
+	}
+	if fault, ok := v.(interface{ Addr() uintptr }); ok {
+		// A page of the map that the file no longer holds: it was cut
+		// short or written over in place after it was opened, or the
+		// disk failed to read it.
+		*err = damagef("the catalogue file could not be read at memory address %#x: it was changed on disk after it was opened, or the disk failed; import the catalogue again", fault.Addr())
 		return
 	}
 	if !panickedInBbolt() {
@@ -32,6 +42,14 @@ func recoverDamage(err *error) {
 	}
 	*err = damagef("the catalogue file is damaged: %v; import the catalogue again", v)
 }
+
+// readsMap makes a fault of the calling goroutine a panic, which
+// recoverDamage recovers, rather than the end of the process, and returns
+// the setting to put back when the read is done. A read of a page of the
+// map beyond the end of the file (one cut short, or copied over, while it
+// was served) or one the disk cannot read raises SIGBUS, which would
+// otherwise end serve on the spot (runtime/debug.SetPanicOnFault).
+func readsMap() bool { return debug.SetPanicOnFault(true) }
 
 // panickedInBbolt reports whether the panic being recovered was raised
 // in bbolt: whether the function that called panic, or that faulted, is
@@ -59,6 +77,7 @@ func panickedInBbolt() bool {
 // view runs fn in a read transaction of its own, a damaged page an error.
 func (db *DB) view(fn func(tx *bolt.Tx) error) (err error) {
 	defer recoverDamage(&err)
+	defer debug.SetPanicOnFault(readsMap())
 	return db.db.View(fn)
 }
 

@@ -2,6 +2,7 @@ package store
 
 import (
 	"errors"
+	"os"
 	"strings"
 	"testing"
 
@@ -89,4 +90,33 @@ func damageFile(t *testing.T, path string, damage func(*bolt.Tx) error) *DB {
 		t.Fatal(err)
 	}
 	return openCatalogue(t, path)
+}
+
+// TestFileCutShortWhileOpen cuts the file short while it is open, as a
+// copy over the served catalogue or a truncate does: a read of a page the
+// file no longer holds faults (SIGBUS), and is an ErrDamaged that says
+// what happened, not the end of the process; the catalogue still closes.
+func TestFileCutShortWhileOpen(t *testing.T) {
+	path := writeTestCatalogue(t, "g1")
+	db, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Only the two meta pages are left.
+	if err := os.Truncate(path, 2*int64(os.Getpagesize())); err != nil {
+		t.Fatal(err)
+	}
+	const says = "it was changed on disk after it was opened"
+	for name, read := range map[string]func() error{
+		"a card":   func() error { _, err := db.AppendCard(nil, "jp-SV1a-001"); return err },
+		"a search": func() error { return db.Search(SearchQuery{Q: "card", Limit: 10}, func([]byte) {}) },
+		"Check":    db.Check,
+	} {
+		if err := read(); !errors.Is(err, ErrDamaged) || !strings.Contains(err.Error(), says) {
+			t.Errorf("%s in a file cut short: %v; want ErrDamaged saying %q", name, err, says)
+		}
+	}
+	if err := db.Close(); err != nil {
+		t.Errorf("Close: %v", err)
+	}
 }

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"runtime/debug"
 	"slices"
 	"sync"
 	"time"
@@ -109,7 +110,7 @@ func (p *cursorPool) reset() { p.used, p.damaged = 0, nil }
 // needed, and are closed when done.
 const readersPerDB = 64
 
-func (db *DB) getReader() (*reader, error) {
+func (db *DB) getReader() (r *reader, err error) {
 	select {
 	case r := <-db.readers:
 		return r, nil
@@ -119,7 +120,15 @@ func (db *DB) getReader() (*reader, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &reader{
+	// A bucket on a page the file no longer holds: the transaction ends
+	// here, with the damage, for no reader holds it.
+	defer func() {
+		if r == nil {
+			tx.Rollback()
+		}
+	}()
+	defer recoverDamage(&err)
+	r = &reader{
 		tx:            tx,
 		cardCursor:    tx.Bucket(layout.BucketCards).Cursor(),
 		markCursor:    pageMarkCursor(tx),
@@ -157,6 +166,7 @@ func (db *DB) putReader(r *reader) {
 // read runs fn with a reader, as bbolt's View runs a function in a
 // transaction.
 func (db *DB) read(fn func(r *reader) error) (err error) {
+	defer debug.SetPanicOnFault(readsMap())
 	r, err := db.getReader()
 	if err != nil {
 		return err
