@@ -30,13 +30,16 @@ type reloader struct {
 	// seen is the file last opened or tried, so that a file that cannot be
 	// opened is reported once, not every second.
 	seen fs.FileInfo
+	// served is the file being served, as it was when opened (nil when
+	// not known).
+	served fs.FileInfo
 }
 
 // newReloader watches path for the Live; seen is the file's state taken
 // before the current catalogue was opened (nil if there was none), so that
 // a rename in between is noticed on the first look.
 func newReloader(path string, live *store.Live, seen fs.FileInfo, log *slog.Logger, metrics *server.Metrics) *reloader {
-	return &reloader{path: path, live: live, seen: seen, log: log, metrics: metrics}
+	return &reloader{path: path, live: live, seen: seen, served: seen, log: log, metrics: metrics}
 }
 
 // run looks at the file every interval, and at once when hup delivers,
@@ -58,9 +61,9 @@ func (rl *reloader) run(ctx context.Context, every time.Duration, hup <-chan os.
 }
 
 // check swaps in the file at path if it is new, or, when forced, if it
-// holds another generation than the one being served. A file that cannot
-// be opened, or whose pages are not all whole (store.DB.Check), is
-// logged and the current catalogue stays.
+// holds another generation than the one being served or is another file.
+// A file that cannot be opened, or whose pages are not all whole
+// (store.DB.Check), is logged and the current catalogue stays.
 func (rl *reloader) check(force bool) {
 	st, err := os.Stat(rl.path)
 	if err != nil {
@@ -79,21 +82,30 @@ func (rl *reloader) check(force bool) {
 		return
 	}
 	rl.seen = st
+	inPlace := rl.served != nil && os.SameFile(rl.served, st)
 	db, err := store.Open(rl.path)
 	if err != nil {
-		rl.log.Error("catalogue reload failed; serving the current catalogue",
-			slog.String("catalogue", rl.path), slog.String("error", err.Error()))
+		msg := "catalogue reload failed; serving the current catalogue"
+		if inPlace {
+			// Not a new file but the one being served, written over or cut
+			// short (a cp or truncate where catalogd import renames):
+			// what serve reads of it is gone.
+			msg = "the catalogue file being served was changed in place: requests that read what changed fail until a catalogue is imported"
+		}
+		rl.log.Error(msg, slog.String("catalogue", rl.path), slog.String("error", err.Error()))
 		rl.metrics.Reloaded(false)
 		return
 	}
 	current := rl.live.Current().Generation()
-	if db.Generation() == current {
+	if db.Generation() == current && (rl.served == nil || inPlace) {
 		db.Close()
 		if force {
 			rl.log.Info("catalogue unchanged", slog.String("generation", current))
 		}
 		return
 	}
+	// The same generation in another file (a copy put back) is swapped in
+	// too, so that the file served before, deleted, is let go.
 	// Open reads a few pages; a page damaged elsewhere would fail the
 	// requests that read it for as long as the file is served. Check
 	// walks them all, while the current catalogue serves.
@@ -105,6 +117,7 @@ func (rl *reloader) check(force bool) {
 		return
 	}
 	closed := rl.live.Swap(db)
+	rl.served = st
 	go func() {
 		// What the old catalogue's requests held goes back to the
 		// system once its last request is done, rather than when the

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"io/fs"
 	"log/slog"
 	"os"
@@ -234,5 +235,81 @@ func TestSameFileSeesAChangeOfMode(t *testing.T) {
 	}
 	if !sameFile(owned, stat()) {
 		t.Error("an unchanged file was taken for another")
+	}
+}
+
+// TestReloaderAndTheFileItServes: a copy of the catalogue served, put back
+// over a file that was not one, is swapped in although its generation is
+// the same, so that the file served before, deleted since, is let go; and
+// the file being served cut short in place (a cp or truncate over it) is
+// told as that, while the requests that read what is gone fail with
+// ErrDamaged rather than end the process.
+func TestReloaderAndTheFileItServes(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "catalog.db")
+	first, _ := sampleVariant(t, dir, 1)
+	importInto(t, path, first)
+	whole, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db, err := store.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	live := store.NewLive(db)
+	defer live.Close()
+	var logs bytes.Buffer
+	metrics, err := server.NewMetrics(prometheus.NewRegistry(), live)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rl := newReloader(path, live, seen, slog.New(slog.NewJSONHandler(&logs, nil)), metrics)
+	renameOver := func(b []byte) {
+		t.Helper()
+		if err := os.WriteFile(path+".new", b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Rename(path+".new", path); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	renameOver([]byte("not a catalogue"))
+	rl.check(false)
+	if live.Current() != db {
+		t.Fatal("a file that is not a catalogue was swapped in")
+	}
+	renameOver(whole)
+	rl.check(false)
+	copied := live.Current()
+	if copied == db || copied.Generation() != db.Generation() {
+		t.Fatalf("the copy put back: serving %p (generation %s), want a new file of generation %s: %s", copied, copied.Generation(), db.Generation(), logs.String())
+	}
+	logs.Reset()
+	rl.check(true)
+	if live.Current() != copied || !strings.Contains(logs.String(), `"msg":"catalogue unchanged"`) {
+		t.Errorf("SIGHUP on the file being served: %s", logs.String())
+	}
+
+	logs.Reset()
+	if err := os.Truncate(path, int64(len(whole)/4)); err != nil {
+		t.Fatal(err)
+	}
+	rl.check(false)
+	if live.Current() != copied || !strings.Contains(logs.String(), "the catalogue file being served was changed in place") {
+		t.Errorf("the file served, cut short in place: %s", logs.String())
+	}
+	for _, id := range []string{"jp-SV1a-001", "intl-base1-4", "chn-SV8-033"} {
+		if _, err := copied.AppendCard(nil, id); err != nil && !errors.Is(err, store.ErrDamaged) {
+			t.Errorf("card %s of the file cut short: %v, want the card or ErrDamaged", id, err)
+		}
+	}
+	if err := copied.Check(); !errors.Is(err, store.ErrDamaged) {
+		t.Errorf("Check of the file cut short: %v, want ErrDamaged", err)
 	}
 }
