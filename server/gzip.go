@@ -59,7 +59,7 @@ func newGzip() (func(http.Handler) http.HandlerFunc, error) {
 			// told so in the one form the wrapper reads alike, so that
 			// whether an answer is compressed follows one rule,
 			// acceptsGzip's, on every route.
-			if !acceptsGzip(r) {
+			if _, ok := r.Header["Accept-Encoding"]; !ok || !acceptsGzip(r) {
 				varyOnAcceptEncoding(w.Header())
 				h.ServeHTTP(w, r)
 				return

@@ -86,7 +86,7 @@ func writeAnswer(w http.ResponseWriter, r *http.Request, valid *validators, zipp
 		varyOnAcceptEncoding(h)
 		gzipped = acceptsGzip(r)
 	}
-	tag := valid.tag()
+	tag := valid[0]
 	if gzipped {
 		// The compressed body is another representation, with a tag of
 		// its own.
