@@ -66,6 +66,11 @@ func TestAutocomplete(t *testing.T) {
 		{"ぴか", "jp", "ピカチュウ"},   // hiragana folds to katakana
 		{"皮卡", "chn", "皮卡丘"},
 		{"pikaq", "chn", "皮卡丘"}, // by its pinyin
+		// A last term that starts no word is held within the name, and the
+		// term before it completed.
+		{"gekkouga ☆", "intl", "Greninja ☆"},
+		{"ゲッコウガ ☆", "intl", "Greninja ☆"},
+		{"giovanni nido ♀", "intl", "Giovanni's Nidoran ♀"},
 	} {
 		q := "q=" + url.QueryEscape(c.query) + "&zone=" + c.zone
 		names := f.autocomplete(t, q)

@@ -63,16 +63,24 @@ func (db *DB) Autocomplete(q AutocompleteQuery) ([]NameCount, error) {
 		if err != nil {
 			return err
 		}
-		last := []byte(fields[len(fields)-1])
+		last, others := []byte(fields[len(fields)-1]), fields[:len(fields)-1]
 		head := catalog.LeadingWord(last)
+		if head == nil && len(others) > 0 {
+			// A last term that starts no word (a symbol: ニドラン ♀,
+			// ゲッコウガ ☆) is held within a name as the others are, and
+			// the term before it is the one completed.
+			others = append(slices.Clone(others[:len(others)-1]), string(last))
+			last = []byte(fields[len(fields)-2])
+			head = catalog.LeadingWord(last)
+		}
 		var words []uint32
-		switch others := fields[:len(fields)-1]; {
+		switch {
 		case len(firstOfTiers(a.limit, equal, starting)) == a.limit:
 			// The names with a form that starts with what was typed are
 			// enough: none with a word that does comes before them.
 		case head == nil:
 			// A last term that starts with a separator starts no word.
-		case len(fields) == 1 && len(head) == len(last):
+		case len(others) == 0 && len(head) == len(last):
 			words, err = a.prefix(layout.CompleteWord, last)
 		default:
 			if len(head) < len(last) {

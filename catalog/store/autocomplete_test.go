@@ -101,6 +101,12 @@ func scanAutocomplete(names []scanName, q AutocompleteQuery) []NameCount {
 	}
 	fields[len(fields)-1] = strings.TrimRightFunc(fields[len(fields)-1], unicode.IsPunct)
 	whole, last, others := strings.Join(fields, " "), fields[len(fields)-1], fields[:len(fields)-1]
+	if len(others) > 0 && catalog.LeadingWord([]byte(last)) == nil {
+		// A last term that starts no word (♀, ☆) is held as the others
+		// are, and the term before it is completed.
+		others = append(slices.Clone(others[:len(others)-1]), last)
+		last = fields[len(fields)-2]
+	}
 	type ranked struct {
 		tier  int
 		count uint64
