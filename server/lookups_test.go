@@ -153,7 +153,9 @@ func TestGetSetCardsByNumber(t *testing.T) {
 		forms      []string // path segments as a client sends them
 		want       []string
 	}{
-		{"Plain", "SV2a", []string{"25", "025", "025%2F165", "025/165", "25%2F73", "0025", "%20025%20", "%EF%BC%90%EF%BC%92%EF%BC%95"}, []string{"jp-SV2a-025"}},
+		// A "/" sent as it is belongs to the number, at its end too (025/:
+		// what a scanner read before the total).
+		{"Plain", "SV2a", []string{"25", "025", "025%2F165", "025/165", "25%2F73", "0025", "%20025%20", "%EF%BC%90%EF%BC%92%EF%BC%95", "025/", "025%2F", "025//165"}, []string{"jp-SV2a-025"}},
 		{"OtherZoneByID", "chn-SV8", []string{"33", "033", "033%2F106"}, []string{"chn-SV8-033"}},
 		{"ByCode", "base1", []string{"4", "004", "4%2F102"}, []string{"intl-base1-4"}},
 		// Two cards of one number, 3 and 03: both, ordered by id.
@@ -189,6 +191,10 @@ func TestGetSetCardsByNumber(t *testing.T) {
 		t.Errorf("unknown number: detail %q", number.Detail)
 	}
 
+	// An empty segment elsewhere is in no route.
+	for _, target := range []string{"/catalog/sets/SV2a/cards/", "/catalog/sets/SV2a/cards//", "/catalog/sets//cards/025/", "/catalog/sets/SV2a//cards/025"} {
+		f.get(target).wantStatus(t, http.StatusNotFound)
+	}
 	for _, target := range []string{"/catalog/sets/SV2a/cards/%20", "/catalog/sets/SV2a/cards/" + strings.Repeat("1", 65), "/catalog/sets/SV2a/cards/%FF"} {
 		r := f.get(target)
 		r.wantStatus(t, http.StatusBadRequest)

@@ -229,7 +229,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		r2.URL = &u
 		r = &r2
 	}
-	if strings.HasSuffix(escaped, "/") || strings.Contains(escaped, "//") {
+	if (strings.HasSuffix(escaped, "/") || strings.Contains(escaped, "//")) && !s.inPrintedNumber(escaped) {
 		// An empty segment is in no route's path, though a parameter
 		// would match it: 404 whatever the token (docs/CONTRACT.md,
 		// Parameters).
@@ -237,6 +237,19 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.router.ServeHTTP(w, r)
+}
+
+// inPrintedNumber reports whether the empty segments of path lie in the
+// printed number of getSetCardsByNumber, the rest of the path after
+// /catalog/sets/{code}/cards/, where a "/" sent as it is belongs to the
+// number (025/ as 025%2F; docs/CONTRACT.md, Lookups).
+func (s *Server) inPrintedNumber(path string) bool {
+	rest, ok := strings.CutPrefix(path, s.basePath+setsPath+"/")
+	if !ok {
+		return false
+	}
+	code, number, ok := strings.Cut(rest, "/cards/")
+	return ok && code != "" && !strings.Contains(code, "/") && strings.Trim(number, "/") != ""
 }
 
 // route is one entry of the HTTP surface (routes.go): its name in metrics
