@@ -496,6 +496,21 @@ func TestQueryParameterRules(t *testing.T) {
 		if !slices.Equal(named, c.params) {
 			t.Errorf("?%s: errors name %q, want %q", c.query, named, c.params)
 		}
+		// The detail names every bad parameter too, for a client that logs
+		// the detail alone.
+		for _, e := range p.Errors {
+			if !strings.Contains(p.Detail, e.Parameter+": "+e.Detail) {
+				t.Errorf("?%s: detail %q does not name %s: %s", c.query, p.Detail, e.Parameter, e.Detail)
+			}
+		}
+	}
+	// A hundred bad ids: the detail names the first three and counts the rest.
+	r := f.get(idsQuery(slices.Repeat([]string{""}, 100)...))
+	r.wantStatus(t, http.StatusBadRequest)
+	var p problem
+	r.json(t, &p)
+	if len(p.Errors) != 100 || strings.Count(p.Detail, "id: ") != 3 || !strings.HasSuffix(p.Detail, "; and 97 more, in errors") {
+		t.Errorf("a hundred bad ids: %d errors, detail %q", len(p.Errors), p.Detail)
 	}
 
 	good := []struct {

@@ -2,7 +2,9 @@ package op
 
 import (
 	"errors"
+	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/catalogd/catalogd/catalog/store"
 )
@@ -61,14 +63,29 @@ func (e *Error) Error() string { return e.Detail }
 
 func (e *Error) Unwrap() error { return e.Err }
 
-// invalid is the error of a request whose parameters break the rules.
+// detailedParams is how many bad parameters the detail of a 400 names;
+// its errors name them all (a getCards of 100 bad ids has 100).
+const detailedParams = 3
+
+// invalid is the error of a request whose parameters break the rules. Its
+// detail names them, for a client that logs the detail alone.
 func invalid(params []ParamError) *Error {
-	detail := "invalid parameters"
 	if len(params) == 1 {
 		// "parameter", not "query parameter": a path segment can be the bad one.
-		detail = "invalid parameter " + params[0].Parameter + ": " + params[0].Detail
+		return &Error{Kind: Invalid, Detail: "invalid parameter " + params[0].Parameter + ": " + params[0].Detail, Params: params}
 	}
-	return &Error{Kind: Invalid, Detail: detail, Params: params}
+	var b strings.Builder
+	b.WriteString("invalid parameters: ")
+	for i, p := range params[:min(len(params), detailedParams)] {
+		if i > 0 {
+			b.WriteString("; ")
+		}
+		b.WriteString(p.Parameter + ": " + p.Detail)
+	}
+	if more := len(params) - detailedParams; more > 0 {
+		fmt.Fprintf(&b, "; and %d more, in errors", more)
+	}
+	return &Error{Kind: Invalid, Detail: b.String(), Params: params}
 }
 
 // InvalidParams returns the parameters an Invalid error names, nil for any
