@@ -254,6 +254,16 @@ func TestFuzzySearch(t *testing.T) {
 	if fuzzy := f.search(t, "q=pikachuu&zone=intl&limit=100&fuzzy=true"); !slices.EqualFunc(fuzzy, typed, func(a, b cardJSON) bool { return a.ID == b.ID }) {
 		t.Errorf("?q=pikachuu&fuzzy=true: %d cards, want the %d of the search as typed", len(fuzzy), len(typed))
 	}
+	// Pinyin's ü is written v (绿 lv): lü and lu find 鋁鋼龍, lvganglong,
+	// only as a typo (docs/CONTRACT.md, Search).
+	for _, q := range []string{"luganglong", "l%C3%BCganglong"} {
+		if got := f.search(t, "q="+q+"&zone=chn"); len(got) != 0 {
+			t.Errorf("?q=%s without fuzzy: %d cards, want none", q, len(got))
+		}
+		if got := f.search(t, "q="+q+"&zone=chn&fuzzy=true"); len(got) == 0 || got[0].Name != "鋁鋼龍" {
+			t.Errorf("?q=%s&fuzzy=true: %d cards, want 鋁鋼龍 first", q, len(got))
+		}
+	}
 	// In Japanese too: リザードン with サ for ザ, which is two edits
 	// from リザード.
 	rizadon := f.search(t, "q="+url.QueryEscape("リサードン")+"&zone=jp&fuzzy=true&limit=100")
