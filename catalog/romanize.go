@@ -66,9 +66,12 @@ func Romanize(folded, language string) string {
 
 // SearchText is the text a search term is matched against for a card
 // named name (docs/CONTRACT.md, Search): the folded name, then, after a
-// space, the words of its romanized form that romanizing changed. A term
-// holds no space, so it matches within one word: a word the same in both
-// forms is matched in the name, and indexed once.
+// space, the words of its romanized form that romanizing changed, then
+// its inner words (InnerWords) and theirs. A term holds no space, so it
+// matches within one word: a word the same in both forms is matched in
+// the name, and indexed once. The inner words are pieces of the folded
+// name, so a term finds no card by them that it did not find before; they
+// are there for the words they start (docs/CONTRACT.md, As you type).
 func SearchText(name, language string) string { return NewIndexText(name, language).Text }
 
 // IndexText is a card's SearchText with the length of its folded name,
@@ -82,10 +85,69 @@ type IndexText struct {
 func NewIndexText(name, language string) IndexText {
 	folded := Fold(name)
 	t := IndexText{Text: folded, Folded: len(folded)}
+	var b strings.Builder
 	if r := ChangedWords(folded, Romanize(folded, language)); r != "" {
-		t.Text = folded + " " + r
+		b.WriteString(r)
+	}
+	for _, w := range InnerWords(name, folded) {
+		for _, form := range [...]string{w, Romanize(w, language)} {
+			if form != "" {
+				if b.Len() > 0 {
+					b.WriteByte(' ')
+				}
+				b.WriteString(form)
+			}
+		}
+	}
+	if b.Len() > 0 {
+		t.Text = folded + " " + b.String()
 	}
 	return t
+}
+
+// MaxInnerWords bounds the inner words of a name (InnerWords): a real
+// name has one or two, and a name that alternates scripts a thousand
+// times must not make a text of a thousand words.
+const MaxInnerWords = 8
+
+// InnerWords returns the words of a name that start inside a word of its
+// folded form, folded: those that SplitUnspacedWords sets apart and that
+// folding joins to the word before them, for hiragana becomes katakana
+// (ハチマキ of げんきのハチマキ, サカキ of ロケット団のサカキ), and 的 is Han
+// as the characters beside it (研究 of 博士的研究). A word of one
+// character is none: it is a particle (の, 的) far more often than a name.
+// At most MaxInnerWords, the first ones.
+func InnerWords(name, folded string) []string {
+	split, ok := SplitUnspacedWords([]byte(name))
+	if !ok {
+		return nil
+	}
+	apart := []byte(Fold(string(split)))
+	// at[i] is the byte of folded that byte i of apart folds to: apart is
+	// folded with spaces added, unless folding reads across a space, when
+	// no inner word is told.
+	at := make([]int, len(apart))
+	k := 0
+	for i := range apart {
+		switch {
+		case k < len(folded) && apart[i] == folded[k]:
+			at[i], k = k, k+1
+		case apart[i] == ' ':
+			at[i] = -1
+		default:
+			return nil
+		}
+	}
+	if k != len(folded) {
+		return nil
+	}
+	var words []string
+	EachWord(apart, func(w []byte) {
+		if p := at[cap(apart)-cap(w)]; p > 0 && len(words) < MaxInnerWords && utf8.RuneCount(w) > 1 && !WordStartsAt([]byte(folded), p) {
+			words = append(words, string(w))
+		}
+	})
+	return words
 }
 
 // ChangedWords returns the words of romanized, the romanized form of

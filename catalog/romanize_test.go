@@ -1,6 +1,10 @@
 package catalog
 
-import "testing"
+import (
+	"slices"
+	"strings"
+	"testing"
+)
 
 func TestRomanize(t *testing.T) {
 	for _, c := range []struct{ name, language, want string }{
@@ -67,9 +71,44 @@ func TestSearchText(t *testing.T) {
 		{"Pikachu ピカチュウ 123 皮卡丘", "ja", "pikachu ピカチュウ 123 皮卡丘 pikachuu"},
 		{"皮卡丘 V 噴火龍", "zh-tw", "皮卡丘 v 喷火龙 pikaqiu penhuolong"},
 		{"皮卡丘", "zh-tw", "皮卡丘 pikaqiu"},
+		// Then the inner words, and theirs.
+		{"げんきのハチマキ", "ja", "ゲンキノハチマキ genkinohachimaki ハチマキ hachimaki"},
+		{"博士的研究", "zh-cn", "博士的研究 boshideyanjiu 研究 yanjiu"},
 	} {
 		if got := SearchText(c.name, c.language); got != c.want {
 			t.Errorf("SearchText(%q, %q) = %q, want %q", c.name, c.language, got, c.want)
+		}
+	}
+}
+
+// TestInnerWords: the words a name sets apart as printed that folding
+// joins to the word before them, but a particle of one character, and
+// none where the printed name already sets them apart once folded.
+func TestInnerWords(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		want []string
+	}{
+		{"げんきのハチマキ", []string{"ハチマキ"}},
+		{"ロケット団のサカキ", []string{"サカキ"}}, // 団 and ノ start words already
+		{"サカキのカリスマ", []string{"カリスマ"}}, // の is a particle
+		{"博士的研究(木蘭博士)", []string{"研究"}},
+		{"ポケモンいれかえ", []string{"イレカエ"}},
+		{"ピカチュウ", nil},
+		{"Charizard ex", nil},
+		{"わるい リザードン", nil}, // written apart
+		// A name that changes script a hundred times has MaxInnerWords.
+		{strings.Repeat("あいカキ", 100), nil},
+	} {
+		got := InnerWords(c.name, Fold(c.name))
+		if c.name == strings.Repeat("あいカキ", 100) {
+			if len(got) != MaxInnerWords {
+				t.Errorf("InnerWords of a name of 200 changes of script: %d words, want %d", len(got), MaxInnerWords)
+			}
+			continue
+		}
+		if !slices.Equal(got, c.want) {
+			t.Errorf("InnerWords(%q) = %q, want %q", c.name, got, c.want)
 		}
 	}
 }

@@ -71,6 +71,13 @@ func TestAutocomplete(t *testing.T) {
 		{"gekkouga ☆", "intl", "Greninja ☆"},
 		{"ゲッコウガ ☆", "intl", "Greninja ☆"},
 		{"giovanni nido ♀", "intl", "Giovanni's Nidoran ♀"},
+		// A word that folding joins to the one before it: katakana after
+		// hiragana (ハチマキ of げんきのハチマキ), a word after 的.
+		{"ハチマキ", "jp", "こだわりハチマキ"},
+		{"hachimaki", "jp", "こだわりハチマキ"},
+		{"ロケット団 サカキ", "jp", "ロケット団のサカキ"},
+		{"研究", "chn", "博士的研究（山梨博士）"},
+		{"yanjiu", "chn", "博士的研究（山梨博士）"},
 	} {
 		q := "q=" + url.QueryEscape(c.query) + "&zone=" + c.zone
 		names := f.autocomplete(t, q)

@@ -23,22 +23,27 @@ import (
 type scanName struct {
 	printed, folded string
 	cards           [3]uint64
-	romanized       [3][]string // in each zone, its cards' romanized forms ("" for none)
-	groupForms      []string    // of its groups: their names folded, romanized
+	romanized       [3][]string   // in each zone, its cards' romanized forms ("" for none)
+	inner           [3][][]string // in each zone, beside romanized: the inner words, folded and romanized
+	groupForms      []string      // of its groups: their names folded, romanized
 }
+
+// cardText is what a card is matched by: its forms, and its inner words
+// (catalog.InnerWords), in which a word starts but which are no form.
+type cardText struct{ forms, inner []string }
 
 // cardForms returns the forms of each of the name's cards in the zones:
 // the folded name, its romanized form in the card's language, the forms
-// of its groups. Cards of one language are alike.
-func (n *scanName) cardForms(zones []int) [][]string {
-	var out [][]string
+// of its groups; and its inner words. Cards of one language are alike.
+func (n *scanName) cardForms(zones []int) []cardText {
+	var out []cardText
 	for _, z := range zones {
-		for _, r := range n.romanized[z] {
+		for i, r := range n.romanized[z] {
 			forms := []string{n.folded}
 			if r != "" {
 				forms = append(forms, r)
 			}
-			out = append(out, append(forms, n.groupForms...))
+			out = append(out, cardText{append(forms, n.groupForms...), n.inner[z][i]})
 		}
 	}
 	return out
@@ -78,6 +83,14 @@ func scanNames(cards []catalog.Card, groups [][]string) []scanName {
 		n.cards[z]++
 		if r := catalog.Romanize(n.folded, c.Language); !slices.Contains(n.romanized[z], r) {
 			n.romanized[z] = append(n.romanized[z], r)
+			var inner []string
+			for _, w := range catalog.InnerWords(n.printed, n.folded) {
+				inner = append(inner, w)
+				if r := catalog.Romanize(w, c.Language); r != "" {
+					inner = append(inner, r)
+				}
+			}
+			n.inner[z] = append(n.inner[z], inner)
 		}
 	}
 	names := make([]scanName, len(out))
@@ -124,8 +137,8 @@ func scanAutocomplete(names []scanName, q AutocompleteQuery) []NameCount {
 			count += n.cards[z]
 		}
 		tier := 3
-		for _, all := range n.cardForms(zones) {
-			tier = min(tier, scanTier(all, whole, last, others))
+		for _, text := range n.cardForms(zones) {
+			tier = min(tier, scanTier(text, whole, last, others))
 		}
 		if tier < 3 {
 			found = append(found, ranked{tier, count, n})
@@ -145,17 +158,21 @@ func scanAutocomplete(names []scanName, q AutocompleteQuery) []NameCount {
 // scanTier returns the tier of a card of forms all for a query: 0 when a
 // form is the whole query, 1 when one starts with it, 2 when every other
 // term is in a form and a word of one starts with the last, 3 when none.
-func scanTier(all []string, whole, last string, others []string) int {
+func scanTier(text cardText, whole, last string, others []string) int {
+	all := text.forms
 	switch {
 	case slices.Contains(all, whole):
 		return 0
 	case slices.ContainsFunc(all, func(f string) bool { return strings.HasPrefix(f, whole) }):
 		return 1
 	}
+	withInner := slices.Concat(all, text.inner)
 	holds := !slices.ContainsFunc(others, func(t string) bool {
-		return !slices.ContainsFunc(all, func(f string) bool { return strings.Contains(f, t) })
+		return !slices.ContainsFunc(withInner, func(f string) bool { return strings.Contains(f, t) })
 	})
-	word := last != "" && slices.ContainsFunc(all, func(f string) bool { return startsAtAWord(f, last) })
+	// An inner word is one word: a prefix starts at it and ends within it.
+	word := last != "" && (slices.ContainsFunc(all, func(f string) bool { return startsAtAWord(f, last) }) ||
+		slices.ContainsFunc(text.inner, func(w string) bool { return strings.HasPrefix(w, last) }))
 	if holds && word {
 		return 2
 	}
@@ -177,8 +194,8 @@ func startsAtAWord(text, prefix string) bool {
 func autocompleteQuery(rng *rand.Rand, names []scanName) string {
 	n := &names[rng.IntN(len(names))]
 	var all []string
-	for _, forms := range n.cardForms([]int{0, 1, 2}) {
-		all = append(all, forms...)
+	for _, text := range n.cardForms([]int{0, 1, 2}) {
+		all = append(append(all, text.forms...), text.inner...)
 	}
 	form := []rune(all[rng.IntN(len(all))])
 	var words, through []string // each word, and it with what follows it to a space
@@ -212,8 +229,8 @@ func autocompleteQuery(rng *rand.Rand, names []scanName) string {
 			other = n
 		}
 		var forms []string
-		for _, f := range other.cardForms([]int{0, 1, 2}) {
-			forms = append(forms, f...)
+		for _, text := range other.cardForms([]int{0, 1, 2}) {
+			forms = append(append(forms, text.forms...), text.inner...)
 		}
 		o := []rune(forms[rng.IntN(len(forms))])
 		i := rng.IntN(len(o))

@@ -68,18 +68,20 @@ func appendCardNameValue(dst []byte, ord uint32, starts uint64, e *layout.IndexE
 }
 
 // pendingName is a place of a name while the import ranks it: the place,
-// the name's record there, and what its runs are made of, its forms and
-// groups.
+// the name's record there, and what its runs are made of, its forms, its
+// inner words and groups.
 type pendingName struct {
 	layout.NameRecord
 	place  byte
 	seq    uint32 // the name's, in name order (cardPlaces)
 	forms  [][]byte
-	groups []byte // uvarint group indexes
+	inner  [][]byte // catalog.InnerWords, folded and romanized: words, not forms
+	groups []byte   // uvarint group indexes
 }
 
 // appendPending appends what the sort of ranked names holds of a place of
-// a name: the place, the name's record, its groups, its forms.
+// a name: the place, the name's record, its groups, its forms, and after
+// an empty one its inner words.
 func appendPending(dst, record []byte, n *pendingName) []byte {
 	dst = append(dst, n.place)
 	dst = binary.BigEndian.AppendUint32(dst, n.seq)
@@ -90,6 +92,13 @@ func appendPending(dst, record []byte, n *pendingName) []byte {
 	for _, f := range n.forms {
 		dst = binary.AppendUvarint(dst, uint64(len(f)))
 		dst = append(dst, f...)
+	}
+	if len(n.inner) > 0 {
+		dst = binary.AppendUvarint(dst, 0)
+		for _, w := range n.inner {
+			dst = binary.AppendUvarint(dst, uint64(len(w)))
+			dst = append(dst, w...)
+		}
 	}
 	return dst
 }
@@ -106,13 +115,18 @@ func decodePending(n *pendingName, v []byte) (record []byte, err error) {
 	if n.groups, v, ok = layout.LengthPrefixed(v); !ok {
 		return nil, layout.ErrBadEntry
 	}
-	n.forms = n.forms[:0]
+	n.forms, n.inner = n.forms[:0], n.inner[:0]
+	into := &n.forms
 	for len(v) > 0 {
 		var f []byte
-		if f, v, ok = layout.LengthPrefixed(v); !ok || len(f) == 0 {
+		if f, v, ok = layout.LengthPrefixed(v); !ok || len(f) == 0 && into == &n.inner {
 			return nil, layout.ErrBadEntry
 		}
-		n.forms = append(n.forms, f)
+		if len(f) == 0 { // the inner words follow
+			into = &n.inner
+			continue
+		}
+		*into = append(*into, f)
 	}
 	if len(n.forms) == 0 {
 		return nil, layout.ErrBadEntry
@@ -333,11 +347,16 @@ func (r *nameRanker) add(place byte, cards uint64, classes []classCard, folded, 
 	n.place = place
 	n.Ords = n.Ords[:0]
 	n.forms = append(n.forms[:0], folded)
+	inner := catalog.InnerWords(string(printed), string(folded))
+	n.inner = n.inner[:0]
+	for _, w := range inner {
+		n.inner = appendNew(n.inner, w)
+	}
 	for _, c := range classes {
 		n.Ords = append(n.Ords, c.ord)
-		f := catalog.Romanize(string(folded), classLanguage(c.class))
-		if f != "" && f != string(folded) && !slices.ContainsFunc(n.forms, func(g []byte) bool { return string(g) == f }) {
-			n.forms = append(n.forms, []byte(f))
+		n.forms = appendNew(n.forms, catalog.Romanize(string(folded), classLanguage(c.class)))
+		for _, w := range inner {
+			n.inner = appendNew(n.inner, catalog.Romanize(w, classLanguage(c.class)))
 		}
 	}
 	r.record = n.Append(r.record[:0])
@@ -411,11 +430,11 @@ func (nw *nameWriter) add(place byte, record []byte, n *pendingName) error {
 	if !ok {
 		return layout.ErrBadEntry
 	}
-	if err := addFormKeys(nw.keys, n.forms, ord, place); err != nil {
+	if err := addFormKeys(nw.keys, n.forms, n.inner, ord, place); err != nil {
 		return err
 	}
 	if nw.w.nameGrams {
-		if err := nw.addGramKeys(n.forms, ord, place); err != nil {
+		if err := nw.addGramKeys(slices.Concat(n.forms, n.inner), ord, place); err != nil {
 			return err
 		}
 	}
@@ -459,8 +478,9 @@ func addRunKey(keys *sorter, key []byte, ord uint32, place byte) error {
 }
 
 // addFormKeys adds ord, of a name's place place or of a group, to the
-// runs of its forms and of each distinct word of them.
-func addFormKeys(keys *sorter, forms [][]byte, ord uint32, place byte) error {
+// runs of its forms and of each distinct word of them and of its inner
+// words, which are words of it but no form.
+func addFormKeys(keys *sorter, forms, inner [][]byte, ord uint32, place byte) error {
 	var key []byte
 	add := func(k byte, term []byte) error {
 		if len(term) == 0 || bytes.IndexByte(term, 0) >= 0 {
@@ -486,7 +506,21 @@ func addFormKeys(keys *sorter, forms [][]byte, ord uint32, place byte) error {
 			}
 		})
 	}
+	for _, word := range inner {
+		if err == nil && !slices.ContainsFunc(words, func(w []byte) bool { return bytes.Equal(w, word) }) {
+			words = append(words, word)
+			err = add(layout.CompleteWord, word)
+		}
+	}
 	return err
+}
+
+// appendNew appends s to list unless it is empty or there already.
+func appendNew(list [][]byte, s string) [][]byte {
+	if s == "" || slices.ContainsFunc(list, func(g []byte) bool { return string(g) == s }) {
+		return list
+	}
+	return append(list, []byte(s))
 }
 
 // addGramKeys adds ord, of a name's place place, to the run of each
@@ -528,7 +562,7 @@ func (w *Writer) addGroupForms(keys *sorter, groups uint32) error {
 		if uint64(groups)+uint64(id) > math.MaxUint32 {
 			return fmt.Errorf("more than %d names and groups", uint32(math.MaxUint32))
 		}
-		if err := addFormKeys(keys, forms, groups+uint32(id), 0); err != nil {
+		if err := addFormKeys(keys, forms, nil, groups+uint32(id), 0); err != nil {
 			return err
 		}
 	}

@@ -142,8 +142,10 @@ const IndexBlockSize = 16
 // with its Japanese and Chinese words apart (catalog.SplitUnspacedWords);
 // catalogd/16 folds traditional Chinese characters to simplified ones
 // (catalog.Fold), and finds a card's groups at the end of its words of
-// kana or Han too (catalog.EachWordEnding).
-const FormatVersion = "catalogd/16"
+// kana or Han too (catalog.EachWordEnding); catalogd/17 adds the inner
+// words of a name (catalog.InnerWords) to its search text and to the
+// words of autocomplete.
+const FormatVersion = "catalogd/17"
 
 // Info describes one generation of the catalogue.
 type Info struct {
