@@ -254,6 +254,9 @@ const getCardOp = "#operations-catalogue-getCard"
 // server as its identity provider, passes the same checks and offers no
 // "Try it out".
 func TestAPIReferenceInBrowser(t *testing.T) {
+	// Parallel: most of its time is the browser's and the child's, and
+	// the race run's longest package is this one.
+	t.Parallel()
 	args := []string{"--db", filepath.Join(t.TempDir(), "catalog.db")}
 	if *updateScreenshot {
 		// The default address, as a reader of the README would see it.

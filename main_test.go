@@ -63,6 +63,7 @@ const realCatalogue = "testdata/catalogue-real.json.gz"
 // that info prints the counts per zone the snapshot holds (see
 // testdata/README.md).
 func TestImportRealCatalogueAndInfo(t *testing.T) {
+	t.Parallel()
 	db := filepath.Join(t.TempDir(), "catalog.db")
 	code, out, errOut := runCLI(t, nil, "import", "--db", db, realCatalogue)
 	if code != exitOK {

@@ -474,6 +474,7 @@ func TestServeWithAStalledLog(t *testing.T) {
 // metrics: raised by --gc-headroom-mb, left to Go with the flag at 0 or
 // with GOGC in the environment.
 func TestServeGCHeadroom(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name   string
 		env    []string
@@ -487,6 +488,7 @@ func TestServeGCHeadroom(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
 			p := startServeEnv(t, c.env, append([]string{"--metrics-addr", "127.0.0.1:0"}, c.args...)...)
 			var percent float64 = -1
 			for line := range strings.Lines(string(p.metrics(t))) {
