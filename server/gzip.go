@@ -14,6 +14,8 @@ import (
 
 // gzipETagSuffix marks the strong ETag of a compressed answer, which is a
 // different representation from the plain one (RFC 9110 section 8.8.3).
+// It names the compressed bytes too: when they change for the same plain
+// ones (TestCompressedBytesArePinned), so does the suffix (-gzip2).
 const gzipETagSuffix = "-gzip"
 
 // varyAcceptEncoding is shared by every answer; header values are never
