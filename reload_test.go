@@ -44,28 +44,44 @@ func importInto(t *testing.T, db, snapshot string) {
 	}
 }
 
-func TestReloaderSwapsNewImportsAndKeepsServingOnBadFiles(t *testing.T) {
+// reloading is sample variant 1 imported at path and served by live,
+// whose reloader rl logs to logs and counts in reg.
+type reloading struct {
+	dir, path string
+	live      *store.Live
+	rl        *reloader
+	logs      *bytes.Buffer
+	reg       *prometheus.Registry
+}
+
+func newReloading(t *testing.T) *reloading {
+	t.Helper()
 	dir := t.TempDir()
-	path := filepath.Join(dir, "catalog.db")
+	r := &reloading{dir: dir, path: filepath.Join(dir, "catalog.db"), logs: &bytes.Buffer{}, reg: prometheus.NewRegistry()}
 	first, _ := sampleVariant(t, dir, 1)
-	importInto(t, path, first)
-	seen, err := os.Stat(path)
+	importInto(t, r.path, first)
+	seen, err := os.Stat(r.path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	db, err := store.Open(path)
+	db, err := store.Open(r.path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	live := store.NewLive(db)
-	defer live.Close()
-	var logs bytes.Buffer
-	reg := prometheus.NewRegistry()
-	metrics, err := server.NewMetrics(reg, live)
+	r.live = store.NewLive(db)
+	t.Cleanup(func() { r.live.Close() })
+	metrics, err := server.NewMetrics(r.reg, r.live)
 	if err != nil {
 		t.Fatal(err)
 	}
-	rl := newReloader(path, live, seen, slog.New(slog.NewJSONHandler(&logs, nil)), metrics)
+	r.rl = newReloader(r.path, r.live, seen, slog.New(slog.NewJSONHandler(r.logs, nil)), metrics)
+	return r
+}
+
+func TestReloaderSwapsNewImportsAndKeepsServingOnBadFiles(t *testing.T) {
+	r := newReloading(t)
+	dir, path, live, rl, reg := r.dir, r.path, r.live, r.rl, r.reg
+	logs := r.logs
 	generation := func() string { return live.Current().Generation() }
 	// swapIn imports sample variant n over the file, runs a check, and
 	// wants the new import served: a new generation, with the variant's
@@ -245,30 +261,13 @@ func TestSameFileSeesAChangeOfMode(t *testing.T) {
 // told as that, while the requests that read what is gone fail with
 // ErrDamaged rather than end the process.
 func TestReloaderAndTheFileItServes(t *testing.T) {
-	dir := t.TempDir()
-	path := filepath.Join(dir, "catalog.db")
-	first, _ := sampleVariant(t, dir, 1)
-	importInto(t, path, first)
+	r := newReloading(t)
+	path, live, rl, logs := r.path, r.live, r.rl, r.logs
+	db := live.Current()
 	whole, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	seen, err := os.Stat(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	db, err := store.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	live := store.NewLive(db)
-	defer live.Close()
-	var logs bytes.Buffer
-	metrics, err := server.NewMetrics(prometheus.NewRegistry(), live)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rl := newReloader(path, live, seen, slog.New(slog.NewJSONHandler(&logs, nil)), metrics)
 	renameOver := func(b []byte) {
 		t.Helper()
 		if err := os.WriteFile(path+".new", b, 0o600); err != nil {
