@@ -98,32 +98,39 @@ func TestAbortBeforeTheAnswer(t *testing.T) {
 // with a 500 where it reads what is gone, and the process goes on (a read
 // of the map past the file's end is SIGBUS, which would end it).
 func TestACatalogueCutShortUnderServe(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "catalog.db")
 	b, err := os.ReadFile(sampleCatalogue(t))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(path, b, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	f := newFixtureAt(t, path, nil)
 	targets := []string{"/catalog/sets", "/catalog/sets/SV1a/cards", "/catalog/cards/jp-SV1a-001", "/catalog/cards?id=jp-SV1a-001&id=intl-base1-4",
 		"/catalog/sets/SV2a/cards/025", "/catalog/search?q=pikachu", "/catalog/search?q=pikachuu&fuzzy=true", "/catalog/autocomplete?q=pik", "/catalog/export"}
-	for _, target := range targets {
-		f.raw(target).wantStatus(t, http.StatusOK)
-	}
-	if err := os.Truncate(path, int64(len(b)/8)); err != nil {
-		t.Fatal(err)
-	}
-	for _, target := range targets {
-		if r := f.raw(target); r.status != http.StatusOK && r.status != http.StatusInternalServerError {
-			t.Errorf("%s of a file cut short: %d, want 200 or 500", target, r.status)
-		}
-	}
-	cs := f.mcp(t, "")
-	for name, args := range map[string]map[string]any{"list_sets": {}, "search_cards": {"q": "pikachu"}, "get_card": {"cardId": "jp-SV1a-001"}} {
-		if _, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: name, Arguments: args}); err != nil {
-			t.Errorf("%s of a file cut short: %v", name, err)
-		}
+	// An eighth left, and nothing, as a cp over the file leaves it first.
+	for _, size := range []int{len(b) / 8, 0} {
+		t.Run(fmt.Sprintf("%d-bytes", size), func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "catalog.db")
+			if err := os.WriteFile(path, b, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			f := newFixtureAt(t, path, nil)
+			for _, target := range targets {
+				f.raw(target).wantStatus(t, http.StatusOK)
+			}
+			if err := os.Truncate(path, int64(size)); err != nil {
+				t.Fatal(err)
+			}
+			for range 2 { // the second round after the first's faults
+				for _, target := range targets {
+					if r := f.raw(target); r.status != http.StatusOK && r.status != http.StatusInternalServerError {
+						t.Errorf("%s of a file cut short: %d, want 200 or 500", target, r.status)
+					}
+				}
+			}
+			cs := f.mcp(t, "")
+			for name, args := range map[string]map[string]any{"list_sets": {}, "search_cards": {"q": "pikachu"}, "get_card": {"cardId": "jp-SV1a-001"}} {
+				if _, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: name, Arguments: args}); err != nil {
+					t.Errorf("%s of a file cut short: %v", name, err)
+				}
+			}
+		})
 	}
 }

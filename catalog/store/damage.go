@@ -21,16 +21,19 @@ func (e *damageError) Error() string        { return e.msg }
 func (e *damageError) Is(target error) bool { return target == layout.ErrDamaged }
 
 // recoverDamage turns a panic of bbolt's, which is how it meets a page
-// that is not a page, into an ErrDamaged in *err; and so a fault of the
+// that is not a page, into an ErrDamaged in *err; and so a fault in the
 // memory the file is mapped in, which reads run with panics on faults
-// (readsMap). A panic of any other origin is a bug, not damage, and goes
-// on.
-func recoverDamage(err *error) {
+// (readsMap). A panic of any other origin, a fault elsewhere among them,
+// is a bug, not damage, and goes on.
+func (db *DB) recoverDamage(err *error) {
 	v := recover()
 	if v == nil {
 		return
 	}
 	if fault, ok := v.(interface{ Addr() uintptr }); ok {
+		if !db.mapHolds(fault.Addr()) {
+			panic(v)
+		}
 		// A page of the map that the file no longer holds: it was cut
 		// short or written over in place after it was opened, or the
 		// disk failed to read it.
@@ -43,6 +46,13 @@ func recoverDamage(err *error) {
 	*err = damagef("the catalogue file is damaged: %v; import the catalogue again", v)
 }
 
+// mapHolds reports whether addr may lie in the file's map: bbolt maps at
+// least the file, in steps that double up to 1 GiB and then grow by 1
+// GiB.
+func (db *DB) mapHolds(addr uintptr) bool {
+	return addr >= db.mapStart && addr-db.mapStart < uintptr(2*db.size+1<<30)
+}
+
 // readsMap makes a fault of the calling goroutine a panic, which
 // recoverDamage recovers, rather than the end of the process, and returns
 // the setting to put back when the read is done. A read of a page of the
@@ -50,6 +60,38 @@ func recoverDamage(err *error) {
 // was served) or one the disk cannot read raises SIGBUS, which would
 // otherwise end serve on the spot (runtime/debug.SetPanicOnFault).
 func readsMap() bool { return debug.SetPanicOnFault(true) }
+
+// begin starts a read transaction. bbolt reads the meta page while it
+// holds its meta lock, and a fault there, as a panic, would leave the lock
+// held and every later transaction waiting on it: so a transaction begins
+// with faults left to end the process, and not at all on a file known to
+// be cut short (cutShort), which a look at its size tells first. Only a
+// request that finds no idle reader begins one.
+func (db *DB) begin() (*bolt.Tx, error) {
+	if db.cutShort() {
+		return nil, errCutShort
+	}
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(false))
+	return db.db.Begin(false)
+}
+
+// errCutShort is the error of every read of a file found cut short.
+var errCutShort = damagef("the catalogue file was cut short or written over after it was opened; import the catalogue again")
+
+// cutShort reports whether the file mapped is now shorter than its pages,
+// cut short or written over in place since it was opened: its pages past
+// the end fault when read. Once it is, it stays so for this DB, which a
+// reload replaces.
+func (db *DB) cutShort() bool {
+	if db.cut.Load() {
+		return true
+	}
+	if fi, err := db.file.Stat(); err == nil && fi.Size() < db.size {
+		db.cut.Store(true)
+		return true
+	}
+	return false
+}
 
 // panickedInBbolt reports whether the panic being recovered was raised
 // in bbolt: whether the function that called panic, or that faulted, is
@@ -76,9 +118,14 @@ func panickedInBbolt() bool {
 
 // view runs fn in a read transaction of its own, a damaged page an error.
 func (db *DB) view(fn func(tx *bolt.Tx) error) (err error) {
-	defer recoverDamage(&err)
+	tx, err := db.begin()
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	defer db.recoverDamage(&err)
 	defer debug.SetPanicOnFault(readsMap())
-	return db.db.View(fn)
+	return fn(tx)
 }
 
 // View is view for the import of the next catalogue, which compares its

@@ -2,9 +2,11 @@ package store
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/catalogd/catalogd/catalog/store/internal/layout"
 	bolt "go.etcd.io/bbolt"
@@ -93,30 +95,53 @@ func damageFile(t *testing.T, path string, damage func(*bolt.Tx) error) *DB {
 }
 
 // TestFileCutShortWhileOpen cuts the file short while it is open, as a
-// copy over the served catalogue or a truncate does: a read of a page the
-// file no longer holds faults (SIGBUS), and is an ErrDamaged that says
-// what happened, not the end of the process; the catalogue still closes.
+// copy over the served catalogue (which empties it first) or a truncate
+// does: a read of a page the file no longer holds faults (SIGBUS), and is
+// an ErrDamaged that says what happened, not the end of the process nor a
+// lock left held; every read after it is an ErrDamaged too, and the
+// catalogue still closes.
 func TestFileCutShortWhileOpen(t *testing.T) {
-	path := writeTestCatalogue(t, "g1")
-	db, err := Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	// Only the two meta pages are left.
-	if err := os.Truncate(path, 2*int64(os.Getpagesize())); err != nil {
-		t.Fatal(err)
-	}
-	const says = "it was changed on disk after it was opened"
-	for name, read := range map[string]func() error{
-		"a card":   func() error { _, err := db.AppendCard(nil, "jp-SV1a-001"); return err },
-		"a search": func() error { return db.Search(SearchQuery{Q: "card", Limit: 10}, func([]byte) {}) },
-		"Check":    db.Check,
-	} {
-		if err := read(); !errors.Is(err, ErrDamaged) || !strings.Contains(err.Error(), says) {
-			t.Errorf("%s in a file cut short: %v; want ErrDamaged saying %q", name, err, says)
-		}
-	}
-	if err := db.Close(); err != nil {
-		t.Errorf("Close: %v", err)
+	for _, pages := range []int64{0, 2} { // nothing left; the meta pages only
+		t.Run(fmt.Sprintf("%d-pages", pages), func(t *testing.T) {
+			path := writeTestCatalogue(t, "g1")
+			db, err := Open(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// A reader in the pool, as a server that has answered holds.
+			if err := db.Search(SearchQuery{Q: "jay", Limit: 10}, func([]byte) {}); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Truncate(path, pages*int64(os.Getpagesize())); err != nil {
+				t.Fatal(err)
+			}
+			reads := map[string]func() error{
+				"a card":   func() error { _, err := db.AppendCard(nil, "jp-X-10"); return err },
+				"a search": func() error { return db.Search(SearchQuery{Q: "jay", Limit: 10}, func([]byte) {}) },
+				"Check":    db.Check,
+			}
+			done := make(chan struct{})
+			go func() {
+				defer close(done)
+				// A page still in memory may be read once more; a fault is
+				// damage, and so is every read once one was met.
+				if err := db.Check(); !errors.Is(err, ErrDamaged) {
+					t.Errorf("Check of a file cut short: %v; want ErrDamaged", err)
+				}
+				for name, read := range reads {
+					if err := read(); !errors.Is(err, ErrDamaged) || !strings.Contains(err.Error(), "cut short or written over after it was opened") {
+						t.Errorf("%s in a file cut short, after a fault: %v; want ErrDamaged saying so", name, err)
+					}
+				}
+				if err := db.Close(); err != nil {
+					t.Errorf("Close: %v", err)
+				}
+			}()
+			select {
+			case <-done:
+			case <-time.After(time.Minute): // a lock held by a fault: the reads would wait for good
+				t.Fatal("reads of a file cut short did not end")
+			}
+		})
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"runtime/debug"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/catalogd/catalogd/catalog"
@@ -26,6 +27,14 @@ type DB struct {
 	path string
 	info layout.Info
 	now  func() time.Time // tells a generation this server is switching to (notHeld)
+
+	// file is the file mapped, size the bytes its pages take, mapStart
+	// where the map begins; cut is set once the file is found shorter
+	// (cutShort).
+	file     *os.File
+	size     int64
+	mapStart uintptr
+	cut      atomic.Bool
 
 	exportOnce sync.Once // measures the cards of each set for Export
 	exportSets []measuredSet
@@ -111,23 +120,27 @@ func (p *cursorPool) reset() { p.used, p.damaged = 0, nil }
 const readersPerDB = 64
 
 func (db *DB) getReader() (r *reader, err error) {
+	if db.cut.Load() {
+		return nil, errCutShort
+	}
 	select {
 	case r := <-db.readers:
 		return r, nil
 	default:
 	}
-	tx, err := db.db.Begin(false)
+	tx, err := db.begin()
 	if err != nil {
 		return nil, err
 	}
 	// A bucket on a page the file no longer holds: the transaction ends
 	// here, with the damage, for no reader holds it.
 	defer func() {
-		if r == nil {
+		if err != nil {
 			tx.Rollback()
+			r = nil
 		}
 	}()
-	defer recoverDamage(&err)
+	defer db.recoverDamage(&err)
 	r = &reader{
 		tx:            tx,
 		cardCursor:    tx.Bucket(layout.BucketCards).Cursor(),
@@ -173,13 +186,15 @@ func (db *DB) read(fn func(r *reader) error) (err error) {
 	}
 	defer func() {
 		if err != nil && errors.Is(err, layout.ErrDamaged) {
-			// Its cursors may be anywhere: not kept for the next call.
+			// Its cursors may be anywhere: not kept for the next call. A
+			// file cut short begins no transaction again.
 			r.tx.Rollback()
+			db.cutShort()
 			return
 		}
 		db.putReader(r)
 	}()
-	defer recoverDamage(&err)
+	defer db.recoverDamage(&err)
 	return fn(r)
 }
 
@@ -207,7 +222,7 @@ func Open(path string) (*DB, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open catalogue %s: %w", path, err)
 	}
-	db := &DB{db: bdb, path: path, now: time.Now, readers: make(chan *reader, readersPerDB)}
+	db := &DB{db: bdb, path: path, now: time.Now, readers: make(chan *reader, readersPerDB), file: file, mapStart: bdb.Info().Data}
 	if err := bdb.View(func(tx *bolt.Tx) error { return db.loadWhole(tx, file) }); err != nil {
 		bdb.Close()
 		return nil, fmt.Errorf("open catalogue %s: %w", path, err)
@@ -232,6 +247,7 @@ func (db *DB) loadWhole(tx *bolt.Tx, file *os.File) (err error) {
 	if fi.Size() < tx.Size() {
 		return fmt.Errorf("the file is %d bytes and its pages take %d: a copy cut short, or a damaged file", fi.Size(), tx.Size())
 	}
+	db.size = tx.Size()
 	defer func() {
 		if v := recover(); v != nil {
 			err = fmt.Errorf("%w: %v", layout.ErrDamaged, v)
