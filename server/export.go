@@ -231,10 +231,12 @@ func (w *exportWriter) WriteHeader(status int) {
 		w.ResponseWriter.WriteHeader(status)
 		return
 	}
-	detail := "the request's preconditions do not hold for the current export"
+	detail := preconditionFailed(w.Header().Get("Etag"))
 	if status == http.StatusRequestedRangeNotSatisfiable {
 		detail = "the range is past the end of the export, whose length Content-Range gives; download it again from the start"
 	}
+	// The problem is plain JSON, whatever the representation asked.
+	w.Header().Del("Content-Encoding")
 	w.problem = true
 	writeProblem(w.ResponseWriter, status, detail)
 }

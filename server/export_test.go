@@ -378,6 +378,9 @@ func TestExportRangesAndTags(t *testing.T) {
 				if cr, want := got.header.Get("Content-Range"), fmt.Sprintf("bytes */%d", size); cr != want {
 					t.Errorf("Range %q: 416 Content-Range %q, want %q", r, cr, want)
 				}
+				if ce := got.header.Get("Content-Encoding"); ce != "" {
+					t.Errorf("Range %q: 416 with Content-Encoding %q, a plain problem", r, ce)
+				}
 			}
 
 			tag := whole.header.Get("ETag")
@@ -416,8 +419,8 @@ func TestExportRangesAndTags(t *testing.T) {
 			for _, im := range []string{other, "W/" + tag} {
 				got := f.raw("/catalog/export", "Accept-Encoding", enc, "If-Match", im)
 				got.wantStatus(t, http.StatusPreconditionFailed)
-				if got.header.Get("Content-Type") != "application/problem+json" {
-					t.Errorf("If-Match %s: 412 of %q, want a problem", im, got.header.Get("Content-Type"))
+				if got.header.Get("Content-Type") != "application/problem+json" || got.header.Get("Content-Encoding") != "" {
+					t.Errorf("If-Match %s: 412 of %q, Content-Encoding %q; want a plain problem", im, got.header.Get("Content-Type"), got.header.Get("Content-Encoding"))
 				}
 			}
 		})

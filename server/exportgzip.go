@@ -86,6 +86,11 @@ func (g *gzipSlot) measure(export *store.Export) (*gzipLayout, error) {
 	if l := g.known(); l != nil {
 		return l, nil
 	}
+	if g.err == nil {
+		// The Once was spent by a panic (a fault on the file's map, which
+		// route.serve answers), and measured nothing.
+		return nil, errors.New("export: the compressed export could not be measured; the error was logged")
+	}
 	return nil, g.err
 }
 

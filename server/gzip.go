@@ -164,6 +164,18 @@ func gzipBytes(parts ...[]byte) []byte {
 // request that asks, which the others wait for: it can be a megabyte, too
 // much to compress per request.
 func (g *generation) setsGzipped(parts [][]byte) []byte {
-	g.setsGzipOnce.Do(func() { g.setsGzip = gzipBytes(parts...) })
-	return g.setsGzip
+	if z := g.setsGzip.Load(); z != nil {
+		return *z
+	}
+	// Not a sync.Once: the parts are the file's mapped bytes, and a fault
+	// reading them (route.serve) must leave the next request to try again,
+	// not a Once spent on nothing.
+	g.setsGzipMu.Lock()
+	defer g.setsGzipMu.Unlock()
+	if z := g.setsGzip.Load(); z != nil {
+		return *z
+	}
+	z := gzipBytes(parts...)
+	g.setsGzip.Store(&z)
+	return z
 }

@@ -425,11 +425,11 @@ func (rt *route) ServeHTTP(w http.ResponseWriter, r *http.Request) { rt.serve(w,
 // generation is what the server keeps of one catalogue: it lasts as long
 // as that catalogue is served, and one swapped in starts with its own.
 type generation struct {
-	db           *store.DB
-	answers      *answerSet // nil without an answer cache
-	setsGzipOnce sync.Once
-	setsGzip     []byte
-	exportGzips  exportGzips
+	db          *store.DB
+	answers     *answerSet // nil without an answer cache
+	setsGzipMu  sync.Mutex
+	setsGzip    atomic.Pointer[[]byte]
+	exportGzips exportGzips
 }
 
 // state returns the server's state of db: the current one's, made by the

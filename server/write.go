@@ -3,7 +3,6 @@ package server
 import (
 	"crypto/sha256"
 	"encoding/base64"
-	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
@@ -118,8 +117,7 @@ func writeAnswer(w http.ResponseWriter, r *http.Request, valid *validators, zipp
 // that holds both would serve the one the client did not ask for.
 func preconditionsHold(w http.ResponseWriter, r *http.Request, tag string) bool {
 	if im := listHeader(r.Header, "If-Match"); im != "" && !etagListHas(im, tag, true) {
-		writeProblem(w, http.StatusPreconditionFailed, fmt.Sprintf(
-			"If-Match names no tag of this answer, which is now %s: the catalogue changed since it was read", tag))
+		writeProblem(w, http.StatusPreconditionFailed, preconditionFailed(tag))
 		return false
 	}
 	if inm := listHeader(r.Header, "If-None-Match"); inm != "" && etagListHas(inm, tag, false) {
@@ -149,6 +147,12 @@ func answerKey(b []byte, r *http.Request) []byte {
 	b = append(b, r.URL.Path...)
 	b = append(b, '?')
 	return append(b, r.URL.RawQuery...)
+}
+
+// preconditionFailed is the detail of a 412: If-Match named none of tag.
+func preconditionFailed(tag string) string {
+	return "If-Match names no tag of this answer, which is now " + tag +
+		": the catalogue was imported again since the tag was read, or the tag is the other representation's (plain or gzip, as Accept-Encoding asks)"
 }
 
 // listHeader returns the list that h's field named key (in canonical
