@@ -83,16 +83,18 @@ func (rl *reloader) check(force bool) {
 	}
 	rl.seen = st
 	inPlace := rl.served != nil && os.SameFile(rl.served, st)
+	if inPlace && (st.Size() != rl.served.Size() || !st.ModTime().Equal(rl.served.ModTime())) {
+		// Not a new file but the one being served, written over or cut
+		// short (a cp or truncate where catalogd import renames): the
+		// requests meanwhile read a file that changed under them, and
+		// those that read what is gone fail.
+		rl.log.Error("the catalogue file being served was changed in place; import catalogues with catalogd import, or rename a copy over the file",
+			slog.String("catalogue", rl.path), slog.Int64("size", st.Size()), slog.Int64("size_served", rl.served.Size()))
+	}
 	db, err := store.Open(rl.path)
 	if err != nil {
-		msg := "catalogue reload failed; serving the current catalogue"
-		if inPlace {
-			// Not a new file but the one being served, written over or cut
-			// short (a cp or truncate where catalogd import renames):
-			// what serve reads of it is gone.
-			msg = "the catalogue file being served was changed in place: requests that read what changed fail until a catalogue is imported"
-		}
-		rl.log.Error(msg, slog.String("catalogue", rl.path), slog.String("error", err.Error()))
+		rl.log.Error("catalogue reload failed; serving the current catalogue",
+			slog.String("catalogue", rl.path), slog.String("error", err.Error()))
 		rl.metrics.Reloaded(false)
 		return
 	}

@@ -295,6 +295,27 @@ func TestReloaderAndTheFileItServes(t *testing.T) {
 		t.Errorf("SIGHUP on the file being served: %s", logs.String())
 	}
 
+	// Another catalogue copied over the file being served, in place (as
+	// cp does): told, and swapped in.
+	logs.Reset()
+	other := filepath.Join(t.TempDir(), "other.db")
+	variant, _ := sampleVariant(t, r.dir, 2)
+	importInto(t, other, variant)
+	b, err := os.ReadFile(other)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	rl.check(false)
+	if live.Current() == copied || live.Current().Generation() == copied.Generation() ||
+		!strings.Contains(logs.String(), "the catalogue file being served was changed in place") || !strings.Contains(logs.String(), `"msg":"catalogue reloaded"`) {
+		t.Errorf("a catalogue copied over the file served: generation %s, log %s", live.Current().Generation(), logs.String())
+	}
+	copied = live.Current()
+	whole = b
+
 	logs.Reset()
 	if err := os.Truncate(path, int64(len(whole)/4)); err != nil {
 		t.Fatal(err)
