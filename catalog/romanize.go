@@ -111,9 +111,10 @@ func NewIndexText(name, language string) IndexText {
 const MaxInnerWords = 8
 
 // InnerWords returns the words of a name that start inside a word of its
-// folded form, folded: those that SplitUnspacedWords sets apart and that
-// folding joins to the word before them, for hiragana becomes katakana
-// (ハチマキ of げんきのハチマキ, サカキ of ロケット団のサカキ), and 的 is Han
+// folded form, folded: those that SplitUnspacedWords sets apart, at a
+// change between hiragana and katakana, and that folding joins to the
+// word before them, for hiragana becomes katakana (ハチマキ of
+// げんきのハチマキ, サカキ of ロケット団のサカキ), and 的 is Han
 // as the characters beside it (研究 of 博士的研究). A word of one
 // character is none: it is a particle (の, 的) far more often than a name.
 // At most MaxInnerWords, the first ones.
@@ -142,8 +143,9 @@ func InnerWords(name, folded string) []string {
 		return nil
 	}
 	var words []string
+	whole := []byte(folded)
 	EachWord(apart, func(w []byte) {
-		if p := at[cap(apart)-cap(w)]; p > 0 && len(words) < MaxInnerWords && utf8.RuneCount(w) > 1 && !WordStartsAt([]byte(folded), p) {
+		if p := at[cap(apart)-cap(w)]; p > 0 && len(words) < MaxInnerWords && utf8.RuneCount(w) > 1 && !WordStartsAt(whole, p) {
 			words = append(words, string(w))
 		}
 	})
