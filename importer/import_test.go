@@ -20,6 +20,7 @@ import (
 
 	"github.com/catalogd/catalogd/catalog"
 	"github.com/catalogd/catalogd/catalog/store"
+	bolt "go.etcd.io/bbolt"
 )
 
 // validCounts is what testdata/valid.json holds, zone by zone.
@@ -575,5 +576,47 @@ func TestGenerationsFollowInOrder(t *testing.T) {
 		if got := mustOpen(t, dbPath).SyncGenerations(); !slices.Equal(got, gens) {
 			t.Errorf("history %d: generations a sync starts from: %v, want %v", history, got, gens)
 		}
+	}
+}
+
+// TestImportFollowsTheFormatBefore: a catalogue of the format before this
+// one, whose records are stored alike, is followed, so that an upgrade
+// keeps partners' sync; one of an older format starts a history of its
+// own, and says why.
+func TestImportFollowsTheFormatBefore(t *testing.T) {
+	at := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+	for _, c := range []struct {
+		format  string
+		follows bool
+	}{{"catalogd/16", true}, {"catalogd/15", false}} {
+		t.Run(c.format, func(t *testing.T) {
+			dbPath := filepath.Join(t.TempDir(), "catalog.db")
+			cfg := Config{DB: dbPath, Inputs: []string{filepath.Join("testdata", "valid.json")}, History: 30, Now: func() time.Time { return at }}
+			first := mustImport(t, cfg).Info.Generation
+			setFormat(t, dbPath, c.format)
+			cfg.Now = func() time.Time { return at.Add(time.Hour) }
+			res := mustImport(t, cfg)
+			gens := mustOpen(t, dbPath).SyncGenerations()
+			switch {
+			case c.follows && (res.Unfollowed != nil || !slices.Equal(gens, []string{first, res.Info.Generation})):
+				t.Errorf("over %s: unfollowed %v, a sync starts from %v; want %s and %s", c.format, res.Unfollowed, gens, first, res.Info.Generation)
+			case !c.follows && (res.Unfollowed == nil || !strings.Contains(res.Unfollowed.Error(), c.format) || !slices.Equal(gens, []string{res.Info.Generation})):
+				t.Errorf("over %s: unfollowed %v, a sync starts from %v; want a history of its own, and why", c.format, res.Unfollowed, gens)
+			}
+		})
+	}
+}
+
+// setFormat writes format as the catalogue's at path, as an earlier
+// catalogd wrote it.
+func setFormat(t *testing.T, path, format string) {
+	t.Helper()
+	db, err := bolt.Open(path, 0o644, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if err := db.Update(func(tx *bolt.Tx) error { return tx.Bucket([]byte("meta")).Put([]byte("format"), []byte(format)) }); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -171,7 +171,7 @@ func follow(w *build.Writer, dbPath string, cfg Config) (replaced string, closeP
 	if cfg.DryRun {
 		return "", func() {}, nil
 	}
-	prev, err := store.Open(dbPath)
+	prev, err := store.OpenToFollow(dbPath)
 	switch {
 	case err == nil && cfg.History > 0:
 		w.Follow(prev, cfg.History)

@@ -36,6 +36,8 @@ type DB struct {
 	mapStart uintptr
 	cut      atomic.Bool
 
+	toFollow bool // opened by OpenToFollow: for its records only
+
 	exportOnce sync.Once // measures the cards of each set for Export
 	exportSets []measuredSet
 	exportErr  error
@@ -200,7 +202,16 @@ func (db *DB) read(fn func(r *reader) error) (err error) {
 
 // Open opens the catalogue file at path read-only. It takes a shared lock,
 // so several processes may serve the same file.
-func Open(path string) (*DB, error) {
+func Open(path string) (*DB, error) { return open(path, false) }
+
+// OpenToFollow is Open for an import that keeps the history of the
+// catalogue it replaces: it opens a file of an earlier format too, when
+// its sets, cards and history are stored as this one's
+// (layout.SameRecordsAs), to read those and its generation. It is never
+// served: an upgrade that changes the format then keeps partners' sync.
+func OpenToFollow(path string) (*DB, error) { return open(path, true) }
+
+func open(path string, toFollow bool) (*DB, error) {
 	// The file bbolt maps, to measure it rather than whatever the path
 	// names a moment later.
 	var file *os.File
@@ -222,7 +233,7 @@ func Open(path string) (*DB, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open catalogue %s: %w", path, err)
 	}
-	db := &DB{db: bdb, path: path, now: time.Now, readers: make(chan *reader, readersPerDB), file: file, mapStart: bdb.Info().Data}
+	db := &DB{db: bdb, path: path, now: time.Now, readers: make(chan *reader, readersPerDB), file: file, mapStart: bdb.Info().Data, toFollow: toFollow}
 	if err := bdb.View(func(tx *bolt.Tx) error { return db.loadWhole(tx, file) }); err != nil {
 		bdb.Close()
 		return nil, fmt.Errorf("open catalogue %s: %w", path, err)
@@ -261,7 +272,7 @@ func (db *DB) load(tx *bolt.Tx) error {
 	if meta == nil {
 		return errors.New("not a catalogd catalogue (no meta bucket)")
 	}
-	if f := meta.Get(layout.KeyFormat); string(f) != layout.FormatVersion {
+	if f := meta.Get(layout.KeyFormat); string(f) != layout.FormatVersion && !(db.toFollow && slices.Contains(layout.SameRecordsAs, string(f))) {
 		return fmt.Errorf("catalogue format %q, this catalogd reads %q: run catalogd import again to rebuild the catalogue", f, layout.FormatVersion)
 	}
 	if err := json.Unmarshal(meta.Get(layout.KeyInfo), &db.info); err != nil {

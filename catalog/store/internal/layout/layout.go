@@ -147,6 +147,13 @@ const IndexBlockSize = 16
 // words of autocomplete.
 const FormatVersion = "catalogd/17"
 
+// SameRecordsAs are the earlier formats whose sets, cards and history of
+// changes are stored as FormatVersion's: an import reads a catalogue of
+// one of them to keep its history (store.OpenToFollow), so that an upgrade
+// to this format does not make every partner download the export again.
+// A format that changes those buckets empties the list.
+var SameRecordsAs = []string{"catalogd/16"}
+
 // Info describes one generation of the catalogue.
 type Info struct {
 	Generation string      `json:"generation"`
