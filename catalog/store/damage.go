@@ -1,7 +1,9 @@
 package store
 
 import (
+	"encoding/binary"
 	"fmt"
+	"hash/fnv"
 	"runtime"
 	"runtime/debug"
 	"strings"
@@ -62,11 +64,14 @@ func (db *DB) mapHolds(addr uintptr) bool {
 func readsMap() bool { return debug.SetPanicOnFault(true) }
 
 // begin starts a read transaction. bbolt reads the meta page while it
-// holds its meta lock, and a fault there, as a panic, would leave the lock
-// held and every later transaction waiting on it: so a transaction begins
-// with faults left to end the process, and not at all on a file known to
-// be cut short (cutShort), which a look at its size tells first. Only a
-// request that finds no idle reader begins one.
+// holds its meta lock, and panics there when neither meta page is whole;
+// a panic there, or a fault turned into one, would leave the lock held and
+// every later transaction waiting on it. So a transaction begins with
+// faults left to end the process, and not at all on a file whose meta
+// pages are not whole or which is shorter than its pages (cutShort), as
+// reading the file rather than its map tells first. Only a request that
+// finds no idle reader begins one. A file cut between that look and the
+// transaction's start still ends the process (docs/RELIABILITY.md).
 func (db *DB) begin() (*bolt.Tx, error) {
 	if db.cutShort() {
 		return nil, errCutShort
@@ -75,20 +80,54 @@ func (db *DB) begin() (*bolt.Tx, error) {
 	return db.db.Begin(false)
 }
 
+// Damaged reports whether every read of db fails, for its file was found
+// cut short or written over after it was opened: a reload replaces it
+// even with a file of the same generation.
+func (db *DB) Damaged() bool { return db.cut.Load() }
+
 // errCutShort is the error of every read of a file found cut short.
 var errCutShort = damagef("the catalogue file was cut short or written over after it was opened; import the catalogue again")
 
-// cutShort reports whether the file mapped is now shorter than its pages,
-// cut short or written over in place since it was opened: its pages past
-// the end fault when read. Once it is, it stays so for this DB, which a
-// reload replaces.
+// cutShort reports whether the file mapped no longer holds what was
+// opened: its last page's last byte is gone, or neither meta page is
+// whole. Once it does not, that stays so for this DB, which a reload
+// replaces. It reads the file, not the map, so it faults nowhere.
 func (db *DB) cutShort() bool {
 	if db.cut.Load() {
 		return true
 	}
-	if fi, err := db.file.Stat(); err == nil && fi.Size() < db.size {
+	var last [1]byte
+	if _, err := db.file.ReadAt(last[:], db.size-1); err != nil || !db.metaWhole() {
 		db.cut.Store(true)
 		return true
+	}
+	return false
+}
+
+// boltMagic and boltVersion start a bbolt meta page, after its page
+// header of 16 bytes; the meta's checksum, FNV-1a of the 56 bytes before
+// it, follows them (bbolt's Meta.Validate).
+const (
+	boltMagic      = 0xED0CDAED
+	boltVersion    = 2
+	boltPageHeader = 16
+	boltMetaSum    = 56
+)
+
+// metaWhole reports whether either meta page of the file is one bbolt
+// takes, as bbolt checks it when a transaction begins.
+func (db *DB) metaWhole() bool {
+	for i := range int64(2) {
+		var b [boltPageHeader + boltMetaSum + 8]byte
+		if _, err := db.file.ReadAt(b[:], i*db.pageSize); err != nil {
+			continue
+		}
+		m := b[boltPageHeader:]
+		h := fnv.New64a()
+		h.Write(m[:boltMetaSum])
+		if binary.NativeEndian.Uint32(m) == boltMagic && binary.NativeEndian.Uint32(m[4:]) == boltVersion && binary.NativeEndian.Uint64(m[boltMetaSum:]) == h.Sum64() {
+			return true
+		}
 	}
 	return false
 }

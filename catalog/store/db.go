@@ -34,6 +34,7 @@ type DB struct {
 	file     *os.File
 	size     int64
 	mapStart uintptr
+	pageSize int64
 	cut      atomic.Bool
 
 	toFollow bool // opened by OpenToFollow: for its records only
@@ -134,10 +135,11 @@ func (db *DB) getReader() (r *reader, err error) {
 	if err != nil {
 		return nil, err
 	}
-	// A bucket on a page the file no longer holds: the transaction ends
-	// here, with the damage, for no reader holds it.
+	// A bucket on a page the file no longer holds, or a panic that is no
+	// damage: the transaction ends here, for no reader holds it.
+	made := false
 	defer func() {
-		if err != nil {
+		if !made {
 			tx.Rollback()
 			r = nil
 		}
@@ -162,6 +164,7 @@ func (db *DB) getReader() (r *reader, err error) {
 	for i := range r.entryCursors {
 		r.entryCursors[i] = tx.Bucket(layout.BucketNumbers).Cursor()
 	}
+	made = true
 	return r, nil
 }
 
@@ -233,7 +236,7 @@ func open(path string, toFollow bool) (*DB, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open catalogue %s: %w", path, err)
 	}
-	db := &DB{db: bdb, path: path, now: time.Now, readers: make(chan *reader, readersPerDB), file: file, mapStart: bdb.Info().Data, toFollow: toFollow}
+	db := &DB{db: bdb, path: path, now: time.Now, readers: make(chan *reader, readersPerDB), file: file, mapStart: bdb.Info().Data, pageSize: int64(bdb.Info().PageSize), toFollow: toFollow}
 	if err := bdb.View(func(tx *bolt.Tx) error { return db.loadWhole(tx, file) }); err != nil {
 		bdb.Close()
 		return nil, fmt.Errorf("open catalogue %s: %w", path, err)

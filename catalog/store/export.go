@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"runtime/debug"
 	"sort"
 
 	"github.com/catalogd/catalogd/catalog"
@@ -214,10 +215,21 @@ type ExportReader struct {
 	set     int
 	unit    []byte
 	unitOff int64
+
+	damaged bool // a read met damage: the transaction is not kept
 }
 
-// Read reads the export from the current offset.
-func (x *ExportReader) Read(p []byte) (int, error) {
+// Read reads the export from the current offset. A fault on the file's
+// map is an ErrDamaged, as in any read (DB.read), and the reader's
+// transaction is not kept.
+func (x *ExportReader) Read(p []byte) (n int, err error) {
+	defer func() {
+		if errors.Is(err, layout.ErrDamaged) {
+			x.damaged = true
+		}
+	}()
+	defer x.e.db.recoverDamage(&err)
+	defer debug.SetPanicOnFault(readsMap())
 	if x.r == nil {
 		return 0, errors.New("export: read after close")
 	}
@@ -226,7 +238,6 @@ func (x *ExportReader) Read(p []byte) (int, error) {
 		return 0, io.EOF
 	}
 	head := int64(len(e.head))
-	n := 0
 	for n < len(p) && x.off < e.size {
 		var m int
 		switch {
@@ -354,10 +365,15 @@ func SeekOffset(off, size, offset int64, whence int) (int64, error) {
 
 // Close releases the reader's transaction.
 func (x *ExportReader) Close() error {
-	if x.r != nil {
+	switch {
+	case x.r == nil:
+	case x.damaged:
+		x.r.tx.Rollback()
+		x.e.db.cutShort()
+	default:
 		x.e.db.putReader(x.r)
-		x.r = nil
 	}
+	x.r = nil
 	return nil
 }
 
