@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -96,6 +97,9 @@ func writeAnswer(w http.ResponseWriter, r *http.Request, valid *validators, zipp
 		return
 	}
 	if !gzipped {
+		if r.ProtoMajor == 2 {
+			parts = inPieces(parts)
+		}
 		writeBody(w, n, parts...)
 		return
 	}
@@ -125,6 +129,28 @@ func preconditionsHold(w http.ResponseWriter, r *http.Request, tag string) bool 
 		return false
 	}
 	return true
+}
+
+// h2Piece is the most an answer writes at once over HTTP/2, where the
+// connection's goroutine copies a larger write; a smaller one is copied
+// into the stream's buffer by the handler's. The list of sets is written
+// from the catalogue file's mapped bytes, and a fault copying them is a
+// panic route.serve answers only in the handler's goroutine.
+const h2Piece = 2048
+
+// inPieces returns parts cut into pieces of at most h2Piece bytes.
+func inPieces(parts [][]byte) [][]byte {
+	if !slices.ContainsFunc(parts, func(p []byte) bool { return len(p) > h2Piece }) {
+		return parts
+	}
+	var out [][]byte
+	for _, p := range parts {
+		for len(p) > h2Piece {
+			out, p = append(out, p[:h2Piece]), p[h2Piece:]
+		}
+		out = append(out, p)
+	}
+	return out
 }
 
 // writeBody writes a 200 whose JSON body is the parts, n bytes in all.
