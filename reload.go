@@ -90,6 +90,7 @@ func (rl *reloader) check(force bool) {
 		// those that read what is gone fail.
 		rl.log.Error("the catalogue file being served was changed in place; import catalogues with catalogd import, or rename a copy over the file",
 			slog.String("catalogue", rl.path), slog.Int64("size", st.Size()), slog.Int64("size_served", rl.served.Size()))
+		rl.served = st // told once
 	}
 	db, err := store.Open(rl.path)
 	if err != nil {
@@ -99,7 +100,7 @@ func (rl *reloader) check(force bool) {
 		return
 	}
 	current := rl.live.Current().Generation()
-	if db.Generation() == current && (rl.served == nil || inPlace) {
+	if db.Generation() == current && (rl.served == nil || inPlace) && !rl.live.Current().Damaged() {
 		db.Close()
 		if force {
 			rl.log.Info("catalogue unchanged", slog.String("generation", current))
@@ -107,7 +108,8 @@ func (rl *reloader) check(force bool) {
 		return
 	}
 	// The same generation in another file (a copy put back) is swapped in
-	// too, so that the file served before, deleted, is let go.
+	// too, so that the file served before, deleted, is let go; and so is
+	// the file served, made whole again in place, when reads of it failed.
 	// Open reads a few pages; a page damaged elsewhere would fail the
 	// requests that read it for as long as the file is served. Check
 	// walks them all, while the current catalogue serves.

@@ -329,7 +329,21 @@ func TestReloaderAndTheFileItServes(t *testing.T) {
 			t.Errorf("card %s of the file cut short: %v, want the card or ErrDamaged", id, err)
 		}
 	}
-	if err := copied.Check(); !errors.Is(err, store.ErrDamaged) {
+	if err := copied.Check(); !errors.Is(err, store.ErrDamaged) || !copied.Damaged() {
 		t.Errorf("Check of the file cut short: %v, want ErrDamaged", err)
+	}
+
+	// The same catalogue written back in place, as a backup restored with
+	// cp: the catalogue whose reads fail is replaced, though its
+	// generation is the same.
+	if err := os.WriteFile(path, whole, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	rl.check(false)
+	if live.Current() == copied || live.Current().Generation() != copied.Generation() {
+		t.Fatalf("the file made whole again: still serving the damaged catalogue: %s", logs.String())
+	}
+	if _, err := live.Current().AppendCard(nil, "jp-SV1a-001"); err != nil {
+		t.Errorf("a card of the file made whole again: %v", err)
 	}
 }
