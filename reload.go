@@ -30,8 +30,8 @@ type reloader struct {
 	// seen is the file last opened or tried, so that a file that cannot be
 	// opened is reported once, not every second.
 	seen fs.FileInfo
-	// served is the file being served, as it was when opened (nil when
-	// not known).
+	// served is the file being served, as it was when opened or when a
+	// change of it in place was last told (nil when not known).
 	served fs.FileInfo
 }
 

@@ -1,9 +1,10 @@
 package store
 
 import (
-	"encoding/binary"
+	"errors"
 	"fmt"
-	"hash/fnv"
+	"io"
+	"os"
 	"runtime"
 	"runtime/debug"
 	"strings"
@@ -64,14 +65,15 @@ func (db *DB) mapHolds(addr uintptr) bool {
 func readsMap() bool { return debug.SetPanicOnFault(true) }
 
 // begin starts a read transaction. bbolt reads the meta page while it
-// holds its meta lock, and panics there when neither meta page is whole;
+// holds its meta lock, and panics there when neither meta page is valid;
 // a panic there, or a fault turned into one, would leave the lock held and
 // every later transaction waiting on it. So a transaction begins with
-// faults left to end the process, and not at all on a file whose meta
-// pages are not whole or which is shorter than its pages (cutShort), as
-// reading the file rather than its map tells first. Only a request that
-// finds no idle reader begins one. A file cut between that look and the
-// transaction's start still ends the process (docs/RELIABILITY.md).
+// faults left to end the process, and not at all on a file shorter than
+// its pages or whose meta pages are not those it was opened with
+// (cutShort), as reading the file rather than its map tells first. Only a
+// request that finds no idle reader begins one. A file changed between
+// that look and the transaction's start still ends the process
+// (docs/RELIABILITY.md).
 func (db *DB) begin() (*bolt.Tx, error) {
 	if db.cutShort() {
 		return nil, errCutShort
@@ -89,47 +91,50 @@ func (db *DB) Damaged() bool { return db.cut.Load() }
 var errCutShort = damagef("the catalogue file was cut short or written over after it was opened; import the catalogue again")
 
 // cutShort reports whether the file mapped no longer holds what was
-// opened: its last page's last byte is gone, or neither meta page is
-// whole. Once it does not, that stays so for this DB, which a reload
-// replaces. It reads the file, not the map, so it faults nowhere.
+// opened: its last page's last byte is gone, or its meta pages are not
+// those it was opened with (it was cut short, or written over, by another
+// catalogue as well). Once so, it stays so for this DB, which a reload
+// replaces. A read of the file that fails otherwise (an I/O error) fails
+// this look alone. It reads the file, not the map, so it faults nowhere.
 func (db *DB) cutShort() bool {
 	if db.cut.Load() {
 		return true
 	}
 	var last [1]byte
-	if _, err := db.file.ReadAt(last[:], db.size-1); err != nil || !db.metaWhole() {
-		db.cut.Store(true)
-		return true
+	_, err := db.file.ReadAt(last[:], db.size-1)
+	var metas metaPages
+	if err == nil {
+		metas, err = readMetaPages(db.file, db.pageSize)
 	}
-	return false
+	switch {
+	case err == nil && metas == db.metas:
+		return false
+	case err == nil || errors.Is(err, io.EOF):
+		db.cut.Store(true)
+	}
+	return true
 }
 
-// boltMagic and boltVersion start a bbolt meta page, after its page
-// header of 16 bytes; the meta's checksum, FNV-1a of the 56 bytes before
-// it, follows them (bbolt's Meta.Validate).
-const (
-	boltMagic      = 0xED0CDAED
-	boltVersion    = 2
-	boltPageHeader = 16
-	boltMetaSum    = 56
-)
+// metaPages are the first bytes of a catalogue file's two meta pages:
+// each page's header and bbolt's meta, its root, its page count and its
+// checksum among them. A file served never changes them; bbolt reads
+// them, and panics on them, holding its meta lock.
+type metaPages [2][boltMetaBytes]byte
 
-// metaWhole reports whether either meta page of the file is one bbolt
-// takes, as bbolt checks it when a transaction begins.
-func (db *DB) metaWhole() bool {
-	for i := range int64(2) {
-		var b [boltPageHeader + boltMetaSum + 8]byte
-		if _, err := db.file.ReadAt(b[:], i*db.pageSize); err != nil {
-			continue
-		}
-		m := b[boltPageHeader:]
-		h := fnv.New64a()
-		h.Write(m[:boltMetaSum])
-		if binary.NativeEndian.Uint32(m) == boltMagic && binary.NativeEndian.Uint32(m[4:]) == boltVersion && binary.NativeEndian.Uint64(m[boltMetaSum:]) == h.Sum64() {
-			return true
+// boltMetaBytes covers a meta page's header (16 bytes) and bbolt's meta
+// (64 bytes, its checksum last).
+const boltMetaBytes = 16 + 64
+
+// readMetaPages reads the meta pages of the file f of pages of pageSize
+// bytes.
+func readMetaPages(f *os.File, pageSize int64) (metaPages, error) {
+	var m metaPages
+	for i := range m {
+		if _, err := f.ReadAt(m[i][:], int64(i)*pageSize); err != nil {
+			return m, err
 		}
 	}
-	return false
+	return m, nil
 }
 
 // panickedInBbolt reports whether the panic being recovered was raised

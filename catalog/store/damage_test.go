@@ -110,6 +110,27 @@ func TestFileCutShortWhileOpen(t *testing.T) {
 	}{
 		{"nothing-left", func(path string) error { return os.Truncate(path, 0) }, true},
 		{"meta-pages-only", func(path string) error { return os.Truncate(path, 2*page) }, true},
+		{"another-catalogue-over-it", func(path string) error {
+			// A catalogue as large or larger, with valid meta pages of
+			// its own: a write transaction moves them on.
+			other := writeTestCatalogue(t, "g2")
+			bdb, err := bolt.Open(other, 0o600, nil)
+			if err != nil {
+				return err
+			}
+			err = bdb.Update(func(tx *bolt.Tx) error { return tx.Bucket(layout.BucketMeta).Put([]byte("x"), []byte("y")) })
+			if cerr := bdb.Close(); err == nil {
+				err = cerr
+			}
+			if err != nil {
+				return err
+			}
+			b, err := os.ReadFile(other)
+			if err != nil {
+				return err
+			}
+			return os.WriteFile(path, b, 0o600)
+		}, false},
 		{"meta-pages-zeroed", func(path string) error {
 			f, err := os.OpenFile(path, os.O_WRONLY, 0)
 			if err != nil {

@@ -35,6 +35,7 @@ type DB struct {
 	size     int64
 	mapStart uintptr
 	pageSize int64
+	metas    metaPages // as opened (cutShort)
 	cut      atomic.Bool
 
 	toFollow bool // opened by OpenToFollow: for its records only
@@ -189,10 +190,12 @@ func (db *DB) read(fn func(r *reader) error) (err error) {
 	if err != nil {
 		return err
 	}
+	done := false
 	defer func() {
-		if err != nil && errors.Is(err, layout.ErrDamaged) {
-			// Its cursors may be anywhere: not kept for the next call. A
-			// file cut short begins no transaction again.
+		if !done || errors.Is(err, layout.ErrDamaged) {
+			// Damage, or a panic that goes on: its cursors may be
+			// anywhere, and it is not kept for the next call. A file cut
+			// short begins no transaction again.
 			r.tx.Rollback()
 			db.cutShort()
 			return
@@ -200,7 +203,9 @@ func (db *DB) read(fn func(r *reader) error) (err error) {
 		db.putReader(r)
 	}()
 	defer db.recoverDamage(&err)
-	return fn(r)
+	err = fn(r)
+	done = true
+	return err
 }
 
 // Open opens the catalogue file at path read-only. It takes a shared lock,
@@ -262,6 +267,9 @@ func (db *DB) loadWhole(tx *bolt.Tx, file *os.File) (err error) {
 		return fmt.Errorf("the file is %d bytes and its pages take %d: a copy cut short, or a damaged file", fi.Size(), tx.Size())
 	}
 	db.size = tx.Size()
+	if db.metas, err = readMetaPages(file, db.pageSize); err != nil {
+		return err
+	}
 	defer func() {
 		if v := recover(); v != nil {
 			err = fmt.Errorf("%w: %v", layout.ErrDamaged, v)

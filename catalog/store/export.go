@@ -223,13 +223,20 @@ type ExportReader struct {
 // map is an ErrDamaged, as in any read (DB.read), and the reader's
 // transaction is not kept.
 func (x *ExportReader) Read(p []byte) (n int, err error) {
+	done := false
 	defer func() {
-		if errors.Is(err, layout.ErrDamaged) {
-			x.damaged = true
+		if !done || errors.Is(err, layout.ErrDamaged) {
+			x.damaged = true // damage, or a panic that goes on
 		}
 	}()
 	defer x.e.db.recoverDamage(&err)
 	defer debug.SetPanicOnFault(readsMap())
+	n, err = x.read(p)
+	done = true
+	return n, err
+}
+
+func (x *ExportReader) read(p []byte) (n int, err error) {
 	if x.r == nil {
 		return 0, errors.New("export: read after close")
 	}
