@@ -4,7 +4,6 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"net/http"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -97,10 +96,7 @@ func writeAnswer(w http.ResponseWriter, r *http.Request, valid *validators, zipp
 		return
 	}
 	if !gzipped {
-		if r.ProtoMajor == 2 {
-			parts = inPieces(parts)
-		}
-		writeBody(w, n, parts...)
+		writeBody(w, n, r.ProtoMajor == 2, parts...)
 		return
 	}
 	var body []byte
@@ -110,7 +106,7 @@ func writeAnswer(w http.ResponseWriter, r *http.Request, valid *validators, zipp
 		body = gzipBytes(parts...)
 	}
 	h["Content-Encoding"] = gzipEncoding
-	writeBody(w, len(body), body)
+	writeBody(w, len(body), false, body)
 }
 
 // preconditionsHold evaluates r's If-Match and If-None-Match against tag,
@@ -138,23 +134,9 @@ func preconditionsHold(w http.ResponseWriter, r *http.Request, tag string) bool 
 // panic route.serve answers only in the handler's goroutine.
 const h2Piece = 2048
 
-// inPieces returns parts cut into pieces of at most h2Piece bytes.
-func inPieces(parts [][]byte) [][]byte {
-	if !slices.ContainsFunc(parts, func(p []byte) bool { return len(p) > h2Piece }) {
-		return parts
-	}
-	var out [][]byte
-	for _, p := range parts {
-		for len(p) > h2Piece {
-			out, p = append(out, p[:h2Piece]), p[h2Piece:]
-		}
-		out = append(out, p)
-	}
-	return out
-}
-
-// writeBody writes a 200 whose JSON body is the parts, n bytes in all.
-func writeBody(w http.ResponseWriter, n int, parts ...[]byte) {
+// writeBody writes a 200 whose JSON body is the parts, n bytes in all,
+// in pieces of h2Piece when inPieces (HTTP/2).
+func writeBody(w http.ResponseWriter, n int, inPieces bool, parts ...[]byte) {
 	h := w.Header()
 	h["Content-Type"] = jsonContentType
 	if n > AutoLengthMax {
@@ -162,6 +144,10 @@ func writeBody(w http.ResponseWriter, n int, parts ...[]byte) {
 	}
 	w.WriteHeader(http.StatusOK)
 	for _, p := range parts {
+		for inPieces && len(p) > h2Piece {
+			w.Write(p[:h2Piece])
+			p = p[h2Piece:]
+		}
 		w.Write(p)
 	}
 }
