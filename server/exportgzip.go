@@ -87,8 +87,9 @@ func (g *gzipSlot) measure(export *store.Export) (*gzipLayout, error) {
 		return l, nil
 	}
 	if g.err == nil {
-		// The Once was spent by a panic (a fault on the file's map, which
-		// route.serve answers), and measured nothing.
+		// The Once was spent by a panic, which route.serve answered, and
+		// measured nothing: a fault on the file's map is an error of the
+		// export's reads, but a bug would panic.
 		return nil, errors.New("export: the compressed export could not be measured; the error was logged")
 	}
 	return nil, g.err

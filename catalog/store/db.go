@@ -29,8 +29,8 @@ type DB struct {
 	now  func() time.Time // tells a generation this server is switching to (notHeld)
 
 	// file is the file mapped, size the bytes its pages take, mapStart
-	// where the map begins; cut is set once the file is found shorter
-	// (cutShort).
+	// where the map begins; cut is set once the file is found cut short
+	// or written over (cutShort).
 	file     *os.File
 	size     int64
 	mapStart uintptr
@@ -182,6 +182,14 @@ func (db *DB) putReader(r *reader) {
 	r.tx.Rollback()
 }
 
+// discard ends a reader that met damage, or a panic: its cursors may be
+// anywhere, so it is not kept for the next call; and a file found cut
+// short begins no transaction again (cutShort).
+func (db *DB) discard(r *reader) {
+	r.tx.Rollback()
+	db.cutShort()
+}
+
 // read runs fn with a reader, as bbolt's View runs a function in a
 // transaction.
 func (db *DB) read(fn func(r *reader) error) (err error) {
@@ -193,11 +201,7 @@ func (db *DB) read(fn func(r *reader) error) (err error) {
 	done := false
 	defer func() {
 		if !done || errors.Is(err, layout.ErrDamaged) {
-			// Damage, or a panic that goes on: its cursors may be
-			// anywhere, and it is not kept for the next call. A file cut
-			// short begins no transaction again.
-			r.tx.Rollback()
-			db.cutShort()
+			db.discard(r) // damage, or a panic that goes on
 			return
 		}
 		db.putReader(r)

@@ -375,8 +375,7 @@ func (x *ExportReader) Close() error {
 	switch {
 	case x.r == nil:
 	case x.damaged:
-		x.r.tx.Rollback()
-		x.e.db.cutShort()
+		x.e.db.discard(x.r)
 	default:
 		x.e.db.putReader(x.r)
 	}
