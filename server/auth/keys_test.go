@@ -325,21 +325,32 @@ func TestIssuerNotAURL(t *testing.T) {
 }
 
 // TestCloseStopsRetries: after Close nothing keeps calling a down IdP.
+// The calls are counted as the verifier sends them: a call sent before
+// Close may reach the IdP after it.
 func TestCloseStopsRetries(t *testing.T) {
 	idp := newTestIdP(t)
 	idp.setStatus(http.StatusServiceUnavailable)
-	v, err := NewVerifier(context.Background(), Config{Issuer: idp.url, Audience: testAudience, RefreshRateLimit: 5 * time.Millisecond})
+	var sent atomic.Int64
+	client := &http.Client{Transport: roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		sent.Add(1)
+		return http.DefaultTransport.RoundTrip(r)
+	})}
+	v, err := NewVerifier(context.Background(), Config{Issuer: idp.url, Audience: testAudience, RefreshRateLimit: 5 * time.Millisecond, HTTPClient: client})
 	if err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "a few retries", func() bool { return idp.discoveryHits.Load() >= 3 })
+	waitFor(t, "a few retries", func() bool { return sent.Load() >= 3 })
 	v.Close()
-	hits := idp.discoveryHits.Load()
+	calls := sent.Load()
 	time.Sleep(50 * time.Millisecond)
-	if got := idp.discoveryHits.Load(); got != hits {
-		t.Errorf("discovery fetched %d more times after Close", got-hits)
+	if got := sent.Load(); got != calls {
+		t.Errorf("discovery fetched %d more times after Close", got-calls)
 	}
 }
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
 
 // TestSlowRefreshStillLands: an unknown kid whose JWKS refresh takes longer
 // than a request may wait is refused, but the refresh runs on and the new
