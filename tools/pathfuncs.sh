@@ -6,7 +6,8 @@
 # request twice to warm every cache (the token's verification among them),
 # then once in one run and eleven times in the other, and keeps the
 # functions whose blocks ran at least ten times more in the second: once
-# per request, whatever the timers of the background did meanwhile.
+# per request, whatever the timers of the background did meanwhile (both
+# runs last as long, so the timers run about as often in each).
 # Methods of the same name in one file are counted apart.
 #
 # usage: tools/pathfuncs.sh METHOD PATH [JSON-BODY]
@@ -28,20 +29,25 @@ trap '[[ -n $pid ]] && kill $pid 2>/dev/null; rm -rf "$work"' EXIT
 fail() { echo "pathfuncs: $*" >&2; exit 1; }
 go build -cover -covermode=count -coverpkg=./... -o "$work/catalogd" .
 
-# A port nothing listens on: the kernel's choice, released at once.
-port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])' 2>/dev/null || echo 18433)
-
 run() { # run N: serve, warm up, send the request N times, stop
   local n=$1 dir=$work/cov$1 log=$work/serve$1.log
   mkdir -p "$dir"
+  local started; started=$(date +%s.%N)
+  # On a port the kernel chooses, so that checks can run side by side.
   # shellcheck disable=SC2086 # SERVE_ARGS is a list of flags
-  GOCOVERDIR=$dir "$work/catalogd" serve --dev --db "$work/catalog.db" --addr 127.0.0.1:$port ${SERVE_ARGS:-} > "$log" 2>&1 &
+  GOCOVERDIR=$dir "$work/catalogd" serve --dev --db "$work/catalog.db" --addr 127.0.0.1:0 ${SERVE_ARGS:-} > "$log" 2>&1 &
   pid=$!
-  # serve prints the dev token once it listens; wait for both, or its end.
+  # serve prints its address and the dev token once it listens; wait for
+  # them and for readiness, or for its end.
+  local port=
   for ((tries = 0; ; tries++)); do
     kill -0 $pid 2>/dev/null || fail "serve ended: $(tail -3 "$log")"
     ((tries < 400)) || fail "serve not ready in 20 s: $(tail -3 "$log")"
-    if curl -sf -o /dev/null http://127.0.0.1:$port/readyz && grep -q 'Bearer ' "$log"; then break; fi
+    if [[ -z $port ]] && grep -qs 'Bearer ' "$log"; then
+      port=$(grep -o -m1 'API  *http://127.0.0.1:[0-9]*' "$log" | sed 's/.*://')
+      [[ -n $port ]] || fail "serve printed no API address: $(head -5 "$log")"
+    fi
+    if [[ -n $port ]] && curl -sf -o /dev/null http://127.0.0.1:$port/readyz; then break; fi
     sleep 0.05
   done
   local token
@@ -55,7 +61,10 @@ run() { # run N: serve, warm up, send the request N times, stop
     [[ $code == 2* ]] || fail "$method $path answered $code"
     if ((i == 2)); then sleep 0.5; fi
   done
-  sleep 0.5
+  # Both runs last the same, so that what serve does on a timer (the
+  # access log's flush, every 100 ms) runs about as often in each, however
+  # slow the machine is to start serve or to answer.
+  sleep "$(awk -v since="$started" -v now="$(date +%s.%N)" -v lasting="$lifetime" 'BEGIN { s = lasting - (now - since); print (s > 0.5 ? s : 0.5) }')"
   kill -TERM $pid
   wait $pid || true
   pid=
@@ -65,8 +74,16 @@ run() { # run N: serve, warm up, send the request N times, stop
 # the sample afresh, and an import's sorts compare a number of times that
 # changes from run to run.
 GOCOVERDIR=$work "$work/catalogd" import --db "$work/catalog.db" data/sample.json data/names.json > /dev/null
+# Each serve lasts this many seconds from its start to SIGTERM.
+lifetime=5
 run 1
 run 11
+
+# The access log's lines are written by its flusher, every 100 ms, not by
+# the request: on a slow machine each request's line may get a write of
+# its own, and the flusher would seem to run once a request.
+flusher='internal/logbuf/logbuf.go flush
+internal/logbuf/logbuf.go write'
 
 # A profile whose count is 1 where a block ran at least ten times more in
 # the second run, for go tool cover to name the functions.
@@ -78,7 +95,8 @@ awk 'FNR == 1 { next }
 # file:line name, a function a line; then file name, sorted.
 go tool cover -func="$work/path.out" |
   awk '$1 != "total:" && $NF != "0.0%" { sub(/^github.com\/catalogd\/catalogd\//, "", $1); sub(/:$/, "", $1); print $1, $2 }' |
-  sort -u | awk '{ sub(/:[0-9]+$/, "", $1); print }' | sort > "$work/funcs"
+  sort -u | awk '{ sub(/:[0-9]+$/, "", $1); print }' | sort |
+  grep -vxF "$flusher" > "$work/funcs"
 count="$(wc -l < "$work/funcs") functions in $(cut -d' ' -f1 "$work/funcs" | sort -u | wc -l) files"
 cat "$work/funcs"
 echo "$count"
