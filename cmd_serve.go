@@ -38,9 +38,10 @@ import (
 const (
 	defaultAddr    = "127.0.0.1:8080"
 	defaultAPIPath = "/api/v1"
-	// shutdownGrace bounds how long in-flight requests may run on after a
-	// SIGTERM before the process exits anyway.
-	shutdownGrace = 20 * time.Second
+	// defaultShutdownGrace bounds how long in-flight requests may run on
+	// after a SIGTERM before the process exits anyway: less than the 30 s
+	// systemd and Kubernetes wait before they kill it.
+	defaultShutdownGrace = 20 * time.Second
 	// logFlushEvery is how long an access-log line may wait to be written
 	// with others: one write per request would cost more than the line.
 	logFlushEvery = 100 * time.Millisecond
@@ -78,6 +79,7 @@ type serveOptions struct {
 	maxInFlight int
 	accessLog   string
 	slowRequest time.Duration
+	grace       time.Duration
 	dev         bool
 	devClientID string
 	devSecret   string
@@ -116,6 +118,7 @@ built-in sample catalogue when --db does not exist and issues its own tokens.`,
 	f.IntVar(&o.maxInFlight, "max-client-requests", server.DefaultMaxClientRequests, "requests one client (token's client id) may have in flight over every connection and stream; one more is answered 429")
 	f.StringVar(&o.accessLog, "access-log", "all", "requests the access log writes: all, errors (status 400 or more, an answer cut short, or slower than --slow-request), sample:N (those, and 1 in N of the others) or none; the metrics count every request")
 	f.DurationVar(&o.slowRequest, "slow-request", server.DefaultSlowRequest, "duration from which --access-log errors and sample:N write a request")
+	f.DurationVar(&o.grace, "shutdown-grace", defaultShutdownGrace, "how long requests in flight may run on after SIGTERM before their connections are closed; keep it below the time the service manager waits before it kills serve")
 	f.Float64Var(&o.rateLimit, "rate-limit", 0, "requests per second each client may make (off when 0)")
 	f.IntVar(&o.rateBurst, "rate-burst", 0, "requests a client may make at once (default: one second's worth, at least 1)")
 	f.IntVar(&o.answerCache, "answer-cache-mb", server.DefaultAnswerCache>>20, "MiB of recent answers of pages of a set, searches, autocompletes and change lists kept in memory (0: none)")
@@ -206,7 +209,7 @@ func runServe(ctx context.Context, e *env, o serveOptions) error {
 	case <-ctx.Done():
 	}
 	stopReloads()
-	return shutdown(log, srv, metricsSrv)
+	return shutdown(log, srv, metricsSrv, o.grace)
 }
 
 // logServing writes the "serving" line: where, what and with which keys.
@@ -223,20 +226,20 @@ func logServing(ctx context.Context, log *slog.Logger, o serveOptions, ln net.Li
 }
 
 // shutdown stops accepting and lets the requests in flight finish, for at
-// most shutdownGrace, then closes the connections of those still running:
+// most grace, then closes the connections of those still running:
 // a download to a slow client may last far longer (each write moves its
 // deadline on), and a stop that was asked for is a stop, not a failure
 // for systemd or Kubernetes to report.
-func shutdown(log *slog.Logger, srv, metricsSrv *http.Server) error {
+func shutdown(log *slog.Logger, srv, metricsSrv *http.Server, grace time.Duration) error {
 	log.Info("shutting down: finishing requests in flight")
-	ctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
+	ctx, cancel := context.WithTimeout(context.Background(), grace)
 	defer cancel()
 	if metricsSrv != nil {
 		// Scrapes during the drain still see the last requests counted.
 		defer metricsSrv.Close()
 	}
 	if err := srv.Shutdown(ctx); errors.Is(err, context.DeadlineExceeded) {
-		log.Warn("requests still in flight after the grace period: closing their connections", slog.String("grace", shutdownGrace.String()))
+		log.Warn("requests still in flight after the grace period: closing their connections", slog.String("grace", grace.String()))
 		if err := srv.Close(); err != nil {
 			return fmt.Errorf("serve: shutdown: %w", err)
 		}
@@ -397,6 +400,9 @@ func (o *serveOptions) check() error {
 	}
 	if o.maxInFlight < 1 {
 		return usageErrorf("serve: --max-client-requests %d: want 1 or more", o.maxInFlight)
+	}
+	if o.grace < 0 {
+		return usageErrorf("serve: --shutdown-grace %v: want a duration, 0 to close every connection at once", o.grace)
 	}
 	if o.maxConns < 0 {
 		return usageErrorf("serve: --max-conns %d: want a number of connections (0 for no limit)", o.maxConns)

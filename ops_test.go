@@ -342,11 +342,11 @@ func TestServeDrainsInFlightRequest(t *testing.T) {
 // its export held by a client that reads nothing: 14 MB, more than the
 // sockets' buffers hold, so the handler waits to write, and each write
 // would give it 30 s more.
-func serveHeldDownload(t *testing.T) *serveProcess {
+func serveHeldDownload(t *testing.T, args ...string) *serveProcess {
 	t.Helper()
 	db := filepath.Join(t.TempDir(), "catalog.db")
 	importInto(t, db, realCatalogue)
-	p := startServe(t, "--db", db)
+	p := startServe(t, append([]string{"--db", db}, args...)...)
 	conn, u := p.dial(t)
 	fmt.Fprintf(conn, "GET %s/catalog/export HTTP/1.1\r\nHost: %s\r\nAuthorization: Bearer %s\r\nAccept-Encoding: identity\r\n\r\n", u.Path, u.Host, p.token)
 	time.Sleep(500 * time.Millisecond)
@@ -355,11 +355,12 @@ func serveHeldDownload(t *testing.T) *serveProcess {
 
 // TestServeCutsDownloadsPastTheGrace sends SIGTERM while a client that
 // reads nothing holds a download of the real catalogue's export: after
-// the grace period serve closes that connection, says so, and exits 0, as
-// a stop that was asked for.
+// the grace period (--shutdown-grace) serve closes that connection, says
+// so, and exits 0, as a stop that was asked for.
 func TestServeCutsDownloadsPastTheGrace(t *testing.T) {
 	t.Parallel()
-	p := serveHeldDownload(t)
+	const grace = 2 * time.Second
+	p := serveHeldDownload(t, "--shutdown-grace", grace.String())
 
 	stopped := time.Now()
 	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
@@ -370,15 +371,15 @@ func TestServeCutsDownloadsPastTheGrace(t *testing.T) {
 		if err != nil {
 			t.Fatalf("serve with a download past the grace: %v", err)
 		}
-	case <-time.After(shutdownGrace + 8*time.Second):
+	case <-time.After(grace + 8*time.Second):
 		t.Fatal("serve did not exit after its grace period")
 	}
-	if took := time.Since(stopped); took < shutdownGrace {
-		t.Errorf("serve exited %s after SIGTERM, before the download it held had its %s", took, shutdownGrace)
+	if took := time.Since(stopped); took < grace {
+		t.Errorf("serve exited %s after SIGTERM, before the download it held had its %s", took, grace)
 	}
 	// A duration reads as one in the log, not as nanoseconds.
-	if line := p.logged(t, "requests still in flight after the grace period: closing their connections", time.Second); line["grace"] != shutdownGrace.String() {
-		t.Errorf("grace %v, want %q", line["grace"], shutdownGrace.String())
+	if line := p.logged(t, "requests still in flight after the grace period: closing their connections", time.Second); line["grace"] != grace.String() {
+		t.Errorf("grace %v, want %q", line["grace"], grace.String())
 	}
 	p.logged(t, "stopped", time.Second)
 }
@@ -416,7 +417,7 @@ func TestSecondSignalEndsServe(t *testing.T) {
 		if ws, ok := exit.Sys().(syscall.WaitStatus); !ok || !ws.Signaled() || ws.Signal() != syscall.SIGINT {
 			t.Fatalf("serve after a second signal: %v, want the end SIGINT gives", err)
 		}
-	case <-time.After(shutdownGrace / 2):
+	case <-time.After(defaultShutdownGrace / 2):
 		t.Fatal("serve still runs after a second signal")
 	}
 }
@@ -465,7 +466,7 @@ func TestServeWithAStalledLog(t *testing.T) {
 		if err != nil {
 			t.Fatalf("serve with its log stalled, after SIGTERM: %v", err)
 		}
-	case <-time.After(shutdownGrace + 20*time.Second):
+	case <-time.After(defaultShutdownGrace + 20*time.Second):
 		t.Fatal("serve with its log stalled did not stop after SIGTERM")
 	}
 }
