@@ -220,7 +220,7 @@ func productionBinary(t *testing.T) string {
 // memory the import process held. The import must exit with wantExit.
 func importPeakAnon(t *testing.T, exe, db string, cards int, write func(io.Writer, int) error, wantExit int) int64 {
 	t.Helper()
-	cmd := exec.Command(exe, "import", "--db", db, "-")
+	cmd := endsWithTheTest(exec.Command(exe, "import", "--db", db, "-"))
 	cmd.Env = append(childEnv(t), beCatalogd+"=1")
 	stdin, err := cmd.StdinPipe()
 	if err != nil {

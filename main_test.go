@@ -37,7 +37,7 @@ func catalogdCommand(t *testing.T, args ...string) *exec.Cmd {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(exe, args...)
+	cmd := endsWithTheTest(exec.Command(exe, args...))
 	// Without the CATALOGD_ variables of whoever runs the tests: each test
 	// sets its own.
 	cmd.Env = append(childEnv(t), beCatalogd+"=1")
@@ -446,7 +446,7 @@ func TestImportWriteErrorLeavesCatalogue(t *testing.T) {
 		t.Fatal(err)
 	}
 	// 4096 blocks of 512 bytes: 2 MiB, well short of the real catalogue.
-	cmd := exec.Command("sh", "-c", `ulimit -f 4096 && exec "$0" "$@"`, exe, "import", "--db", db, realCatalogue)
+	cmd := endsWithTheTest(exec.Command("sh", "-c", `ulimit -f 4096 && exec "$0" "$@"`, exe, "import", "--db", db, realCatalogue))
 	cmd.Env = append(childEnv(t), beCatalogd+"=1")
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr

@@ -4,8 +4,10 @@ import (
 	"bufio"
 	"fmt"
 	"os"
+	"os/exec"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -22,6 +24,13 @@ func childEnv(t *testing.T) []string {
 	// What the child leaves in its temporary directory (serve --dev's
 	// sample, when a test kills it) goes with the test.
 	return append(env, "TMPDIR="+t.TempDir())
+}
+
+// endsWithTheTest makes cmd's process end with the test binary's: one that
+// times out or is killed leaves no serve or import of its own running.
+func endsWithTheTest(cmd *exec.Cmd) *exec.Cmd {
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	return cmd
 }
 
 // procMem is the resident memory of a process, in bytes: all of it (VmRSS)
