@@ -25,8 +25,14 @@ func TestBearerKeyRotation(t *testing.T) {
 	newKey := ecSigningKey(t, "2026-07", 0, jwkset.UseSig)
 	idp := newOIDCIdP(t, oldKey)
 	// A short rate limit lets the test see two refreshes caused by unknown
-	// kids without waiting the production minute.
-	s := newAuthServer(t, idp, func(c *auth.Config) { c.RefreshRateLimit = 50 * time.Millisecond })
+	// kids without waiting the production minute. A request waits for the
+	// refresh it causes however slow the machine (the production wait is a
+	// second), so that the fetches are counted, and the keys replaced,
+	// when its answer comes.
+	s := newAuthServer(t, idp, func(c *auth.Config) {
+		c.RefreshRateLimit = 50 * time.Millisecond
+		c.RefreshWait = time.Minute
+	})
 	if n := idp.jwksFetches.Load(); n != 1 {
 		t.Fatalf("%d JWKS fetches at start, want 1", n)
 	}
