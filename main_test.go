@@ -27,7 +27,11 @@ func TestMain(m *testing.M) {
 		main()
 		return
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	if realImport.dir != "" {
+		os.RemoveAll(realImport.dir)
+	}
+	os.Exit(code)
 }
 
 // catalogdCommand is the real program as a child process.

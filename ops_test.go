@@ -286,10 +286,19 @@ func TestServeDrainsInFlightRequest(t *testing.T) {
 	conn, u := p.dial(t)
 	body := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"drain-test","version":"1"}}}`
 	half := len(body) / 2
-	fmt.Fprintf(conn, "POST %s/mcp HTTP/1.1\r\nHost: %s\r\nAuthorization: Bearer %s\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: %d\r\n\r\n%s",
-		u.Path, u.Host, p.token, len(body), body[:half])
+	// Expect: 100-continue has the server say when the handler starts
+	// reading the body.
+	fmt.Fprintf(conn, "POST %s/mcp HTTP/1.1\r\nHost: %s\r\nAuthorization: Bearer %s\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: %d\r\nExpect: 100-continue\r\n\r\n",
+		u.Path, u.Host, p.token, len(body))
+	conn.SetReadDeadline(time.Now().Add(30 * time.Second))
+	br := bufio.NewReader(conn)
+	if cont, err := http.ReadResponse(br, nil); err != nil {
+		t.Fatalf("the request's headers: %v, want 100 Continue once the handler reads the body", err)
+	} else if cont.StatusCode != http.StatusContinue {
+		t.Fatalf("the request's headers: %d, want 100 Continue once the handler reads the body", cont.StatusCode)
+	}
 	// The server is now reading the body inside the handler.
-	time.Sleep(300 * time.Millisecond)
+	io.WriteString(conn, body[:half])
 
 	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
@@ -318,7 +327,7 @@ func TestServeDrainsInFlightRequest(t *testing.T) {
 		t.Fatal(err)
 	}
 	conn.SetReadDeadline(time.Now().Add(10 * time.Second))
-	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	resp, err := http.ReadResponse(br, nil)
 	if err != nil {
 		t.Fatalf("the in-flight request got no answer: %v", err)
 	}
@@ -339,17 +348,21 @@ func TestServeDrainsInFlightRequest(t *testing.T) {
 }
 
 // serveHeldDownload starts serve on the real catalogue with a download of
-// its export held by a client that reads nothing: 14 MB, more than the
-// sockets' buffers hold, so the handler waits to write, and each write
-// would give it 30 s more.
+// its export held by a client that reads nothing past the status line: 14
+// MB, more than the sockets' buffers hold, so the handler waits to write,
+// and each write would give it 30 s more. It returns once the status line
+// has come, so that the handler is running.
 func serveHeldDownload(t *testing.T, args ...string) *serveProcess {
 	t.Helper()
 	db := filepath.Join(t.TempDir(), "catalog.db")
-	importInto(t, db, realCatalogue)
+	importRealCatalogue(t, db)
 	p := startServe(t, append([]string{"--db", db}, args...)...)
 	conn, u := p.dial(t)
 	fmt.Fprintf(conn, "GET %s/catalog/export HTTP/1.1\r\nHost: %s\r\nAuthorization: Bearer %s\r\nAccept-Encoding: identity\r\n\r\n", u.Path, u.Host, p.token)
-	time.Sleep(500 * time.Millisecond)
+	conn.SetReadDeadline(time.Now().Add(30 * time.Second))
+	if status, err := bufio.NewReader(conn).ReadString('\n'); err != nil || !strings.Contains(status, " 200 ") {
+		t.Fatalf("held download: %q, %v", status, err)
+	}
 	return p
 }
 

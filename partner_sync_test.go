@@ -246,7 +246,7 @@ func TestPartnerExportRetriesABusyServer(t *testing.T) {
 	t.Parallel()
 	once, _ := partnerSyncLoop(t)
 	db := filepath.Join(t.TempDir(), "catalog.db")
-	importInto(t, db, realCatalogue)
+	importRealCatalogue(t, db)
 	p := startServe(t, "--db", db, "--max-downloads", "1")
 	// The one slot, held by a client that reads nothing of 14 MB and goes
 	// away once the partner's download has been refused (or after 30 s,

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -40,6 +41,38 @@ func sampleVariant(t *testing.T, dir string, n int) (path, setName string) {
 func importInto(t *testing.T, db, snapshot string) {
 	t.Helper()
 	if _, err := importer.Import(context.Background(), importer.Config{DB: db, Inputs: []string{snapshot}}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// realImport is the real catalogue imported once for the test process, in
+// a directory TestMain removes: in process and under the race detector an
+// import of it takes half a minute of the processor or more, and the
+// parallel tests that serve it would each run one, all at once.
+var realImport struct {
+	once      sync.Once
+	dir, path string
+	err       error
+}
+
+// importRealCatalogue puts a copy of the real catalogue, imported, at db.
+func importRealCatalogue(t *testing.T, db string) {
+	t.Helper()
+	realImport.once.Do(func() {
+		if realImport.dir, realImport.err = os.MkdirTemp("", "catalogd-real-"); realImport.err != nil {
+			return
+		}
+		realImport.path = filepath.Join(realImport.dir, "catalog.db")
+		_, realImport.err = importer.Import(context.Background(), importer.Config{DB: realImport.path, Inputs: []string{realCatalogue}})
+	})
+	if realImport.err != nil {
+		t.Fatalf("import the real catalogue: %v", realImport.err)
+	}
+	b, err := os.ReadFile(realImport.path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(db, b, 0o600); err != nil {
 		t.Fatal(err)
 	}
 }
