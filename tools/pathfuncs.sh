@@ -61,9 +61,10 @@ run() { # run N: serve, warm up, send the request N times, stop
     [[ $code == 2* ]] || fail "$method $path answered $code"
     if ((i == 2)); then sleep 0.5; fi
   done
-  # Both runs last the same, so that what serve does on a timer (the
-  # access log's flush, every 100 ms) runs about as often in each, however
-  # slow the machine is to start serve or to answer.
+  # Both runs last about the same, so that what serve does on a timer
+  # (the catalogue file's look every second) runs about as often in each,
+  # however slow the machine is to start serve; at least half a second
+  # after the last request, so that its log line is written.
   sleep "$(awk -v since="$started" -v now="$(date +%s.%N)" -v lasting="$lifetime" 'BEGIN { s = lasting - (now - since); print (s > 0.5 ? s : 0.5) }')"
   kill -TERM $pid
   wait $pid || true
@@ -74,8 +75,9 @@ run() { # run N: serve, warm up, send the request N times, stop
 # the sample afresh, and an import's sorts compare a number of times that
 # changes from run to run.
 GOCOVERDIR=$work "$work/catalogd" import --db "$work/catalog.db" data/sample.json data/names.json > /dev/null
-# Each serve lasts this many seconds from its start to SIGTERM.
-lifetime=5
+# Each serve lasts this many seconds from its start to SIGTERM, or half
+# a second past its last request when that is later.
+lifetime=2
 run 1
 run 11
 
