@@ -122,7 +122,14 @@ func newBrowser(t *testing.T) (context.Context, *browserLog) {
 	)
 	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancelTab := chromedp.NewContext(actx)
-	ctx, cancelTimeout := context.WithTimeout(ctx, 2*time.Minute)
+	// The browser has until shortly before the test binary's deadline: a
+	// hang then fails here, with what the browser reported, rather than
+	// in go test's panic, and a slow machine is held to no guess.
+	limit := 5 * time.Minute
+	if deadline, ok := t.Deadline(); ok {
+		limit = time.Until(deadline) - 15*time.Second
+	}
+	ctx, cancelTimeout := context.WithTimeout(ctx, limit)
 	t.Cleanup(func() {
 		cancelTimeout()
 		cancelTab()
