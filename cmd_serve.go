@@ -118,7 +118,7 @@ built-in sample catalogue when --db does not exist and issues its own tokens.`,
 	f.IntVar(&o.maxInFlight, "max-client-requests", server.DefaultMaxClientRequests, "requests one client (token's client id) may have in flight over every connection and stream; one more is answered 429")
 	f.StringVar(&o.accessLog, "access-log", "all", "requests the access log writes: all, errors (status 400 or more, an answer cut short, or slower than --slow-request), sample:N (those, and 1 in N of the others) or none; the metrics count every request")
 	f.DurationVar(&o.slowRequest, "slow-request", server.DefaultSlowRequest, "duration from which --access-log errors and sample:N write a request")
-	f.DurationVar(&o.grace, "shutdown-grace", defaultShutdownGrace, "how long requests in flight may run on after SIGTERM before their connections are closed; keep it below the time the service manager waits before it kills serve")
+	f.DurationVar(&o.grace, "shutdown-grace", defaultShutdownGrace, "how long requests in flight may run on after SIGTERM before their connections are closed (0: at once); with 5 s for the last log lines, keep it below the time the service manager waits before it kills serve")
 	f.Float64Var(&o.rateLimit, "rate-limit", 0, "requests per second each client may make (off when 0)")
 	f.IntVar(&o.rateBurst, "rate-burst", 0, "requests a client may make at once (default: one second's worth, at least 1)")
 	f.IntVar(&o.answerCache, "answer-cache-mb", server.DefaultAnswerCache>>20, "MiB of recent answers of pages of a set, searches, autocompletes and change lists kept in memory (0: none)")
@@ -402,7 +402,7 @@ func (o *serveOptions) check() error {
 		return usageErrorf("serve: --max-client-requests %d: want 1 or more", o.maxInFlight)
 	}
 	if o.grace < 0 {
-		return usageErrorf("serve: --shutdown-grace %v: want a duration, 0 to close every connection at once", o.grace)
+		return usageErrorf("serve: --shutdown-grace %v: want 0 (close every connection at once) or more", o.grace)
 	}
 	if o.maxConns < 0 {
 		return usageErrorf("serve: --max-conns %d: want a number of connections (0 for no limit)", o.maxConns)

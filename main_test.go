@@ -239,7 +239,7 @@ func TestExitStatuses(t *testing.T) {
 		{[]string{"serve", "--dev", "--access-log", "sample:0"}, nil, exitUsage, "--access-log \"sample:0\": want all, errors, sample:N"},
 		{[]string{"serve", "--dev"}, map[string]string{"CATALOGD_ACCESS_LOG": "debug"}, exitUsage, "--access-log"},
 		{[]string{"serve", "--dev", "--slow-request", "0s"}, nil, exitUsage, "--slow-request 0s: want a positive duration"},
-		{[]string{"serve", "--dev", "--shutdown-grace", "-1s"}, nil, exitUsage, "--shutdown-grace -1s: want a duration, 0 to close every connection at once"},
+		{[]string{"serve", "--dev", "--shutdown-grace", "-1s"}, nil, exitUsage, "--shutdown-grace -1s: want 0 (close every connection at once) or more"},
 		{[]string{"serve", "--dev", "--max-client-requests", "0"}, nil, exitUsage, "--max-client-requests 0: want 1 or more"},
 		{[]string{"serve", "--dev"}, map[string]string{"CATALOGD_GC_HEADROOM_MB": "4096"}, exitUsage, "--gc-headroom-mb"},
 		{[]string{"serve", "--dev"}, map[string]string{"CATALOGD_RATE_LIMIT": "NaN"}, exitUsage, "--rate-limit"},
