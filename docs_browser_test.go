@@ -127,7 +127,10 @@ func newBrowser(t *testing.T) (context.Context, *browserLog) {
 	// in go test's panic, and a slow machine is held to no guess.
 	limit := 5 * time.Minute
 	if deadline, ok := t.Deadline(); ok {
-		limit = time.Until(deadline) - 15*time.Second
+		limit = min(limit, time.Until(deadline)-15*time.Second)
+	}
+	if limit < 30*time.Second {
+		t.Fatalf("%v left before the test's deadline: too little for the browser", limit)
 	}
 	ctx, cancelTimeout := context.WithTimeout(ctx, limit)
 	t.Cleanup(func() {

@@ -27,11 +27,7 @@ func TestMain(m *testing.M) {
 		main()
 		return
 	}
-	code := m.Run()
-	if realImport.dir != "" {
-		os.RemoveAll(realImport.dir)
-	}
-	os.Exit(code)
+	os.Exit(m.Run())
 }
 
 // catalogdCommand is the real program as a child process.

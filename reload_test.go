@@ -45,34 +45,29 @@ func importInto(t *testing.T, db, snapshot string) {
 	}
 }
 
-// realImport is the real catalogue imported once for the test process, in
-// a directory TestMain removes: in process and under the race detector an
-// import of it takes half a minute of the processor or more, and the
-// parallel tests that serve it would each run one, all at once.
+// realImport is the real catalogue's file, imported once for the test
+// process and held in memory (some 30 MB): in process and under the race
+// detector an import of it takes half a minute of the processor or more,
+// and the parallel tests that serve it would each run one, all at once.
 var realImport struct {
-	once      sync.Once
-	dir, path string
-	err       error
+	once sync.Once
+	file []byte
+	err  error
 }
 
 // importRealCatalogue puts a copy of the real catalogue, imported, at db.
 func importRealCatalogue(t *testing.T, db string) {
 	t.Helper()
 	realImport.once.Do(func() {
-		if realImport.dir, realImport.err = os.MkdirTemp("", "catalogd-real-"); realImport.err != nil {
-			return
+		path := filepath.Join(t.TempDir(), "real.db")
+		if _, realImport.err = importer.Import(context.Background(), importer.Config{DB: path, Inputs: []string{realCatalogue}}); realImport.err == nil {
+			realImport.file, realImport.err = os.ReadFile(path)
 		}
-		realImport.path = filepath.Join(realImport.dir, "catalog.db")
-		_, realImport.err = importer.Import(context.Background(), importer.Config{DB: realImport.path, Inputs: []string{realCatalogue}})
 	})
-	if realImport.err != nil {
-		t.Fatalf("import the real catalogue: %v", realImport.err)
+	if realImport.err != nil || len(realImport.file) == 0 {
+		t.Fatalf("import the real catalogue: %v (%d bytes)", realImport.err, len(realImport.file))
 	}
-	b, err := os.ReadFile(realImport.path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(db, b, 0o600); err != nil {
+	if err := os.WriteFile(db, realImport.file, 0o600); err != nil {
 		t.Fatal(err)
 	}
 }

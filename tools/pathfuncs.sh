@@ -25,8 +25,9 @@ method=$1 path=$2 body=${3:-}
 cd "$(dirname "$0")/.."
 work=$(mktemp -d)
 pid=
-trap '[[ -n $pid ]] && kill $pid 2>/dev/null; rm -rf "$work"' EXIT
-fail() { echo "pathfuncs: $*" >&2; exit 1; }
+# serve writes its counters into $work as it exits: wait for it first.
+trap '[[ -n $pid ]] && kill $pid 2>/dev/null && wait $pid; rm -rf "$work"' EXIT
+fail() { echo "pathfuncs${CHECK_LIST:+ ($CHECK_LIST)}: $*" >&2; exit 1; }
 go build -cover -covermode=count -coverpkg=./... -o "$work/catalogd" .
 
 run() { # run N: serve, warm up, send the request N times, stop
@@ -44,7 +45,7 @@ run() { # run N: serve, warm up, send the request N times, stop
     kill -0 $pid 2>/dev/null || fail "serve ended: $(tail -3 "$log")"
     ((tries < 400)) || fail "serve not ready in 20 s: $(tail -3 "$log")"
     if [[ -z $port ]] && grep -qs 'Bearer ' "$log"; then
-      port=$(grep -o -m1 'API  *http://127.0.0.1:[0-9]*' "$log" | sed 's/.*://')
+      port=$(grep -o -m1 'API  *http://127.0.0.1:[0-9]*' "$log" | sed 's/.*://' || true)
       [[ -n $port ]] || fail "serve printed no API address: $(head -5 "$log")"
     fi
     if [[ -n $port ]] && curl -sf -o /dev/null http://127.0.0.1:$port/readyz; then break; fi
@@ -85,6 +86,7 @@ run 11
 # the request: on a slow machine each request's line may get a write of
 # its own, and the flusher would seem to run once a request.
 flusher='internal/logbuf/logbuf.go flush
+internal/logbuf/logbuf.go tick
 internal/logbuf/logbuf.go write'
 
 # A profile whose count is 1 where a block ran at least ten times more in
