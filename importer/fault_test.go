@@ -283,7 +283,7 @@ func countChanges(t *testing.T, db, since string) int {
 	n := 0
 	q := store.ChangesQuery{Since: since, Limit: 1000}
 	for {
-		next, err := c.Changes(q, func(store.Change) error { n++; return nil })
+		next, _, err := c.Changes(q, func(store.Change) error { n++; return nil })
 		if err != nil {
 			t.Fatal(err)
 		}

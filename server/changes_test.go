@@ -213,14 +213,18 @@ type changesPage struct {
 		Record       json.RawMessage
 	}
 	Meta struct {
-		From, To string
-		Next     *string
+		From, To  string
+		Next      *string
+		NextSince *string
 	}
 }
 
 // syncOnce follows the partner's loop (docs/CONTRACT.md, Keeping a copy)
 // once: every page from since, each applied to the copy as it comes;
-// between pages, between(n) may swap in a new catalogue. It returns the to of the first page, the next since.
+// between pages, between(n) may swap in a new catalogue. It returns the
+// next since, the meta.nextSince of the last page, after checking it
+// against the to of the first page and of the last: the first page's to,
+// or both joined by "~" when they differ.
 // Unless a catalogue is swapped in while it pages, or it follows such a
 // sync, every remove names a record the copy holds; otherwise a record
 // can be sent again, removed again included, which the copy ignores.
@@ -257,7 +261,20 @@ func syncOnce(t *testing.T, f *fixture, copy catalogState, since, zone string, l
 			}
 		}
 		if p.Meta.Next == nil {
-			return first
+			want := first
+			if p.Meta.To != first {
+				want = first + "~" + p.Meta.To
+			}
+			if p.Meta.NextSince == nil {
+				t.Fatalf("the last page's meta.nextSince is null, want %q", want)
+			}
+			if *p.Meta.NextSince != want {
+				t.Fatalf("the last page's meta.nextSince is %q, want %q", *p.Meta.NextSince, want)
+			}
+			return *p.Meta.NextSince
+		}
+		if p.Meta.NextSince != nil {
+			t.Fatalf("page %d, not the last, has meta.nextSince %q", page, *p.Meta.NextSince)
 		}
 		after = *p.Meta.Next
 		if between != nil {
@@ -326,7 +343,10 @@ func TestChangesBringEveryKeptGenerationUpToDate(t *testing.T) {
 
 // TestChangesAcrossAnImport swaps new catalogues in while a client pages,
 // which then follows the partner's loop: it finishes its pages, syncs again
-// from the meta.to of its first page, and holds the active catalogue.
+// from the meta.nextSince of its last page (its first page's to and the
+// active generation), and holds the active catalogue. A client that syncs
+// again from its first page's to, as the contract said before nextSince,
+// holds it too.
 func TestChangesAcrossAnImport(t *testing.T) {
 	for seed := uint64(10); seed <= 12; seed++ {
 		t.Run(fmt.Sprint("seed", seed), func(t *testing.T) {
@@ -355,14 +375,194 @@ func TestChangesAcrossAnImport(t *testing.T) {
 					}
 					f.live.Swap(db)
 				})
-				if next == f.live.Current().Generation() {
-					t.Fatal("no import was swapped in while paging")
+				firstTo, _, crossed := strings.Cut(next, "~")
+				if !crossed {
+					t.Fatalf("no import was swapped in while paging: next since %q", next)
 				}
+				byFirstTo := cloneState(copy)
 				syncOnce(t, f, copy, next, zone, 3, false, nil)
 				diffStates(t, fmt.Sprintf("zone %q after a sync across two imports", zone), copy, h.states[f.live.Current().Generation()].inZone(zone))
+				syncOnce(t, f, byFirstTo, firstTo, zone, 3, false, nil)
+				diffStates(t, fmt.Sprintf("zone %q after a sync across two imports, again from the first page's to", zone), byFirstTo, h.states[f.live.Current().Generation()].inZone(zone))
 			}
 		})
 	}
+}
+
+// TestChangesAfterACatalogueIsPutBack: a client pages across an import,
+// so it holds a record as that import left it; then the catalogue file of
+// before that import is put back (a backup restored, a release rolled
+// back) and the next catalogue is imported over it, without that record's
+// change. Its changes never name the record. The client's next sync, from
+// the meta.nextSince that names the import it holds records of, is 410,
+// and the client downloads the export again; from its first page's to
+// alone, the sync would succeed and leave the record wrong.
+func TestChangesAfterACatalogueIsPutBack(t *testing.T) {
+	h := newHistory(t, 21, 30)
+	for range 4 {
+		h.change()
+	}
+	start := h.importNow()
+	for range 4 {
+		h.change()
+	}
+	h.importNow()
+	backup, err := os.ReadFile(h.db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sets, cards := cloneRecords(h.sets), cloneRecords(h.cards)
+	f := newFixtureAt(t, h.db, nil)
+
+	// The last card by id comes on the last pages: it is edited, and the
+	// edit swapped in, after the first page.
+	lastCard := slices.Max(slices.Collect(maps.Keys(h.cards)))
+	copy := cloneState(h.states[start])
+	next := syncOnce(t, f, copy, start, "", 2, false, func(page int) {
+		if page > 0 {
+			return
+		}
+		h.cards[lastCard].Name += " (edited)"
+		h.importNow()
+		db, err := store.Open(h.db)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.live.Swap(db)
+	})
+	if !strings.Contains(copy["card "+lastCard], "(edited)") {
+		t.Fatalf("the copy does not hold the edit swapped in while it paged: %s", copy["card "+lastCard])
+	}
+	firstTo, held, _ := strings.Cut(next, "~")
+	if held != f.live.Current().Generation() {
+		t.Fatalf("next since %q does not name the generation of the edit, %q", next, f.live.Current().Generation())
+	}
+
+	// The file of before the edit put back, and the catalogue of then,
+	// with another change, imported over it.
+	putBack := filepath.Join(h.dir, "backup.db")
+	if err := os.WriteFile(putBack, backup, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(putBack, h.db); err != nil {
+		t.Fatal(err)
+	}
+	h.sets, h.cards = sets, cards
+	h.addSet()
+	now := h.importNow()
+	db, err := store.Open(h.db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.live.Swap(db)
+	if !slices.Contains(db.SyncGenerations(), firstTo) || slices.Contains(db.SyncGenerations(), held) {
+		t.Fatalf("the history %v should hold the first page's to %s and not the edit's %s", db.SyncGenerations(), firstTo, held)
+	}
+
+	r := f.get("/catalog/changes?since=" + url.QueryEscape(next))
+	r.wantStatus(t, http.StatusGone)
+	if !strings.Contains(string(r.body), held) || !strings.Contains(string(r.body), "/catalog/export") {
+		t.Errorf("the 410 does not name the generation gone and the export: %s", r.body)
+	}
+	// What the first page's to alone would have let through.
+	byFirstTo := cloneState(copy)
+	syncOnce(t, f, byFirstTo, firstTo, "", 2, false, nil)
+	if byFirstTo["card "+lastCard] == h.states[now]["card "+lastCard] {
+		t.Fatalf("a sync from the first page's to brought %s back: the case is not the one this test is of", lastCard)
+	}
+}
+
+// TestChangesAcrossReplicas: behind one address, a client's pages come
+// from two replicas, one of which switches to a new catalogue while the
+// client pages. Whichever replica serves the last page, its nextSince
+// names the generation the one ahead gave pages from; the replica behind
+// answers the next sync 503 (retry), and the one ahead brings the copy to
+// its catalogue exactly.
+func TestChangesAcrossReplicas(t *testing.T) {
+	for _, lastOnAhead := range []bool{false, true} {
+		t.Run(fmt.Sprint("last page on the replica ahead: ", lastOnAhead), func(t *testing.T) {
+			h := newHistory(t, 31, 30)
+			for range 4 {
+				h.change()
+			}
+			start := h.importNow()
+			for range 4 {
+				h.change()
+			}
+			before := h.importNow()
+			behindDB := filepath.Join(t.TempDir(), "catalog.db")
+			b, err := os.ReadFile(h.db)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(behindDB, b, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			behind, ahead := newFixtureAt(t, behindDB, nil), newFixtureAt(t, h.db, nil)
+
+			// Pages of one change: the first from the replica behind, the
+			// second and third from each in turn, the rest from one.
+			copy := cloneState(h.states[start])
+			var after, nextSince string
+			pages := 0
+			for ; nextSince == ""; pages++ {
+				replica := behind
+				if pages == 1 || pages > 2 && lastOnAhead {
+					replica = ahead
+				}
+				q := url.Values{"since": {start}, "limit": {"1"}}
+				if after != "" {
+					q.Set("after", after)
+				}
+				var p changesPage
+				r := replica.get("/catalog/changes?" + q.Encode())
+				r.wantStatus(t, http.StatusOK)
+				r.json(t, &p)
+				for _, c := range p.Data {
+					if c.Op == "upsert" {
+						copy[c.Kind+" "+c.ID] = string(c.Record)
+					} else {
+						delete(copy, c.Kind+" "+c.ID)
+					}
+				}
+				if pages == 0 { // the replica ahead switches
+					h.change()
+					h.importNow()
+					db, err := store.Open(h.db)
+					if err != nil {
+						t.Fatal(err)
+					}
+					ahead.live.Swap(db)
+				}
+				if p.Meta.Next != nil {
+					after = *p.Meta.Next
+				} else {
+					nextSince = *p.Meta.NextSince
+				}
+			}
+			if pages < 4 {
+				t.Fatalf("%d pages: the replicas did not take turns", pages)
+			}
+			newest := ahead.live.Current().Generation()
+			if want := before + "~" + newest; nextSince != want {
+				t.Fatalf("next since %q, want %q", nextSince, want)
+			}
+			r := behind.get("/catalog/changes?since=" + url.QueryEscape(nextSince))
+			r.wantStatus(t, http.StatusServiceUnavailable)
+			syncOnce(t, ahead, copy, nextSince, "", 3, false, nil)
+			diffStates(t, "after the sync from the replica ahead", copy, h.states[newest])
+		})
+	}
+}
+
+// cloneRecords copies the sets or cards of a history, each record too.
+func cloneRecords[R any](m map[string]*R) map[string]*R {
+	out := make(map[string]*R, len(m))
+	for k, v := range m {
+		r := *v
+		out[k] = &r
+	}
+	return out
 }
 
 func TestChangesOfTheSameSnapshotAreEmpty(t *testing.T) {
@@ -373,7 +573,7 @@ func TestChangesOfTheSameSnapshotAreEmpty(t *testing.T) {
 	f := newFixtureAt(t, h.db, nil)
 	r := f.get("/catalog/changes?since=" + first)
 	r.wantStatus(t, http.StatusOK)
-	want := `{"data":[],"meta":{"from":"` + first + `","to":"` + second + `","next":null}}`
+	want := `{"data":[],"meta":{"from":"` + first + `","to":"` + second + `","next":null,"nextSince":"` + second + `"}}`
 	if string(r.body) != want {
 		t.Errorf("changes between two imports of one snapshot: %s, want %s", r.body, want)
 	}
@@ -392,15 +592,18 @@ func TestChangesParameters(t *testing.T) {
 	second := h.importNow()
 	f := newFixtureAt(t, h.db, nil)
 	for target, param := range map[string]string{
-		"/catalog/changes":                                  "since",
-		"/catalog/changes?since=":                           "since",
-		"/catalog/changes?since=%FF":                        "since",
-		"/catalog/changes?since=" + first + "&limit=0":      "limit",
-		"/catalog/changes?since=" + first + "&limit=1001":   "limit",
-		"/catalog/changes?since=" + first + "&after=%21%21": "after",
-		"/catalog/changes?since=" + first + "&after=":       "after",
-		"/catalog/changes?since=" + first + "&after=AAAA":   "after",
-		"/catalog/changes?since=" + first + "&zone=mars":    "zone",
+		"/catalog/changes":                                              "since",
+		"/catalog/changes?since=":                                       "since",
+		"/catalog/changes?since=%FF":                                    "since",
+		"/catalog/changes?since=" + first + "~":                         "since",
+		"/catalog/changes?since=~" + second:                             "since",
+		"/catalog/changes?since=" + first + "~" + second + "~" + second: "since",
+		"/catalog/changes?since=" + first + "&limit=0":                  "limit",
+		"/catalog/changes?since=" + first + "&limit=1001":               "limit",
+		"/catalog/changes?since=" + first + "&after=%21%21":             "after",
+		"/catalog/changes?since=" + first + "&after=":                   "after",
+		"/catalog/changes?since=" + first + "&after=AAAA":               "after",
+		"/catalog/changes?since=" + first + "&zone=mars":                "zone",
 	} {
 		r := f.get(target)
 		r.wantStatus(t, http.StatusBadRequest)
@@ -409,6 +612,11 @@ func TestChangesParameters(t *testing.T) {
 		}
 	}
 	f.get("/catalog/changes?since=19990101T000000Z-00000000").wantStatus(t, http.StatusGone)
+	// Two generations: the second must follow the first in the history.
+	f.get("/catalog/changes?since="+first+"~"+second).wantStatus(t, http.StatusOK)
+	for _, since := range []string{second + "~" + first, first + "~" + first, first + "~19990101T000000Z-00000000", "19990101T000000Z-00000000~" + second} {
+		f.get("/catalog/changes?since="+since).wantStatus(t, http.StatusGone)
+	}
 	// A generation newer than the one served is one a replica beside this
 	// one serves already: this one is about to, so retry, not download.
 	newer := time.Now().Add(time.Minute).UTC().Format("20060102T150405Z") + "-00000000"

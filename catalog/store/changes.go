@@ -123,11 +123,18 @@ func (db *DB) sinceStep(gen string) (int, bool) {
 
 // ChangesQuery asks for one page of the changes since a generation.
 type ChangesQuery struct {
+	// Since is the generation the copy holds, or two joined by
+	// HeldSeparator, "G1~G2": a copy of G1 that holds some records as
+	// generations up to G2 left them, after a sync that paged across an
+	// import (Changes).
 	Since string
 	Zone  string // "" for every zone
 	After string // the cursor of the previous page, "" for the first
 	Limit int
 }
+
+// HeldSeparator joins the two generations of a Since.
+const HeldSeparator = "~"
 
 // Change is one entry of a list of changes: Record is the set's or card's
 // JSON as served, nil for a removal. Valid only during the call it is
@@ -140,8 +147,9 @@ type Change struct {
 
 // Changes calls fn with at most q.Limit changes from generation q.Since to
 // the active one (sets, then cards, each by id, then the name groups; a
-// record once, as it is now), after the cursor q.After, and returns the
-// cursor of the next page, "" after the last.
+// record once, as it is now), after the cursor q.After. It returns the
+// cursor of the next page, "" after the last, and on the last page the
+// Since of the client's next sync.
 //
 // A cursor remembers the generation its list started at. When another
 // catalogue has been swapped in since, the rest of the list is given as seen
@@ -150,24 +158,45 @@ type Change struct {
 // is then to sync again from that generation (docs/CONTRACT.md, Changes),
 // and is given everything else again, as it is then; a record added after
 // the list started and removed before the next sync would otherwise stay.
-func (db *DB) Changes(q ChangesQuery, fn func(Change) error) (string, error) {
+//
+// The copy then holds some records as a later generation left them, so the
+// cursor remembers the newest generation a page of the list was given from
+// (held), and the next Since names it too, "G1~G2". The pages of one list
+// may come from replicas that switch to a new catalogue at different
+// moments, so held may be newer than the catalogue served here. The next
+// sync is refused (ErrOutsideHistory) when G2 has left the history, which a
+// catalogue put back from before G2 and imported over does: its changes
+// would never name those records, and the copy would stay wrong.
+func (db *DB) Changes(q ChangesQuery, fn func(Change) error) (next, nextSince string, err error) {
 	if q.Limit < 1 {
-		return "", fmt.Errorf("changes since %q: limit %d: give 1 or more", q.Since, q.Limit)
+		return "", "", fmt.Errorf("changes since %q: limit %d: give 1 or more", q.Since, q.Limit)
 	}
-	from, ok := db.sinceStep(q.Since)
-	if !ok {
-		return "", db.notHeld(q.Since, "")
+	from, err := db.sinceSteps(q.Since)
+	if err != nil {
+		return "", "", err
 	}
-	pin, after := db.info.Generation, []byte(nil)
+	pin, held, after := db.info.Generation, db.info.Generation, []byte(nil)
 	if q.After != "" {
-		var err error
-		if pin, after, err = decodeCursor(q.After, q); err != nil {
-			return "", err
+		var start string
+		if start, after, err = decodeCursor(q.After, q); err != nil {
+			return "", "", err
 		}
+		var cursorHeld string
+		pin, cursorHeld, _ = strings.Cut(start, HeldSeparator)
+		if cursorHeld == "" {
+			cursorHeld = pin
+		}
+		if _, ok := db.sinceStep(cursorHeld); !ok {
+			held = cursorHeld // newer than the catalogue served here, or gone
+		}
+	}
+	start := pin // what the cursors of the list carry, and the next Since
+	if held != pin {
+		start += HeldSeparator + held
 	}
 	pinStep, ok := db.sinceStep(pin)
 	if !ok {
-		return "", db.notHeld(pin, ", where this list of changes started,")
+		return "", "", db.notHeld(pin, ", where this list of changes started,")
 	}
 	pinStep = max(pinStep, from)
 	zone := layout.ZoneNone
@@ -178,8 +207,7 @@ func (db *DB) Changes(q ChangesQuery, fn func(Change) error) (string, error) {
 		return z != layout.ZoneNone && (zone == layout.ZoneNone || z == zone || z == layout.ZoneAll)
 	}
 
-	var next string
-	err := db.view(func(tx *bolt.Tx) error {
+	err = db.view(func(tx *bolt.Tx) error {
 		b := tx.Bucket(layout.BucketChanges)
 		if b == nil || from == len(db.info.History) {
 			return nil
@@ -197,7 +225,7 @@ func (db *DB) Changes(q ChangesQuery, fn func(Change) error) (string, error) {
 				continue
 			}
 			if n == q.Limit {
-				next = encodeCursor(pin, q, last)
+				next = encodeCursor(start, q, last)
 				return nil
 			}
 			c := Change{Kind: "set", ID: string(w.key[1:])}
@@ -223,9 +251,34 @@ func (db *DB) Changes(q ChangesQuery, fn func(Change) error) (string, error) {
 		return nil
 	})
 	if err != nil {
-		return "", fmt.Errorf("changes since %q: %w", q.Since, err)
+		return "", "", fmt.Errorf("changes since %q: %w", q.Since, err)
 	}
-	return next, nil
+	if next != "" {
+		return next, "", nil
+	}
+	return "", start, nil
+}
+
+// sinceSteps returns the index in History of the first step after the
+// generation of since (sinceStep), checking that the generation after
+// HeldSeparator, if any, is a later one of the same history.
+func (db *DB) sinceSteps(since string) (int, error) {
+	base, held, two := strings.Cut(since, HeldSeparator)
+	from, ok := db.sinceStep(base)
+	if !ok {
+		return 0, db.notHeld(base, "")
+	}
+	if !two {
+		return from, nil
+	}
+	heldStep, ok := db.sinceStep(held)
+	if !ok {
+		return 0, db.notHeld(held, ", whose records the copy holds too,")
+	}
+	if heldStep <= from {
+		return 0, fmt.Errorf("generation %q, whose records the copy holds too, does not follow %q: it is %w", held, base, ErrOutsideHistory)
+	}
+	return from, nil
 }
 
 // appendRecord appends the JSON of the set or card id as served, or of
@@ -347,23 +400,24 @@ func (q ChangesQuery) CheckCursor() error {
 }
 
 // encodeCursor makes the cursor after the record key of the list of q
-// that started at generation pin: pin, uvarint-length-prefixed, a zero
-// byte, the listSum of q, then the key. A record key starts with a kind,
-// ChangeSet, ChangeCard or ChangeNames, never 0, so the zero byte makes a
-// version of catalogd that read the key right after pin refuse the
-// cursor, rather than take the sum for a key (replicas of two versions,
-// during an upgrade).
-func encodeCursor(pin string, q ChangesQuery, key []byte) string {
-	b := binary.AppendUvarint(nil, uint64(len(pin)))
-	b = append(b, pin...)
+// that started as start: the generation it started at, and the newest a
+// page was given from when that is another, "pin~held" (Changes). It is
+// start, uvarint-length-prefixed, a zero byte, the listSum of q, then the
+// key. A record key starts with a kind, ChangeSet, ChangeCard or
+// ChangeNames, never 0, so the zero byte makes a version of catalogd that
+// read the key right after start refuse the cursor, rather than take the
+// sum for a key (replicas of two versions, during an upgrade).
+func encodeCursor(start string, q ChangesQuery, key []byte) string {
+	b := binary.AppendUvarint(nil, uint64(len(start)))
+	b = append(b, start...)
 	b = append(b, 0)
 	b = binary.BigEndian.AppendUint32(b, listSum(q))
 	b = append(b, key...)
 	return base64.RawURLEncoding.EncodeToString(b)
 }
 
-// decodeCursor returns the generation and the record key of a cursor of
-// the list of q.
+// decodeCursor returns the start (encodeCursor) and the record key of a
+// cursor of the list of q.
 func decodeCursor(s string, q ChangesQuery) (string, []byte, error) {
 	b, err := base64.RawURLEncoding.DecodeString(s)
 	if err != nil {

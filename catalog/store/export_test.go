@@ -146,7 +146,7 @@ func TestChangesOfAFollowingCatalogue(t *testing.T) {
 	var got, ids []string
 	after := ""
 	for {
-		next, err := db.Changes(ChangesQuery{Since: "g", After: after, Limit: 3}, func(c Change) error {
+		next, _, err := db.Changes(ChangesQuery{Since: "g", After: after, Limit: 3}, func(c Change) error {
 			if c.Kind != "card" {
 				t.Errorf("a change of %s %s: no set changed", c.Kind, c.ID)
 			}
@@ -176,10 +176,10 @@ func TestChangesOfAFollowingCatalogue(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Errorf("changes:\n%v\nwant:\n%v", got, want)
 	}
-	if _, err := db.Changes(ChangesQuery{Since: "nope", Limit: 1}, func(Change) error { return nil }); err == nil {
+	if _, _, err := db.Changes(ChangesQuery{Since: "nope", Limit: 1}, func(Change) error { return nil }); err == nil {
 		t.Error("changes since an unknown generation: no error")
 	}
-	if _, err := db.Changes(ChangesQuery{Since: "g", After: "!!", Limit: 1}, func(Change) error { return nil }); err == nil {
+	if _, _, err := db.Changes(ChangesQuery{Since: "g", After: "!!", Limit: 1}, func(Change) error { return nil }); err == nil {
 		t.Error("a cursor that is not one: no error")
 	}
 }
@@ -393,24 +393,48 @@ func TestChangesFromANewerGeneration(t *testing.T) {
 		"junk":                      ErrOutsideHistory,
 		"99999999T999999Z-0":        ErrOutsideHistory, // no time at all
 	} {
-		if _, err := db.Changes(ChangesQuery{Since: since, Limit: 10}, none); !errors.Is(err, want) {
+		if _, _, err := db.Changes(ChangesQuery{Since: since, Limit: 10}, none); !errors.Is(err, want) {
 			t.Errorf("since %s: %v, want %v", since, err, want)
 		}
 	}
 	// Six hours on, a newer generation this server has not switched to is
 	// one it will not: a file restored from a backup, say.
 	now = time.Date(2026, 11, 30, 18, 0, 1, 0, time.UTC)
-	if _, err := db.Changes(ChangesQuery{Since: later, Limit: 10}, none); !errors.Is(err, ErrOutsideHistory) {
+	if _, _, err := db.Changes(ChangesQuery{Since: later, Limit: 10}, none); !errors.Is(err, ErrOutsideHistory) {
 		t.Errorf("since %s, six hours on: %v, want ErrOutsideHistory", later, err)
 	}
 	now = time.Date(2026, 11, 30, 12, 10, 0, 0, time.UTC)
 	q := ChangesQuery{Since: active, Limit: 10}
 	q.After = encodeCursor(later, q, []byte{layout.ChangeCard, 'x'})
-	if _, err := db.Changes(q, none); !errors.Is(err, ErrNewerGeneration) || !strings.Contains(err.Error(), "where this list of changes started") {
+	if _, _, err := db.Changes(q, none); !errors.Is(err, ErrNewerGeneration) || !strings.Contains(err.Error(), "where this list of changes started") {
 		t.Errorf("a cursor that started at a newer generation: %v, want ErrNewerGeneration", err)
 	}
-	if _, err := db.Changes(ChangesQuery{Since: active, Limit: 10}, none); err != nil {
+	if _, _, err := db.Changes(ChangesQuery{Since: active, Limit: 10}, none); err != nil {
 		t.Errorf("since the active generation: %v", err)
+	}
+
+	// A since of two generations: a copy of the first that holds records
+	// of the second, which must follow it.
+	for since, want := range map[string]error{
+		active + "~" + later:   ErrNewerGeneration, // a replica ahead gave pages of it
+		active + "~" + earlier: ErrOutsideHistory,
+		active + "~" + active:  ErrOutsideHistory,
+		earlier + "~" + active: ErrOutsideHistory,
+		later + "~" + later:    ErrNewerGeneration,
+	} {
+		if _, _, err := db.Changes(ChangesQuery{Since: since, Limit: 10}, none); !errors.Is(err, want) {
+			t.Errorf("since %s: %v, want %v", since, err, want)
+		}
+	}
+	// A cursor that a replica ahead made carries that replica's
+	// generation on to the next since.
+	q = ChangesQuery{Since: active, Limit: 10}
+	q.After = encodeCursor(active+"~"+later, q, []byte{layout.ChangeCard, 'x'})
+	if next, nextSince, err := db.Changes(q, none); err != nil || next != "" || nextSince != active+"~"+later {
+		t.Errorf("after a cursor of %s~%s: next %q, next since %q, %v; want the last page, and the two generations", active, later, next, nextSince, err)
+	}
+	if _, nextSince, err := db.Changes(ChangesQuery{Since: active, Limit: 10}, none); err != nil || nextSince != active {
+		t.Errorf("since the active generation: next since %q, %v; want %q", nextSince, err, active)
 	}
 }
 

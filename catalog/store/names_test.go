@@ -164,7 +164,7 @@ func TestNameGroupsChangeAndExport(t *testing.T) {
 			since := prev.Generation()
 			for _, zone := range []string{"", catalog.ZoneJP} {
 				var got []string
-				_, err := db.Changes(ChangesQuery{Since: since, Zone: zone, Limit: 10}, func(c Change) error {
+				_, _, err := db.Changes(ChangesQuery{Since: since, Zone: zone, Limit: 10}, func(c Change) error {
 					got = append(got, c.Kind+" "+c.ID+" "+string(c.Record))
 					return nil
 				})

@@ -2,6 +2,7 @@ package op
 
 import (
 	"errors"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/catalogd/catalogd/catalog"
@@ -22,10 +23,13 @@ func ParseChanges(p Params) (ChangesRequest, error) {
 	r := reader{p: p}
 	since, ok := r.one("since")
 	if !ok && !r.given("since") || ok && since == "" {
-		r.fail("since", "is required: the generation the copy holds, from the Catalog-Generation of its export or the meta.to of its last sync")
+		r.fail("since", "is required: the generation the copy holds, from the Catalog-Generation of its export or the meta.nextSince of its last sync")
 	}
-	if ok && !utf8.ValidString(since) {
+	switch base, held, two := strings.Cut(since, store.HeldSeparator); {
+	case ok && !utf8.ValidString(since):
 		r.fail("since", "must be valid UTF-8")
+	case two && (base == "" || held == "" || strings.Contains(held, store.HeldSeparator)):
+		r.fail("since", "must be one generation, or two joined by "+store.HeldSeparator+" as meta.nextSince gives them: pass it as it is")
 	}
 	req := ChangesRequest{
 		Since: since,
@@ -46,11 +50,12 @@ func ParseChanges(p Params) (ChangesRequest, error) {
 	return req, r.err()
 }
 
-// listChanges appends {"data": [Change], "meta": {"from", "to", "next"}}.
+// listChanges appends {"data": [Change], "meta": {"from", "to", "next",
+// "nextSince"}}.
 func listChanges(b []byte, db *store.DB, req ChangesRequest) (Answer, error) {
 	b = append(b, `{"data":[`...)
 	n := 0
-	next, err := db.Changes(req, func(c store.Change) error {
+	next, nextSince, err := db.Changes(req, func(c store.Change) error {
 		if n > 0 {
 			b = append(b, ',')
 		}
@@ -76,12 +81,18 @@ func listChanges(b []byte, db *store.DB, req ChangesRequest) (Answer, error) {
 	b = append(b, `,"to":`...)
 	b = catalog.AppendJSONString(b, db.Generation())
 	b = append(b, `,"next":`...)
-	if next == "" {
-		b = append(b, "null"...)
-	} else {
-		b = catalog.AppendJSONString(b, next)
-	}
+	b = appendStringOrNull(b, next)
+	b = append(b, `,"nextSince":`...)
+	b = appendStringOrNull(b, nextSince)
 	return Answer{Body: append(b, `}}`...), N: n}, nil
+}
+
+// appendStringOrNull appends s as a JSON string, or null when it is empty.
+func appendStringOrNull(b []byte, s string) []byte {
+	if s == "" {
+		return append(b, "null"...)
+	}
+	return catalog.AppendJSONString(b, s)
 }
 
 // ExportRequest asks for the whole catalogue, or one zone of it, as a
