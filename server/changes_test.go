@@ -168,6 +168,26 @@ func (h *history) importNow() string {
 	return gen
 }
 
+// importAfter makes n rounds of random changes, then imports.
+func (h *history) importAfter(n int) string {
+	h.t.Helper()
+	for range n {
+		h.change()
+	}
+	return h.importNow()
+}
+
+// swapIn opens the catalogue at path and has f serve it, as a reload does.
+func swapIn(t *testing.T, f *fixture, path string) *store.DB {
+	t.Helper()
+	db, err := store.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.live.Swap(db)
+	return db
+}
+
 // readState reads a catalogue's records through its export.
 func readState(t testing.TB, db *store.DB) catalogState {
 	t.Helper()
@@ -249,17 +269,7 @@ func syncOnce(t *testing.T, f *fixture, copy catalogState, since, zone string, l
 		if page == 0 {
 			first = p.Meta.To
 		}
-		for _, c := range p.Data {
-			switch c.Op {
-			case "upsert":
-				copy[c.Kind+" "+c.ID] = string(c.Record)
-			case "remove":
-				if _, ok := copy[c.Kind+" "+c.ID]; !ok && strictRemoves {
-					t.Errorf("remove of %s %s, which the copy does not hold", c.Kind, c.ID)
-				}
-				delete(copy, c.Kind+" "+c.ID)
-			}
-		}
+		copy.apply(t, p, strictRemoves)
 		if p.Meta.Next == nil {
 			want := first
 			if p.Meta.To != first {
@@ -279,6 +289,24 @@ func syncOnce(t *testing.T, f *fixture, copy catalogState, since, zone string, l
 		after = *p.Meta.Next
 		if between != nil {
 			between(page)
+		}
+	}
+}
+
+// apply applies the changes of a page to the copy st, in order.
+func (st catalogState) apply(t *testing.T, p changesPage, strictRemoves bool) {
+	t.Helper()
+	for _, c := range p.Data {
+		switch c.Op {
+		case "upsert":
+			st[c.Kind+" "+c.ID] = string(c.Record)
+		case "remove":
+			if _, ok := st[c.Kind+" "+c.ID]; !ok && strictRemoves {
+				t.Errorf("remove of %s %s, which the copy does not hold", c.Kind, c.ID)
+			}
+			delete(st, c.Kind+" "+c.ID)
+		default:
+			t.Fatalf("change of op %q", c.Op)
 		}
 	}
 }
@@ -365,15 +393,8 @@ func TestChangesAcrossAnImport(t *testing.T) {
 					}
 					// Many changes, so that some land before the cursor
 					// and some after it.
-					for range 3 {
-						h.change()
-					}
-					h.importNow()
-					db, err := store.Open(h.db)
-					if err != nil {
-						t.Fatal(err)
-					}
-					f.live.Swap(db)
+					h.importAfter(3)
+					swapIn(t, f, h.db)
 				})
 				firstTo, _, crossed := strings.Cut(next, "~")
 				if !crossed {
@@ -399,14 +420,8 @@ func TestChangesAcrossAnImport(t *testing.T) {
 // alone, the sync would succeed and leave the record wrong.
 func TestChangesAfterACatalogueIsPutBack(t *testing.T) {
 	h := newHistory(t, 21, 30)
-	for range 4 {
-		h.change()
-	}
-	start := h.importNow()
-	for range 4 {
-		h.change()
-	}
-	h.importNow()
+	start := h.importAfter(4)
+	h.importAfter(4)
 	backup, err := os.ReadFile(h.db)
 	if err != nil {
 		t.Fatal(err)
@@ -424,11 +439,7 @@ func TestChangesAfterACatalogueIsPutBack(t *testing.T) {
 		}
 		h.cards[lastCard].Name += " (edited)"
 		h.importNow()
-		db, err := store.Open(h.db)
-		if err != nil {
-			t.Fatal(err)
-		}
-		f.live.Swap(db)
+		swapIn(t, f, h.db)
 	})
 	if !strings.Contains(copy["card "+lastCard], "(edited)") {
 		t.Fatalf("the copy does not hold the edit swapped in while it paged: %s", copy["card "+lastCard])
@@ -450,11 +461,7 @@ func TestChangesAfterACatalogueIsPutBack(t *testing.T) {
 	h.sets, h.cards = sets, cards
 	h.addSet()
 	now := h.importNow()
-	db, err := store.Open(h.db)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f.live.Swap(db)
+	db := swapIn(t, f, h.db)
 	if !slices.Contains(db.SyncGenerations(), firstTo) || slices.Contains(db.SyncGenerations(), held) {
 		t.Fatalf("the history %v should hold the first page's to %s and not the edit's %s", db.SyncGenerations(), firstTo, held)
 	}
@@ -482,20 +489,14 @@ func TestChangesAcrossReplicas(t *testing.T) {
 	for _, lastOnAhead := range []bool{false, true} {
 		t.Run(fmt.Sprint("last page on the replica ahead: ", lastOnAhead), func(t *testing.T) {
 			h := newHistory(t, 31, 30)
-			for range 4 {
-				h.change()
-			}
-			start := h.importNow()
-			for range 4 {
-				h.change()
-			}
-			before := h.importNow()
+			start := h.importAfter(4)
+			before := h.importAfter(4)
 			behindDB := filepath.Join(t.TempDir(), "catalog.db")
 			b, err := os.ReadFile(h.db)
-			if err != nil {
-				t.Fatal(err)
+			if err == nil {
+				err = os.WriteFile(behindDB, b, 0o600)
 			}
-			if err := os.WriteFile(behindDB, b, 0o600); err != nil {
+			if err != nil {
 				t.Fatal(err)
 			}
 			behind, ahead := newFixtureAt(t, behindDB, nil), newFixtureAt(t, h.db, nil)
@@ -518,21 +519,10 @@ func TestChangesAcrossReplicas(t *testing.T) {
 				r := replica.get("/catalog/changes?" + q.Encode())
 				r.wantStatus(t, http.StatusOK)
 				r.json(t, &p)
-				for _, c := range p.Data {
-					if c.Op == "upsert" {
-						copy[c.Kind+" "+c.ID] = string(c.Record)
-					} else {
-						delete(copy, c.Kind+" "+c.ID)
-					}
-				}
+				copy.apply(t, p, false)
 				if pages == 0 { // the replica ahead switches
-					h.change()
-					h.importNow()
-					db, err := store.Open(h.db)
-					if err != nil {
-						t.Fatal(err)
-					}
-					ahead.live.Swap(db)
+					h.importAfter(1)
+					swapIn(t, ahead, h.db)
 				}
 				if p.Meta.Next != nil {
 					after = *p.Meta.Next

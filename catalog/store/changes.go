@@ -175,24 +175,9 @@ func (db *DB) Changes(q ChangesQuery, fn func(Change) error) (next, nextSince st
 	if err != nil {
 		return "", "", err
 	}
-	pin, held, after := db.info.Generation, db.info.Generation, []byte(nil)
-	if q.After != "" {
-		var start string
-		if start, after, err = decodeCursor(q.After, q); err != nil {
-			return "", "", err
-		}
-		var cursorHeld string
-		pin, cursorHeld, _ = strings.Cut(start, HeldSeparator)
-		if cursorHeld == "" {
-			cursorHeld = pin
-		}
-		if _, ok := db.sinceStep(cursorHeld); !ok {
-			held = cursorHeld // newer than the catalogue served here, or gone
-		}
-	}
-	start := pin // what the cursors of the list carry, and the next Since
-	if held != pin {
-		start += HeldSeparator + held
+	pin, start, after, err := db.listStart(q)
+	if err != nil {
+		return "", "", err
 	}
 	pinStep, ok := db.sinceStep(pin)
 	if !ok {
@@ -257,6 +242,31 @@ func (db *DB) Changes(q ChangesQuery, fn func(Change) error) (next, nextSince st
 		return next, "", nil
 	}
 	return "", start, nil
+}
+
+// listStart returns the generation the list of q started at (pin), what
+// its cursors carry (start: pin, or pin and held, Changes) and the record
+// key after which the page starts.
+func (db *DB) listStart(q ChangesQuery) (pin, start string, after []byte, err error) {
+	pin, held := db.info.Generation, db.info.Generation
+	if q.After != "" {
+		if start, after, err = decodeCursor(q.After, q); err != nil {
+			return "", "", nil, err
+		}
+		var cursorHeld string
+		pin, cursorHeld, _ = strings.Cut(start, HeldSeparator)
+		if cursorHeld == "" {
+			cursorHeld = pin
+		}
+		if _, ok := db.sinceStep(cursorHeld); !ok {
+			held = cursorHeld // newer than the catalogue served here, or gone
+		}
+	}
+	start = pin
+	if held != pin {
+		start += HeldSeparator + held
+	}
+	return pin, start, after, nil
 }
 
 // sinceSteps returns the index in History of the first step after the
