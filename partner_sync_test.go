@@ -7,8 +7,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -24,7 +28,21 @@ import (
 // in order, must then be the new export record for record; and a
 // generation older than the history makes the loop exit 2 without moving
 // its generation on.
+//
+// The loop runs twice: against serve, and against serve behind a proxy
+// that takes meta.nextSince out of its changes, as a release before it
+// answered during an upgrade; the loop then keeps its since until the
+// last page, and takes the first page's to.
 func TestPartnerSyncLoop(t *testing.T) {
+	for _, withoutNextSince := range []bool{false, true} {
+		t.Run(fmt.Sprint("without nextSince: ", withoutNextSince), func(t *testing.T) {
+			t.Parallel()
+			testPartnerSyncLoop(t, withoutNextSince)
+		})
+	}
+}
+
+func testPartnerSyncLoop(t *testing.T, withoutNextSince bool) {
 	once, schedule := partnerSyncLoop(t)
 	// Apply by appending, and page seven changes at a time, so that the
 	// loop follows meta.next.
@@ -36,6 +54,10 @@ func TestPartnerSyncLoop(t *testing.T) {
 	first, _ := sampleVariant(t, dir, 0)
 	importInto(t, db, first)
 	p := startServe(t, "--db", db)
+	api := p.api
+	if withoutNextSince {
+		api = withoutNextSinceProxy(t, p.api)
+	}
 	work := t.TempDir()
 	loop := func(script string) (int, string) {
 		t.Helper()
@@ -43,7 +65,7 @@ func TestPartnerSyncLoop(t *testing.T) {
 		defer cancel()
 		cmd := exec.CommandContext(ctx, "bash", "-c", "set -o pipefail\n"+script)
 		cmd.Dir = work
-		cmd.Env = append(os.Environ(), "API="+p.api, "TOKEN="+p.token)
+		cmd.Env = append(os.Environ(), "API="+api, "TOKEN="+p.token)
 		out, err := cmd.CombinedOutput()
 		if exit, ok := err.(*exec.ExitError); ok {
 			return exit.ExitCode(), string(out)
@@ -158,6 +180,50 @@ func TestPartnerSyncLoop(t *testing.T) {
 	if since := readSince(); since != "19990101T000000Z-00000000" {
 		t.Errorf("since.txt moved to %q on a 410", since)
 	}
+}
+
+// withoutNextSinceProxy serves api's answers through a proxy that takes
+// meta.nextSince out of every list of changes, and returns its base URL.
+func withoutNextSinceProxy(t *testing.T, api string) string {
+	t.Helper()
+	target, err := url.Parse(api)
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy := httputil.NewSingleHostReverseProxy(&url.URL{Scheme: target.Scheme, Host: target.Host})
+	proxy.Director = func(r *http.Request) {
+		r.URL.Scheme, r.URL.Host = target.Scheme, target.Host
+		if strings.HasSuffix(r.URL.Path, "/catalog/changes") {
+			r.Header.Del("Accept-Encoding") // plain JSON, to rewrite
+		}
+	}
+	proxy.ModifyResponse = func(resp *http.Response) error {
+		if !strings.HasSuffix(resp.Request.URL.Path, "/catalog/changes") || resp.StatusCode != http.StatusOK {
+			return nil
+		}
+		var page map[string]json.RawMessage
+		if err := json.NewDecoder(resp.Body).Decode(&page); err != nil {
+			return err
+		}
+		resp.Body.Close()
+		var meta map[string]json.RawMessage
+		if err := json.Unmarshal(page["meta"], &meta); err != nil {
+			return err
+		}
+		if _, ok := meta["nextSince"]; !ok {
+			return fmt.Errorf("a page without meta.nextSince: %s", page["meta"])
+		}
+		delete(meta, "nextSince")
+		page["meta"], _ = json.Marshal(meta)
+		b, _ := json.Marshal(page)
+		resp.Body = io.NopCloser(bytes.NewReader(b))
+		resp.ContentLength = int64(len(b))
+		resp.Header.Set("Content-Length", fmt.Sprint(len(b)))
+		return nil
+	}
+	srv := httptest.NewServer(proxy)
+	t.Cleanup(srv.Close)
+	return srv.URL + target.Path
 }
 
 // partnerSyncLoop returns the partner's loop of docs/CONTRACT.md, Keeping

@@ -233,24 +233,26 @@ type changesPage struct {
 		Record       json.RawMessage
 	}
 	Meta struct {
-		From, To  string
-		Next      *string
-		NextSince *string
+		From, To, NextSince string
+		Next                *string
 	}
 }
 
 // syncOnce follows the partner's loop (docs/CONTRACT.md, Keeping a copy)
 // once: every page from since, each applied to the copy as it comes;
-// between pages, between(n) may swap in a new catalogue. It returns the
-// next since, the meta.nextSince of the last page, after checking it
-// against the to of the first page and of the last: the first page's to,
-// or both joined by "~" when they differ.
+// between pages, between(n) may swap in a new catalogue, or stop the loop
+// there. It returns the next since, the meta.nextSince of the last page
+// applied, after checking it against the pages' to: on the last page, the
+// first page's to, alone or joined by "~" to another page's; on another,
+// the first generation of since joined to a page's to. Which page's is
+// for the caller to check: the newest, but for a generation put back.
 // Unless a catalogue is swapped in while it pages, or it follows such a
 // sync, every remove names a record the copy holds; otherwise a record
 // can be sent again, removed again included, which the copy ignores.
-func syncOnce(t *testing.T, f *fixture, copy catalogState, since, zone string, limit int, strictRemoves bool, between func(page int)) string {
+func syncOnce(t *testing.T, f *fixture, copy catalogState, since, zone string, limit int, strictRemoves bool, between func(page int) (stop bool)) string {
 	t.Helper()
 	var after, first string
+	var tos []string
 	for page := 0; ; page++ {
 		q := url.Values{"since": {since}, "limit": {fmt.Sprint(limit)}}
 		if zone != "" {
@@ -270,26 +272,20 @@ func syncOnce(t *testing.T, f *fixture, copy catalogState, since, zone string, l
 			first = p.Meta.To
 		}
 		copy.apply(t, p, strictRemoves)
+		tos = append(tos, p.Meta.To)
+		wantFirst, _, _ := strings.Cut(since, "~")
 		if p.Meta.Next == nil {
-			want := first
-			if p.Meta.To != first {
-				want = first + "~" + p.Meta.To
-			}
-			if p.Meta.NextSince == nil {
-				t.Fatalf("the last page's meta.nextSince is null, want %q", want)
-			}
-			if *p.Meta.NextSince != want {
-				t.Fatalf("the last page's meta.nextSince is %q, want %q", *p.Meta.NextSince, want)
-			}
-			return *p.Meta.NextSince
+			wantFirst = first
 		}
-		if p.Meta.NextSince != nil {
-			t.Fatalf("page %d, not the last, has meta.nextSince %q", page, *p.Meta.NextSince)
+		gotFirst, held, two := strings.Cut(p.Meta.NextSince, "~")
+		crossed := slices.ContainsFunc(tos, func(to string) bool { return to != first })
+		if gotFirst != wantFirst || two && !slices.Contains(tos, held) || two != (p.Meta.Next != nil || crossed) {
+			t.Fatalf("page %d (last: %t): meta.nextSince is %q; want %q, joined to one of the pages' to %q but on a last page when they are all the first's", page, p.Meta.Next == nil, p.Meta.NextSince, wantFirst, tos)
+		}
+		if p.Meta.Next == nil || between != nil && between(page) {
+			return p.Meta.NextSince
 		}
 		after = *p.Meta.Next
-		if between != nil {
-			between(page)
-		}
 	}
 }
 
@@ -385,26 +381,35 @@ func TestChangesAcrossAnImport(t *testing.T) {
 			}
 			f := newFixtureAt(t, h.db, nil)
 			for _, zone := range []string{"", "jp"} {
-				since := h.gens[0]
-				copy := cloneState(h.states[since].inZone(zone))
-				next := syncOnce(t, f, copy, since, zone, 2, false, func(page int) {
-					if page > 1 {
-						return
+				for _, stopAfter := range []int{-1, 2} {
+					since := h.gens[0]
+					copy := cloneState(h.states[since].inZone(zone))
+					next := syncOnce(t, f, copy, since, zone, 2, false, func(page int) bool {
+						if page <= 1 {
+							// Many changes, so that some land before the
+							// cursor and some after it.
+							h.importAfter(3)
+							swapIn(t, f, h.db)
+						}
+						return page == stopAfter
+					})
+					what := fmt.Sprintf("zone %q, a sync across two imports that stops after page %d", zone, stopAfter)
+					firstTo, held, crossed := strings.Cut(next, "~")
+					if !crossed {
+						t.Fatalf("%s: no import was swapped in while paging: next since %q", what, next)
 					}
-					// Many changes, so that some land before the cursor
-					// and some after it.
-					h.importAfter(3)
-					swapIn(t, f, h.db)
-				})
-				firstTo, _, crossed := strings.Cut(next, "~")
-				if !crossed {
-					t.Fatalf("no import was swapped in while paging: next since %q", next)
+					if active := f.live.Current().Generation(); held != active {
+						t.Fatalf("%s: next since %q does not name the catalogue swapped in, %s", what, next, active)
+					}
+					byFirstTo := cloneState(copy)
+					syncOnce(t, f, copy, next, zone, 3, false, nil)
+					active := h.states[f.live.Current().Generation()].inZone(zone)
+					diffStates(t, what+", then one from its nextSince", copy, active)
+					if stopAfter < 0 {
+						syncOnce(t, f, byFirstTo, firstTo, zone, 3, false, nil)
+						diffStates(t, what+", then one from its first page's to", byFirstTo, active)
+					}
 				}
-				byFirstTo := cloneState(copy)
-				syncOnce(t, f, copy, next, zone, 3, false, nil)
-				diffStates(t, fmt.Sprintf("zone %q after a sync across two imports", zone), copy, h.states[f.live.Current().Generation()].inZone(zone))
-				syncOnce(t, f, byFirstTo, firstTo, zone, 3, false, nil)
-				diffStates(t, fmt.Sprintf("zone %q after a sync across two imports, again from the first page's to", zone), byFirstTo, h.states[f.live.Current().Generation()].inZone(zone))
 			}
 		})
 	}
@@ -416,66 +421,105 @@ func TestChangesAcrossAnImport(t *testing.T) {
 // back) and the next catalogue is imported over it, without that record's
 // change. Its changes never name the record. The client's next sync, from
 // the meta.nextSince that names the import it holds records of, is 410,
-// and the client downloads the export again; from its first page's to
-// alone, the sync would succeed and leave the record wrong.
+// and the client downloads the export again; from the since the contract
+// gave before nextSince, the sync would succeed and leave the record
+// wrong. The same when the file is put back while the client pages, and
+// when the client stops after the page that brought the record.
 func TestChangesAfterACatalogueIsPutBack(t *testing.T) {
-	h := newHistory(t, 21, 30)
-	start := h.importAfter(4)
-	h.importAfter(4)
-	backup, err := os.ReadFile(h.db)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sets, cards := cloneRecords(h.sets), cloneRecords(h.cards)
-	f := newFixtureAt(t, h.db, nil)
+	for _, when := range []string{"after the sync", "while it pages", "after a sync that stopped half-way"} {
+		t.Run(when, func(t *testing.T) {
+			h := newHistory(t, 21, 30)
+			start := h.importAfter(8)
+			second := h.importAfter(1)
+			backup, err := os.ReadFile(h.db)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sets, cards := cloneRecords(h.sets), cloneRecords(h.cards)
+			f := newFixtureAt(t, h.db, nil)
+			var now string // the catalogue imported over the one put back
+			putBack := func() {
+				back := filepath.Join(h.dir, "backup.db")
+				if err := os.WriteFile(back, backup, 0o600); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.Rename(back, h.db); err != nil {
+					t.Fatal(err)
+				}
+				h.sets, h.cards = sets, cards
+				h.addSet()
+				now = h.importNow()
+				swapIn(t, f, h.db)
+			}
 
-	// The last card by id comes on the last pages: it is edited, and the
-	// edit swapped in, after the first page.
-	lastCard := slices.Max(slices.Collect(maps.Keys(h.cards)))
-	copy := cloneState(h.states[start])
-	next := syncOnce(t, f, copy, start, "", 2, false, func(page int) {
-		if page > 0 {
-			return
-		}
-		h.cards[lastCard].Name += " (edited)"
-		h.importNow()
-		swapIn(t, f, h.db)
-	})
-	if !strings.Contains(copy["card "+lastCard], "(edited)") {
-		t.Fatalf("the copy does not hold the edit swapped in while it paged: %s", copy["card "+lastCard])
-	}
-	firstTo, held, _ := strings.Cut(next, "~")
-	if held != f.live.Current().Generation() {
-		t.Fatalf("next since %q does not name the generation of the edit, %q", next, f.live.Current().Generation())
-	}
+			// The last two cards by id that the second import left as
+			// they were: both are edited after the first page, and the
+			// first of them, which a later page of one change brings, is
+			// the record the test follows.
+			var ids []string
+			for _, id := range slices.Sorted(maps.Keys(h.cards)) {
+				if c := "card " + id; h.states[start][c] == h.states[second][c] {
+					ids = append(ids, id)
+				}
+			}
+			if len(ids) < 2 {
+				t.Fatalf("%d of %d cards unchanged", len(ids), len(h.cards))
+			}
+			edited := ids[len(ids)-2]
+			copy := cloneState(h.states[start])
+			var firstTo, editGen string
+			next := syncOnce(t, f, copy, start, "", 1, false, func(page int) bool {
+				if page == 0 {
+					firstTo = f.live.Current().Generation()
+					h.cards[edited].Name += " (edited)"
+					h.cards[ids[len(ids)-1]].Name += " (edited)"
+					editGen = h.importNow()
+					swapIn(t, f, h.db)
+					return false
+				}
+				if !strings.Contains(copy["card "+edited], "(edited)") || now != "" {
+					return false
+				}
+				switch when {
+				case "while it pages":
+					putBack()
+				case "after a sync that stopped half-way":
+					return true
+				}
+				return false
+			})
+			if !strings.Contains(copy["card "+edited], "(edited)") {
+				t.Fatalf("the copy does not hold the edit swapped in while it paged: %s", copy["card "+edited])
+			}
+			if _, held, _ := strings.Cut(next, "~"); held != editGen {
+				t.Fatalf("next since %q does not name the generation of the edit, %q", next, editGen)
+			}
+			if now == "" {
+				putBack()
+			}
+			gens := f.live.Current().SyncGenerations()
+			if !slices.Contains(gens, firstTo) || slices.Contains(gens, editGen) {
+				t.Fatalf("the history %v should hold the first page's to %s and not the edit's %s", gens, firstTo, editGen)
+			}
 
-	// The file of before the edit put back, and the catalogue of then,
-	// with another change, imported over it.
-	putBack := filepath.Join(h.dir, "backup.db")
-	if err := os.WriteFile(putBack, backup, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Rename(putBack, h.db); err != nil {
-		t.Fatal(err)
-	}
-	h.sets, h.cards = sets, cards
-	h.addSet()
-	now := h.importNow()
-	db := swapIn(t, f, h.db)
-	if !slices.Contains(db.SyncGenerations(), firstTo) || slices.Contains(db.SyncGenerations(), held) {
-		t.Fatalf("the history %v should hold the first page's to %s and not the edit's %s", db.SyncGenerations(), firstTo, held)
-	}
-
-	r := f.get("/catalog/changes?since=" + url.QueryEscape(next))
-	r.wantStatus(t, http.StatusGone)
-	if !strings.Contains(string(r.body), held) || !strings.Contains(string(r.body), "/catalog/export") {
-		t.Errorf("the 410 does not name the generation gone and the export: %s", r.body)
-	}
-	// What the first page's to alone would have let through.
-	byFirstTo := cloneState(copy)
-	syncOnce(t, f, byFirstTo, firstTo, "", 2, false, nil)
-	if byFirstTo["card "+lastCard] == h.states[now]["card "+lastCard] {
-		t.Fatalf("a sync from the first page's to brought %s back: the case is not the one this test is of", lastCard)
+			r := f.get("/catalog/changes?since=" + url.QueryEscape(next))
+			r.wantStatus(t, http.StatusGone)
+			if !strings.Contains(string(r.body), editGen) || !strings.Contains(string(r.body), "/catalog/export") {
+				t.Errorf("the 410 does not name the generation gone and the export: %s", r.body)
+			}
+			// What the since of before nextSince would have let through:
+			// the first page's to, or since again after a sync that
+			// stopped.
+			old := firstTo
+			if when == "after a sync that stopped half-way" {
+				old = start
+			}
+			byOld := cloneState(copy)
+			syncOnce(t, f, byOld, old, "", 2, false, nil)
+			if byOld["card "+edited] == h.states[now]["card "+edited] {
+				t.Fatalf("a sync from %s brought %s back: the case is not the one this test is of", old, edited)
+			}
+		})
 	}
 }
 
@@ -523,11 +567,17 @@ func TestChangesAcrossReplicas(t *testing.T) {
 				if pages == 0 { // the replica ahead switches
 					h.importAfter(1)
 					swapIn(t, ahead, h.db)
+				} else if p.Meta.Next != nil {
+					// A client that stopped here holds records of the
+					// replica ahead, whichever replica gave this page.
+					if want := start + "~" + ahead.live.Current().Generation(); p.Meta.NextSince != want {
+						t.Fatalf("page %d, not the last: meta.nextSince %q, want %q", pages, p.Meta.NextSince, want)
+					}
 				}
 				if p.Meta.Next != nil {
 					after = *p.Meta.Next
 				} else {
-					nextSince = *p.Meta.NextSince
+					nextSince = p.Meta.NextSince
 				}
 			}
 			if pages < 4 {

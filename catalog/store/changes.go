@@ -11,6 +11,7 @@ import (
 	"hash/crc32"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/catalogd/catalogd/catalog"
 	"github.com/catalogd/catalogd/catalog/store/internal/layout"
@@ -148,8 +149,8 @@ type Change struct {
 // Changes calls fn with at most q.Limit changes from generation q.Since to
 // the active one (sets, then cards, each by id, then the name groups; a
 // record once, as it is now), after the cursor q.After. It returns the
-// cursor of the next page, "" after the last, and on the last page the
-// Since of the client's next sync.
+// cursor of the next page, "" after the last, and the Since of the client's
+// next sync once it has applied this page.
 //
 // A cursor remembers the generation its list started at. When another
 // catalogue has been swapped in since, the rest of the list is given as seen
@@ -163,15 +164,20 @@ type Change struct {
 // cursor remembers the newest generation a page of the list was given from
 // (held), and the next Since names it too, "G1~G2". The pages of one list
 // may come from replicas that switch to a new catalogue at different
-// moments, so held may be newer than the catalogue served here. The next
-// sync is refused (ErrOutsideHistory) when G2 has left the history, which a
-// catalogue put back from before G2 and imported over does: its changes
-// would never name those records, and the copy would stay wrong.
+// moments, so held may be newer than the catalogue served here. A client
+// that stops before the last page holds records of held too, beside those
+// of q.Since: its next Since is q.Since's first generation and held. Since
+// such a copy may hold a record that its first generation did not, a list
+// since "G1~G2" gives as removed every record gone now that was there at
+// G1 or at any generation after it up to G2. The next sync is refused
+// (ErrOutsideHistory) when G2 has left the history, which a catalogue put
+// back from before G2 and imported over does: its changes would never
+// name those records, and the copy would stay wrong.
 func (db *DB) Changes(q ChangesQuery, fn func(Change) error) (next, nextSince string, err error) {
 	if q.Limit < 1 {
 		return "", "", fmt.Errorf("changes since %q: limit %d: give 1 or more", q.Since, q.Limit)
 	}
-	from, err := db.sinceSteps(q.Since)
+	from, heldStep, err := db.sinceSteps(q.Since)
 	if err != nil {
 		return "", "", err
 	}
@@ -203,6 +209,11 @@ func (db *DB) Changes(q ChangesQuery, fn func(Change) error) (next, nextSince st
 		var rec []byte
 		for w.next() {
 			before, now := in(w.before), in(w.after)
+			if !before && heldStep > from {
+				// The copy may hold it as a generation up to the
+				// second of since had it: see above.
+				before = w.inUntil(heldStep-from, in)
+			}
 			if pinStep < len(db.info.History) && !in(w.beforeStep(pinStep-from)) {
 				now = false // absent when the list started: see above
 			}
@@ -238,10 +249,23 @@ func (db *DB) Changes(q ChangesQuery, fn func(Change) error) (next, nextSince st
 	if err != nil {
 		return "", "", fmt.Errorf("changes since %q: %w", q.Since, err)
 	}
-	if next != "" {
-		return next, "", nil
+	return next, sinceAfter(q.Since, start, next == ""), nil
+}
+
+// sinceAfter returns the Since of a client's next sync once it has applied
+// a page of the list since since that started as start (listStart): start
+// after the last page; before it, the copy holds records of since and of
+// the newest generation a page was given from.
+func sinceAfter(since, start string, last bool) string {
+	if last {
+		return start
 	}
-	return "", start, nil
+	base, _, _ := strings.Cut(since, HeldSeparator)
+	pin, held, crossed := strings.Cut(start, HeldSeparator)
+	if !crossed {
+		held = pin
+	}
+	return base + HeldSeparator + held
 }
 
 // listStart returns the generation the list of q started at (pin), what
@@ -270,25 +294,26 @@ func (db *DB) listStart(q ChangesQuery) (pin, start string, after []byte, err er
 }
 
 // sinceSteps returns the index in History of the first step after the
-// generation of since (sinceStep), checking that the generation after
-// HeldSeparator, if any, is a later one of the same history.
-func (db *DB) sinceSteps(since string) (int, error) {
+// generation of since (sinceStep), and of the first step after its second
+// generation, if any, which must be a later one of the same history (or
+// else the first again).
+func (db *DB) sinceSteps(since string) (from, heldStep int, err error) {
 	base, held, two := strings.Cut(since, HeldSeparator)
 	from, ok := db.sinceStep(base)
 	if !ok {
-		return 0, db.notHeld(base, "")
+		return 0, 0, db.notHeld(base, "")
 	}
 	if !two {
-		return from, nil
+		return from, from, nil
 	}
-	heldStep, ok := db.sinceStep(held)
+	heldStep, ok = db.sinceStep(held)
 	if !ok {
-		return 0, db.notHeld(held, ", whose records the copy holds too,")
+		return 0, 0, db.notHeld(held, ", whose records the copy holds too,")
 	}
 	if heldStep <= from {
-		return 0, fmt.Errorf("generation %q, whose records the copy holds too, does not follow %q: it is %w", held, base, ErrOutsideHistory)
+		return 0, 0, fmt.Errorf("generation %q, whose records the copy holds too, does not follow %q: it is %w", held, base, ErrOutsideHistory)
 	}
-	return from, nil
+	return from, heldStep, nil
 }
 
 // appendRecord appends the JSON of the set or card id as served, or of
@@ -387,6 +412,28 @@ func (w *changeWalk) next() bool {
 	return true
 }
 
+// inUntil reports whether the record was in a zone in for any of the
+// generations from the one before the first step to the one after step
+// k-1.
+func (w *changeWalk) inUntil(k int, in func(byte) bool) bool {
+	if in(w.before) {
+		return true
+	}
+	for j, s := range w.seen {
+		if s >= k {
+			break
+		}
+		after := w.after // what step s left, until the next step that changed it
+		if j+1 < len(w.seen) {
+			after = w.seenBefore[j+1]
+		}
+		if in(after) {
+			return true
+		}
+	}
+	return false
+}
+
 // beforeStep returns the zone of the record before step i: what the first
 // step at or after i that changed it found, or what the last one left.
 func (w *changeWalk) beforeStep(i int) byte {
@@ -412,19 +459,32 @@ func (q ChangesQuery) CheckCursor() error {
 // encodeCursor makes the cursor after the record key of the list of q
 // that started as start: the generation it started at, and the newest a
 // page was given from when that is another, "pin~held" (Changes). It is
-// start, uvarint-length-prefixed, a zero byte, the listSum of q, then the
-// key. A record key starts with a kind, ChangeSet, ChangeCard or
-// ChangeNames, never 0, so the zero byte makes a version of catalogd that
-// read the key right after start refuse the cursor, rather than take the
-// sum for a key (replicas of two versions, during an upgrade).
+// start, uvarint-length-prefixed, a marker byte, the listSum of q, then the
+// key.
+//
+// The marker is 0 for a generation alone. A record key starts with a kind,
+// ChangeSet, ChangeCard or ChangeNames, never 0, so it makes a version of
+// catalogd that read the key right after start refuse the cursor, rather
+// than take the sum for a key (replicas of two versions, during an
+// upgrade). It is heldMarker for two generations, which is no kind either,
+// and which a version that knew 0 alone refuses too: a 400 that loses
+// nothing, where taking "pin~held" for a generation gone would be a 410
+// that sends the client to the export.
 func encodeCursor(start string, q ChangesQuery, key []byte) string {
 	b := binary.AppendUvarint(nil, uint64(len(start)))
 	b = append(b, start...)
-	b = append(b, 0)
+	if strings.Contains(start, HeldSeparator) {
+		b = append(b, heldMarker)
+	} else {
+		b = append(b, 0)
+	}
 	b = binary.BigEndian.AppendUint32(b, listSum(q))
 	b = append(b, key...)
 	return base64.RawURLEncoding.EncodeToString(b)
 }
+
+// heldMarker marks a cursor whose start is two generations (encodeCursor).
+const heldMarker = 0xff
 
 // decodeCursor returns the start (encodeCursor) and the record key of a
 // cursor of the list of q.
@@ -437,15 +497,18 @@ func decodeCursor(s string, q ChangesQuery) (string, []byte, error) {
 	if used <= 0 || n > uint64(len(b)-used) || len(b)-used-int(n) < 5 {
 		return "", nil, fmt.Errorf("cursor %s: %w", catalog.Quote(s), ErrBadCursor)
 	}
-	pin, rest := string(b[used:used+int(n)]), b[used+int(n):]
+	start, rest := string(b[used:used+int(n)]), b[used+int(n):]
 	marker, sum, key := rest[0], rest[1:5], rest[5:]
-	if marker != 0 || !isRecordKey(key) {
+	pin, held, two := strings.Cut(start, HeldSeparator)
+	startOK := !two && marker == 0 ||
+		two && marker == heldMarker && pin != "" && held != "" && !strings.Contains(held, HeldSeparator) && utf8.ValidString(held)
+	if !startOK || !isRecordKey(key) {
 		return "", nil, fmt.Errorf("cursor %s: %w", catalog.Quote(s), ErrBadCursor)
 	}
 	if binary.BigEndian.Uint32(sum) != listSum(q) {
 		return "", nil, fmt.Errorf("cursor %s is %w", catalog.Quote(s), ErrOtherListCursor)
 	}
-	return pin, key, nil
+	return start, key, nil
 }
 
 // isRecordKey reports whether key is a key of a list of changes without its

@@ -361,6 +361,39 @@ func TestCursorsOfAnotherVersion(t *testing.T) {
 			t.Errorf("a cursor after %q: %v, want ErrBadCursor", key, err)
 		}
 	}
+
+	// A cursor that carries two generations has a marker that the version
+	// before it, which took a zero byte alone, refuses: a 400 that loses
+	// nothing, not a 410 for a generation "pin~held" it does not hold.
+	held := pin + "~20261126T120000Z-11111111"
+	b, err = base64.RawURLEncoding.DecodeString(encodeCursor(held, q, key))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m := b[1+len(held)]; m == 0 || m == layout.ChangeSet || m == layout.ChangeCard || m == layout.ChangeNames {
+		t.Errorf("the byte after two generations is %d, which the version before read as its own", m)
+	}
+	if got, gotKey, err := decodeCursor(encodeCursor(held, q, key), q); err != nil || got != held || !bytes.Equal(gotKey, key) {
+		t.Errorf("decodeCursor(encodeCursor(%q)) = %q, %q, %v", held, got, gotKey, err)
+	}
+	// Starts and markers that disagree, as a forged cursor's would.
+	forge := func(start string, marker byte) string {
+		b := binary.AppendUvarint(nil, uint64(len(start)))
+		b = append(append(b, start...), marker)
+		b = binary.BigEndian.AppendUint32(b, listSum(q))
+		return base64.RawURLEncoding.EncodeToString(append(b, key...))
+	}
+	for _, c := range []struct {
+		start  string
+		marker byte
+	}{
+		{held, 0}, {pin, heldMarker}, {pin + "~", heldMarker}, {"~" + pin, heldMarker},
+		{held + "~x", heldMarker}, {pin + "~\xff", heldMarker},
+	} {
+		if _, _, err := decodeCursor(forge(c.start, c.marker), q); !errors.Is(err, ErrBadCursor) {
+			t.Errorf("a cursor of start %q and marker %d: %v, want ErrBadCursor", c.start, c.marker, err)
+		}
+	}
 }
 
 // TestChangesFromANewerGeneration: a generation whose changes the file

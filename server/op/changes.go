@@ -23,7 +23,7 @@ func ParseChanges(p Params) (ChangesRequest, error) {
 	r := reader{p: p}
 	since, ok := r.one("since")
 	if !ok && !r.given("since") || ok && since == "" {
-		r.fail("since", "is required: the generation the copy holds, from the Catalog-Generation of its export or the meta.nextSince of its last sync")
+		r.fail("since", "is required: the generation the copy holds, from the Catalog-Generation of its export or the meta.nextSince of the last page it applied")
 	}
 	switch base, held, two := strings.Cut(since, store.HeldSeparator); {
 	case ok && !utf8.ValidString(since):
@@ -81,18 +81,14 @@ func listChanges(b []byte, db *store.DB, req ChangesRequest) (Answer, error) {
 	b = append(b, `,"to":`...)
 	b = catalog.AppendJSONString(b, db.Generation())
 	b = append(b, `,"next":`...)
-	b = appendStringOrNull(b, next)
-	b = append(b, `,"nextSince":`...)
-	b = appendStringOrNull(b, nextSince)
-	return Answer{Body: append(b, `}}`...), N: n}, nil
-}
-
-// appendStringOrNull appends s as a JSON string, or null when it is empty.
-func appendStringOrNull(b []byte, s string) []byte {
-	if s == "" {
-		return append(b, "null"...)
+	if next == "" {
+		b = append(b, "null"...)
+	} else {
+		b = catalog.AppendJSONString(b, next)
 	}
-	return catalog.AppendJSONString(b, s)
+	b = append(b, `,"nextSince":`...)
+	b = catalog.AppendJSONString(b, nextSince)
+	return Answer{Body: append(b, `}}`...), N: n}, nil
 }
 
 // ExportRequest asks for the whole catalogue, or one zone of it, as a
