@@ -190,13 +190,12 @@ func withoutNextSinceProxy(t *testing.T, api string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	proxy := httputil.NewSingleHostReverseProxy(&url.URL{Scheme: target.Scheme, Host: target.Host})
-	proxy.Director = func(r *http.Request) {
-		r.URL.Scheme, r.URL.Host = target.Scheme, target.Host
-		if strings.HasSuffix(r.URL.Path, "/catalog/changes") {
-			r.Header.Del("Accept-Encoding") // plain JSON, to rewrite
+	proxy := &httputil.ReverseProxy{Rewrite: func(r *httputil.ProxyRequest) {
+		r.SetURL(&url.URL{Scheme: target.Scheme, Host: target.Host})
+		if strings.HasSuffix(r.In.URL.Path, "/catalog/changes") {
+			r.Out.Header.Del("Accept-Encoding") // plain JSON, to rewrite
 		}
-	}
+	}}
 	proxy.ModifyResponse = func(resp *http.Response) error {
 		if !strings.HasSuffix(resp.Request.URL.Path, "/catalog/changes") || resp.StatusCode != http.StatusOK {
 			return nil
