@@ -7,7 +7,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -17,6 +16,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -59,11 +59,11 @@ func testPartnerSyncLoop(t *testing.T, withoutNextSince bool) {
 		api = withoutNextSinceProxy(t, p.api)
 	}
 	work := t.TempDir()
-	loop := func(script string) (int, string) {
+	loopAt := func(api, script string) (int, string) {
 		t.Helper()
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
-		cmd := exec.CommandContext(ctx, "bash", "-c", "set -o pipefail\n"+script)
+		cmd := exec.CommandContext(ctx, "bash", "-c", script)
 		cmd.Dir = work
 		cmd.Env = append(os.Environ(), "API="+api, "TOKEN="+p.token)
 		out, err := cmd.CombinedOutput()
@@ -73,6 +73,10 @@ func testPartnerSyncLoop(t *testing.T, withoutNextSince bool) {
 			t.Fatalf("bash: %v", err)
 		}
 		return 0, string(out)
+	}
+	loop := func(script string) (int, string) {
+		t.Helper()
+		return loopAt(api, script)
 	}
 	readSince := func() string {
 		t.Helper()
@@ -112,10 +116,29 @@ func testPartnerSyncLoop(t *testing.T, withoutNextSince bool) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+	newGen := served()
+
+	// A run stopped by a 503 on its second page, a replica not switched
+	// yet, keeps the since its first page gave: the old generation and the
+	// one the page came from, or, from a server without nextSince, the
+	// old generation.
+	code, out := loopAt(failingChangesProxy(t, api, 2), schedule)
+	halfWay := oldGen + "~" + newGen
+	if withoutNextSince {
+		halfWay = oldGen
+	}
+	if since := readSince(); code != 1 || since != halfWay {
+		t.Fatalf("a run stopped by a 503 on its second page exited %d, since.txt %q; want 1 and %q:\n%s", code, since, halfWay, out)
+	}
+	// A run whose copy fails to apply its first page stops there, its
+	// since as it was.
+	failing := "apply-fails() { cat > /dev/null; return 1; }\n" + strings.Replace(schedule, "cat >> applied.jsonl", "apply-fails", 1)
+	if code, out := loop(failing); code == 0 || readSince() != halfWay {
+		t.Fatalf("a run whose copy failed to apply a page exited %d, since.txt %q; want an error and %q:\n%s", code, readSince(), halfWay, out)
+	}
 	if code, out := loop(schedule); code != 0 {
 		t.Fatalf("the loop's scheduled run exited %d:\n%s", code, out)
 	}
-	newGen := served()
 	if since := readSince(); since != newGen {
 		t.Errorf("since.txt holds %q after the sync, want the new generation %q", since, newGen)
 	}
@@ -182,9 +205,10 @@ func testPartnerSyncLoop(t *testing.T, withoutNextSince bool) {
 	}
 }
 
-// withoutNextSinceProxy serves api's answers through a proxy that takes
-// meta.nextSince out of every list of changes, and returns its base URL.
-func withoutNextSinceProxy(t *testing.T, api string) string {
+// changesProxy serves api through a reverse proxy, but for the lists of
+// changes, which serve answers, with the proxy at hand; it returns the
+// proxy's base URL.
+func changesProxy(t *testing.T, api string, serve func(w http.ResponseWriter, r *http.Request, proxy http.Handler)) string {
 	t.Helper()
 	target, err := url.Parse(api)
 	if err != nil {
@@ -192,37 +216,53 @@ func withoutNextSinceProxy(t *testing.T, api string) string {
 	}
 	proxy := &httputil.ReverseProxy{Rewrite: func(r *httputil.ProxyRequest) {
 		r.SetURL(&url.URL{Scheme: target.Scheme, Host: target.Host})
-		if strings.HasSuffix(r.In.URL.Path, "/catalog/changes") {
-			r.Out.Header.Del("Accept-Encoding") // plain JSON, to rewrite
-		}
 	}}
-	proxy.ModifyResponse = func(resp *http.Response) error {
-		if !strings.HasSuffix(resp.Request.URL.Path, "/catalog/changes") || resp.StatusCode != http.StatusOK {
-			return nil
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasSuffix(r.URL.Path, "/catalog/changes") {
+			serve(w, r, proxy)
+			return
 		}
-		var page map[string]json.RawMessage
-		if err := json.NewDecoder(resp.Body).Decode(&page); err != nil {
-			return err
-		}
-		resp.Body.Close()
-		var meta map[string]json.RawMessage
-		if err := json.Unmarshal(page["meta"], &meta); err != nil {
-			return err
-		}
-		if _, ok := meta["nextSince"]; !ok {
-			return fmt.Errorf("a page without meta.nextSince: %s", page["meta"])
-		}
-		delete(meta, "nextSince")
-		page["meta"], _ = json.Marshal(meta)
-		b, _ := json.Marshal(page)
-		resp.Body = io.NopCloser(bytes.NewReader(b))
-		resp.ContentLength = int64(len(b))
-		resp.Header.Set("Content-Length", fmt.Sprint(len(b)))
-		return nil
-	}
-	srv := httptest.NewServer(proxy)
+		proxy.ServeHTTP(w, r)
+	}))
 	t.Cleanup(srv.Close)
 	return srv.URL + target.Path
+}
+
+// withoutNextSinceProxy serves api with meta.nextSince taken out of every
+// list of changes, as a release before it answered.
+func withoutNextSinceProxy(t *testing.T, api string) string {
+	return changesProxy(t, api, func(w http.ResponseWriter, r *http.Request, proxy http.Handler) {
+		r.Header.Del("Accept-Encoding") // plain JSON, to rewrite
+		rec := httptest.NewRecorder()
+		proxy.ServeHTTP(rec, r)
+		b := rec.Body.Bytes()
+		if rec.Code == http.StatusOK {
+			var page, meta map[string]json.RawMessage
+			if json.Unmarshal(b, &page) != nil || json.Unmarshal(page["meta"], &meta) != nil || meta["nextSince"] == nil {
+				t.Errorf("a list of changes without meta.nextSince: %s", b)
+			}
+			delete(meta, "nextSince")
+			page["meta"], _ = json.Marshal(meta)
+			b, _ = json.Marshal(page)
+		}
+		w.Header().Set("Content-Type", rec.Header().Get("Content-Type"))
+		w.WriteHeader(rec.Code)
+		w.Write(b)
+	})
+}
+
+// failingChangesProxy serves api, but answers the nth list of changes
+// asked 503, as a replica not switched yet would.
+func failingChangesProxy(t *testing.T, api string, nth int32) string {
+	var n atomic.Int32
+	return changesProxy(t, api, func(w http.ResponseWriter, r *http.Request, proxy http.Handler) {
+		if n.Add(1) == nth {
+			w.Header().Set("Retry-After", "2")
+			http.Error(w, "not switched yet", http.StatusServiceUnavailable)
+			return
+		}
+		proxy.ServeHTTP(w, r)
+	})
 }
 
 // partnerSyncLoop returns the partner's loop of docs/CONTRACT.md, Keeping
