@@ -181,7 +181,7 @@ func (db *DB) Changes(q ChangesQuery, fn func(Change) error) (next, nextSince st
 	if err != nil {
 		return "", "", err
 	}
-	pin, start, after, err := db.listStart(q)
+	pin, held, after, err := db.listStart(q)
 	if err != nil {
 		return "", "", err
 	}
@@ -221,7 +221,7 @@ func (db *DB) Changes(q ChangesQuery, fn func(Change) error) (next, nextSince st
 				continue
 			}
 			if n == q.Limit {
-				next = encodeCursor(start, q, last)
+				next = encodeCursor(joinHeld(pin, held), q, last)
 				return nil
 			}
 			c := Change{Kind: "set", ID: string(w.key[1:])}
@@ -249,48 +249,47 @@ func (db *DB) Changes(q ChangesQuery, fn func(Change) error) (next, nextSince st
 	if err != nil {
 		return "", "", fmt.Errorf("changes since %q: %w", q.Since, err)
 	}
-	return next, sinceAfter(q.Since, start, next == ""), nil
+	return next, sinceAfter(q.Since, pin, held, next == ""), nil
 }
 
 // sinceAfter returns the Since of a client's next sync once it has applied
-// a page of the list since since that started as start (listStart): start
-// after the last page; before it, the copy holds records of since and of
-// the newest generation a page was given from.
-func sinceAfter(since, start string, last bool) string {
-	if last {
-		return start
+// a page of the list since since that started at pin, whose pages came
+// from generations up to held: pin and held after the last page; before
+// it, since's first generation and held.
+func sinceAfter(since, pin, held string, last bool) string {
+	if !last {
+		pin, _, _ = strings.Cut(since, HeldSeparator)
 	}
-	base, _, _ := strings.Cut(since, HeldSeparator)
-	pin, held, crossed := strings.Cut(start, HeldSeparator)
-	if !crossed {
-		held = pin
-	}
-	return base + HeldSeparator + held
+	return joinHeld(pin, held)
 }
 
-// listStart returns the generation the list of q started at (pin), what
-// its cursors carry (start: pin, or pin and held, Changes) and the record
-// key after which the page starts.
-func (db *DB) listStart(q ChangesQuery) (pin, start string, after []byte, err error) {
-	pin, held := db.info.Generation, db.info.Generation
+// joinHeld is the Since of a copy of pin that holds records of held too:
+// pin alone when they are one generation.
+func joinHeld(pin, held string) string {
+	if held == pin {
+		return pin
+	}
+	return pin + HeldSeparator + held
+}
+
+// listStart returns the generation the list of q started at (pin), the
+// newest generation a page of it was given from (held, Changes) and the
+// record key after which the page starts.
+func (db *DB) listStart(q ChangesQuery) (pin, held string, after []byte, err error) {
+	pin, held = db.info.Generation, db.info.Generation
 	if q.After != "" {
+		var start string
 		if start, after, err = decodeCursor(q.After, q); err != nil {
 			return "", "", nil, err
 		}
 		var cursorHeld string
-		pin, cursorHeld, _ = strings.Cut(start, HeldSeparator)
-		if cursorHeld == "" {
-			cursorHeld = pin
-		}
-		if _, ok := db.sinceStep(cursorHeld); !ok {
+		var two bool
+		pin, cursorHeld, two = strings.Cut(start, HeldSeparator)
+		if _, ok := db.sinceStep(cursorHeld); two && !ok {
 			held = cursorHeld // newer than the catalogue served here, or gone
 		}
 	}
-	start = pin
-	if held != pin {
-		start += HeldSeparator + held
-	}
-	return pin, start, after, nil
+	return pin, held, after, nil
 }
 
 // sinceSteps returns the index in History of the first step after the
